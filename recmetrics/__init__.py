@@ -1,0 +1,30 @@
+"""recmetrics: evaluation metrics for recommenders and classifiers, explained and checked.
+
+Distributed as ``metricbook`` (the PyPI name ``recmetrics`` is another project).
+"""
+from pathlib import Path
+
+from ._validation import RecmetricsWarning
+from .auc import GroupAUC, group_auc, group_auc_details, roc_auc, roc_curve
+from .classification import (ConfusionMatrix, accuracy, confusion_matrix, f1_score, false_positive_rate,
+                             fbeta_score, precision, recall, true_positive_rate)
+from .ranking import (average_precision, cg, dcg, hit_rate_at_k, mean_average_precision,
+                      mean_reciprocal_rank, ndcg, precision_at_k, recall_at_k, reciprocal_rank)
+from .regression import mae, mse, rmse
+from .stats import ChiSquareResult, chi_square_critical_value, chi_square_test
+
+__version__ = "0.1.0"
+
+#: Folder of the small data files shipped with the repository.
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+__all__ = [
+    "RecmetricsWarning", "DATA_DIR",
+    "ConfusionMatrix", "confusion_matrix", "accuracy", "precision", "recall", "f1_score",
+    "fbeta_score", "true_positive_rate", "false_positive_rate",
+    "roc_curve", "roc_auc", "group_auc", "group_auc_details", "GroupAUC",
+    "precision_at_k", "recall_at_k", "hit_rate_at_k", "average_precision", "reciprocal_rank",
+    "mean_average_precision", "mean_reciprocal_rank", "cg", "dcg", "ndcg",
+    "mse", "rmse", "mae",
+    "ChiSquareResult", "chi_square_test", "chi_square_critical_value",
+]

@@ -1,0 +1,256 @@
+"""Every input check of recmetrics and its message, in one place.
+
+Public functions call these helpers before any arithmetic. A check either
+returns a clean numpy array / Python value or raises ``ValueError`` whose
+message names the argument, says what is wrong and what to do about it.
+Legal but degenerate input (a 0/0, a list with no relevant item) is not an
+error: :func:`zero_division_value` warns with :class:`RecmetricsWarning` and
+applies the caller's ``zero_division`` policy.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+
+class RecmetricsWarning(UserWarning):
+    """Warning for legal but degenerate input, such as a metric that is 0/0.
+
+    The result then follows a documented policy (usually the ``zero_division``
+    option); filter this class to silence or escalate all such warnings::
+
+        warnings.simplefilter("error", recmetrics.RecmetricsWarning)
+    """
+
+
+# --------------------------------------------------------------------------- options
+
+
+def check_option(name: str, value, allowed: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``allowed``, else raise."""
+    allowed = tuple(allowed)
+    if not isinstance(value, str) or value not in allowed:
+        choices = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{name}={value!r} is not a known option; use one of {choices}")
+    return value
+
+
+def check_zero_division(zero_division) -> str | float:
+    """Accept "warn", 0.0, 1.0 or nan as a zero-division policy."""
+    if isinstance(zero_division, str):
+        if zero_division == "warn":
+            return zero_division
+    elif isinstance(zero_division, numbers.Real) and not isinstance(zero_division, bool):
+        value = float(zero_division)
+        if value in (0.0, 1.0) or math.isnan(value):
+            return value
+    raise ValueError(
+        f"zero_division={zero_division!r} is not a known policy; "
+        "use 'warn' (0.0 with a RecmetricsWarning), 0.0, 1.0 or float('nan')"
+    )
+
+
+def zero_division_value(policy, message: str) -> float:
+    """Value to return for a 0/0 under ``policy``; warns under "warn"."""
+    if policy == "warn":
+        warnings.warn(f"{message}; returning 0.0 (pass zero_division= to choose)",
+                      RecmetricsWarning, stacklevel=3)
+        return 0.0
+    return float(policy)
+
+
+def check_k(k, *, name: str = "k", allow_none: bool = False) -> int | None:
+    """A cut-off must be a whole number >= 1 (or None where that means "all")."""
+    if k is None and allow_none:
+        return None
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        if isinstance(k, numbers.Real) and not isinstance(k, bool) and float(k).is_integer():
+            hint = f"; pass int({k!r})"
+        else:
+            hint = "; pass a whole number such as 10"
+        raise ValueError(f"{name}={k!r} must be an integer >= 1{hint}")
+    if k < 1:
+        raise ValueError(f"{name}={k!r} must be an integer >= 1; use k=1 for the top item only")
+    return int(k)
+
+
+def check_positive_real(name: str, value) -> float:
+    """A strictly positive, finite number (F-beta's beta, for instance)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
+            or value <= 0:
+        raise ValueError(f"{name}={value!r} must be a finite number > 0")
+    return float(value)
+
+
+def check_probability(name: str, value) -> float:
+    """A number strictly between 0 and 1 (a significance level, say)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name}={value!r} must be a number strictly between 0 and 1, e.g. 0.05")
+    return float(value)
+
+
+# --------------------------------------------------------------------------- arrays
+
+
+def _as_1d(name: str, values) -> np.ndarray:
+    if isinstance(values, (str, bytes)) or np.ndim(values) == 0:
+        raise ValueError(f"{name} must be a one-dimensional sequence, got {type(values).__name__}")
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got an array of shape {arr.shape}; "
+                         "flatten it or pass one column")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; pass at least one value")
+    return arr
+
+
+def as_numbers(name: str, values) -> np.ndarray:
+    """A non-empty 1-d float array without NaN (infinities are allowed)."""
+    arr = _as_1d(name, values)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must hold numbers, got values of dtype {arr.dtype}; "
+                         "convert them with pandas.to_numeric or astype(float)")
+    arr = arr.astype(np.float64, copy=False)
+    nan = np.isnan(arr)
+    if nan.any():
+        first = int(np.flatnonzero(nan)[0])
+        raise ValueError(f"{name} contains {int(nan.sum())} NaN value(s) (first at index {first}); "
+                         "drop or impute them")
+    return arr
+
+
+def as_binary(name: str, values) -> np.ndarray:
+    """A non-empty 1-d int8 array of 0/1 labels (bools and 0.0/1.0 accepted)."""
+    arr = _as_1d(name, values)
+    if arr.dtype == bool:
+        return arr.astype(np.int8)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name} must hold binary labels 0/1, got values of dtype {arr.dtype}; "
+                         "map them to 0 and 1 first")
+    bad = ~((arr == 0) | (arr == 1))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must hold only 0 and 1, found {arr[first]!r} at index {first}; "
+                         "map the positive class to 1 and the rest to 0")
+    return arr.astype(np.int8)
+
+
+def check_same_length(**arrays) -> int:
+    """All arrays have one length; returns it."""
+    lengths = {name: len(a) for name, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        raise ValueError(f"inputs differ in length: {described}; pass one value per sample")
+    return next(iter(lengths.values()))
+
+
+def check_both_classes(name: str, labels: np.ndarray) -> tuple[int, int]:
+    """AUC needs at least one positive and one negative; returns (n_pos, n_neg)."""
+    n_pos = int(np.count_nonzero(labels))
+    n_neg = labels.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        only = "negatives (0)" if n_pos == 0 else "positives (1)"
+        raise ValueError(f"{name} holds only {only}; AUC needs at least one positive and one "
+                         "negative sample")
+    return n_pos, n_neg
+
+
+def as_groups(name: str, groups) -> np.ndarray:
+    """Group keys (any hashable values, no missing ones)."""
+    arr = _as_1d(name, groups)
+    import pandas as pd  # local: pandas is only needed for group keys
+
+    missing = pd.isna(arr)
+    if np.any(missing):
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} contains {int(np.sum(missing))} missing value(s) (first at index "
+                         f"{first}); give every row a group id")
+    return arr
+
+
+def as_counts(name: str, values) -> np.ndarray:
+    """Non-negative, finite counts or frequencies."""
+    arr = as_numbers(name, values)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains infinite values; pass finite counts")
+    if (arr < 0).any():
+        first = int(np.flatnonzero(arr < 0)[0])
+        raise ValueError(f"{name} contains a negative count ({arr[first]!r} at index {first}); "
+                         "counts must be >= 0")
+    return arr
+
+
+# --------------------------------------------------------------------------- ranked lists
+
+
+def as_ranked(name: str, ranked) -> list:
+    """A ranked list of distinct item ids, best first (may be empty)."""
+    if isinstance(ranked, (str, bytes, Mapping, set, frozenset)) or np.ndim(ranked) != 1:
+        raise ValueError(f"{name} must be a sequence of item ids in rank order (best first), got "
+                         f"{type(ranked).__name__}")
+    items = list(ranked.tolist() if hasattr(ranked, "tolist") else ranked)
+    seen: dict = {}
+    for position, item in enumerate(items):
+        if item in seen:
+            raise ValueError(f"{name} lists item {item!r} twice (positions {seen[item] + 1} and "
+                             f"{position + 1}); each item may appear once in a ranking")
+        seen[item] = position
+    return items
+
+
+def as_relevance(name: str, relevance) -> dict:
+    """Item -> grade mapping; a set, list or array of items means grade 1 each."""
+    if isinstance(relevance, Mapping):
+        grades = dict(relevance)
+    elif isinstance(relevance, (str, bytes)):
+        raise ValueError(f"{name} must be a set of relevant items or a mapping item -> grade, got "
+                         "a string")
+    else:
+        try:
+            items = list(relevance.tolist() if hasattr(relevance, "tolist") else relevance)
+        except TypeError:
+            raise ValueError(f"{name} must be a set of relevant items or a mapping item -> grade, "
+                             f"got {type(relevance).__name__}") from None
+        grades = dict.fromkeys(items, 1.0)
+    for item, grade in grades.items():
+        if isinstance(grade, bool) or not isinstance(grade, numbers.Real) or math.isnan(grade) \
+                or math.isinf(grade):
+            raise ValueError(f"{name}[{item!r}] = {grade!r} is not a finite number; relevance "
+                             "grades must be numbers >= 0")
+        if grade < 0:
+            raise ValueError(f"{name}[{item!r}] = {grade!r} is negative; relevance grades must be "
+                             ">= 0 (0 = not relevant)")
+    return {item: float(grade) for item, grade in grades.items()}
+
+
+def as_grades(name: str, grades) -> np.ndarray:
+    """Relevance grades by position: finite numbers >= 0 (may be empty)."""
+    if isinstance(grades, (str, bytes)) or np.ndim(grades) != 1:
+        raise ValueError(f"{name} must be a one-dimensional sequence of relevance grades by "
+                         "position")
+    arr = np.asarray(grades)
+    if arr.size == 0:
+        return arr.astype(np.float64)
+    arr = as_numbers(name, arr)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains infinite grades; relevance grades must be finite")
+    if (arr < 0).any():
+        first = int(np.flatnonzero(arr < 0)[0])
+        raise ValueError(f"{name} has a negative grade ({arr[first]!r} at position {first + 1}); "
+                         "relevance grades must be >= 0")
+    return arr
+
+
+def check_same_number_of_lists(**lists) -> int:
+    lengths = {name: len(v) for name, v in lists.items()}
+    if len(set(lengths.values())) > 1:
+        described = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        raise ValueError(f"one ranking per user is needed: {described}")
+    n = next(iter(lengths.values()))
+    if n == 0:
+        raise ValueError(f"{next(iter(lengths))} is empty; pass at least one ranked list")
+    return n

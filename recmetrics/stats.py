@@ -1,0 +1,91 @@
+r"""Pearson's chi-square goodness-of-fit test (卡方检验) and its critical values.
+
+scipy.stats does the distribution work; this module adds input checks and
+names the parts of the result.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats as _stats
+
+from ._validation import as_counts, check_probability, check_same_length
+
+__all__ = ["ChiSquareResult", "chi_square_test", "chi_square_critical_value"]
+
+
+class ChiSquareResult(NamedTuple):
+    """Result of :func:`chi_square_test`."""
+
+    statistic: float
+    dof: int
+    p_value: float
+
+
+def chi_square_test(observed, expected=None) -> ChiSquareResult:
+    r"""Pearson's chi-square test that counts follow the expected counts.
+
+    .. math:: \chi^2 = \sum_{i=1}^{c} \frac{(O_i - E_i)^2}{E_i}, \qquad
+              \text{dof} = c - 1, \qquad p = P(\chi^2_{\text{dof}} \ge \chi^2)
+
+    The p-value is the probability, *if the null hypothesis holds*, of a
+    statistic at least this large. A large p-value means the data do not
+    contradict H0; it does not show that H0 is true.
+
+    Parameters
+    ----------
+    observed : sequence of counts (>= 0), at least two categories
+    expected : sequence of counts (> 0) or None
+        None means all categories equally likely. Must sum to the same total
+        as ``observed``.
+
+    Returns
+    -------
+    ChiSquareResult
+        ``statistic``, ``dof`` and ``p_value``.
+
+    Examples
+    --------
+    >>> r = chi_square_test([3, 7])          # 3 heads, 7 tails, fair coin expected
+    >>> round(r.statistic, 4), r.dof, round(r.p_value, 4)
+    (1.6, 1, 0.2059)
+    """
+    obs = as_counts("observed", observed)
+    if obs.size < 2:
+        raise ValueError("observed needs at least two categories (a chi-square test with one "
+                         "category has 0 degrees of freedom)")
+    if expected is None:
+        exp = np.full(obs.size, obs.sum() / obs.size)
+        if obs.sum() == 0:
+            raise ValueError("observed sums to 0; a chi-square test needs at least one count")
+    else:
+        exp = as_counts("expected", expected)
+        check_same_length(observed=obs, expected=exp)
+        if (exp == 0).any():
+            first = int(np.flatnonzero(exp == 0)[0])
+            raise ValueError(f"expected has a zero count at index {first}; expected counts must "
+                             "be > 0 (merge that category with another)")
+        if not np.isclose(obs.sum(), exp.sum(), rtol=1e-8, atol=0):
+            raise ValueError(f"observed sums to {obs.sum():g} but expected sums to "
+                             f"{exp.sum():g}; scale expected to the observed total")
+    statistic = float(np.sum((obs - exp) ** 2 / exp))
+    dof = obs.size - 1
+    return ChiSquareResult(statistic, dof, float(_stats.chi2.sf(statistic, dof)))
+
+
+def chi_square_critical_value(alpha: float, dof: int) -> float:
+    r"""The value a chi-square statistic exceeds with probability ``alpha`` under H0.
+
+    .. math:: c \text{ such that } P(\chi^2_{\text{dof}} \ge c) = \alpha
+
+    Examples
+    --------
+    >>> round(chi_square_critical_value(0.10, 1), 3), round(chi_square_critical_value(0.25, 1), 3)
+    (2.706, 1.323)
+    """
+    alpha = check_probability("alpha", alpha)
+    if isinstance(dof, bool) or not isinstance(dof, numbers.Integral) or dof < 1:
+        raise ValueError(f"dof={dof!r} must be an integer >= 1 (categories minus one)")
+    return float(_stats.chi2.isf(alpha, int(dof)))
