@@ -134,7 +134,7 @@ def as_binary(name: str, values) -> np.ndarray:
     bad = ~((arr == 0) | (arr == 1))
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must hold only 0 and 1, found {arr[first]!r} at index {first}; "
+        raise ValueError(f"{name} must hold only 0 and 1, found {arr[first].item()!r} at index {first}; "
                          "map the positive class to 1 and the rest to 0")
     return arr.astype(np.int8)
 
@@ -179,7 +179,7 @@ def as_counts(name: str, values) -> np.ndarray:
         raise ValueError(f"{name} contains infinite values; pass finite counts")
     if (arr < 0).any():
         first = int(np.flatnonzero(arr < 0)[0])
-        raise ValueError(f"{name} contains a negative count ({arr[first]!r} at index {first}); "
+        raise ValueError(f"{name} contains a negative count ({arr[first].item()!r} at index {first}); "
                          "counts must be >= 0")
     return arr
 
@@ -240,7 +240,7 @@ def as_grades(name: str, grades) -> np.ndarray:
         raise ValueError(f"{name} contains infinite grades; relevance grades must be finite")
     if (arr < 0).any():
         first = int(np.flatnonzero(arr < 0)[0])
-        raise ValueError(f"{name} has a negative grade ({arr[first]!r} at position {first + 1}); "
+        raise ValueError(f"{name} has a negative grade ({arr[first].item()!r} at position {first + 1}); "
                          "relevance grades must be >= 0")
     return arr
 

@@ -44,24 +44,34 @@ def _twice_u_by_group(keys: np.ndarray, positive: np.ndarray, pos_per_group: np.
     """Mann-Whitney 2U per group, as exact int64, from group-major sort keys.
 
     ``keys`` must order rows by group first and score second, and be equal
-    exactly for rows of one group with one score (a tie). With averaged ranks
-    the rank of a positive among all rows of its group is
-    ``#below + (#tied + 1) / 2``; summed over the group's positives and less
-    ``P(P+1)/2`` this leaves ``U = sum over positives of (#neg below +
-    #neg tied / 2)``. Two binary searches of each positive in the sorted
-    negatives give ``lo = #neg below`` and ``hi = #neg below or tied``
-    (both counted from the start of all negatives), so ``2U = sum(lo + hi)``
-    less the negatives of earlier groups.
+    exactly for rows of one group with one score (a tie); every group must
+    hold at least one row. With averaged ranks the rank of a positive among
+    all rows of its group is ``#below + (#tied + 1) / 2``; summed over the
+    group's positives and less ``P(P+1)/2`` this leaves ``U = sum over
+    positives of (#neg below + #neg tied / 2)``. Binary searches of each
+    distinct positive key in the sorted negatives give ``lo = #neg below``
+    and ``hi = #neg below or tied`` (counted from the start of all
+    negatives), so ``2U = sum(lo + hi)`` less the negatives of earlier groups.
     """
     pos_keys = np.sort(keys[positive])
     neg_keys = np.sort(keys[~positive])
-    lo = np.searchsorted(neg_keys, pos_keys, side="left")
-    hi = np.searchsorted(neg_keys, pos_keys, side="right")
-    running = np.zeros(pos_keys.size + 1, dtype=np.int64)
-    np.cumsum(lo + hi, out=running[1:])
+    # Runs of equal positive keys: one pair of binary searches per run.
+    new_run = np.empty(pos_keys.size, dtype=bool)
+    new_run[:1] = True
+    np.not_equal(pos_keys[1:], pos_keys[:-1], out=new_run[1:])
+    run_start = np.flatnonzero(new_run)
+    run_length = np.diff(np.append(run_start, pos_keys.size))
+    run_keys = pos_keys[run_start]
+    lo = np.searchsorted(neg_keys, run_keys, side="left")
+    hi = np.searchsorted(neg_keys, run_keys, side="right")
+    running = np.zeros(run_start.size + 1, dtype=np.int64)
+    np.cumsum(run_length * (lo + hi), out=running[1:])
+    # Runs never straddle two groups, so each group's positives are whole runs.
     pos_end = np.cumsum(pos_per_group)
+    first_run = np.searchsorted(run_start, pos_end - pos_per_group)
+    end_run = np.searchsorted(run_start, pos_end)
     neg_before = np.cumsum(neg_per_group) - neg_per_group
-    return running[pos_end] - running[pos_end - pos_per_group] - 2 * pos_per_group * neg_before
+    return running[end_run] - running[first_run] - 2 * pos_per_group * neg_before
 
 
 def _twice_u_pairwise(pos_scores: np.ndarray, neg_scores: np.ndarray) -> int:
@@ -226,16 +236,23 @@ def group_auc_details(y_true, y_score, groups, *, weight: str = "impressions") -
     pos_per_group = np.bincount(codes, weights=labels, minlength=n_groups).astype(np.int64)
     neg_per_group = n_per_group - pos_per_group
 
-    # Sort key: group first, then score. Scores become dense integer ranks so
-    # that (group, rank) fits one int64 and equal scores stay exactly equal.
-    distinct = np.unique(scores)
-    sort_keys = codes.astype(np.int64) * distinct.size + np.searchsorted(distinct, scores)
-    twice_u = _twice_u_by_group(sort_keys, positive, pos_per_group, neg_per_group)
-
     kept = (pos_per_group > 0) & (neg_per_group > 0)
     if not kept.any():
         raise ValueError("groups: every group holds only positives or only negatives, so no "
                          "group has an AUC; GAUC needs at least one group with both classes")
+
+    # Sort key: group first, then score. One argsort by score turns scores into
+    # dense integer ranks (equal scores share one), so (group, rank) fits one
+    # int64 and ties stay exact whether scores repeat or not.
+    order = np.argsort(scores)
+    sorted_scores = scores[order]
+    steps = np.empty(scores.size, dtype=np.int64)
+    steps[:1] = 0
+    np.not_equal(sorted_scores[1:], sorted_scores[:-1], out=steps[1:])
+    dense_rank = np.cumsum(steps, out=steps)
+    sort_keys = codes[order].astype(np.int64) * (int(dense_rank[-1]) + 1) + dense_rank
+    twice_u = _twice_u_by_group(sort_keys, positive[order], pos_per_group, neg_per_group)
+
     pairs = pos_per_group * neg_per_group
     auc = np.full(n_groups, np.nan)
     auc[kept] = twice_u[kept] / (2 * pairs[kept])

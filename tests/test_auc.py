@@ -1,0 +1,231 @@
+"""ROC curve, AUC (both methods) and group AUC against literal references and peers."""
+import tracemalloc
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats
+from sklearn import metrics as skm
+
+import recmetrics as rm
+from recmetrics import auc as auc_module
+
+
+def auc_literal(y_true, y_score):
+    """The definition: every positive-negative pair, 1 for a win, 1/2 for a tie."""
+    pos = [s for t, s in zip(y_true, y_score) if t == 1]
+    neg = [s for t, s in zip(y_true, y_score) if t == 0]
+    total = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
+    return total / (len(pos) * len(neg))
+
+
+def gauc_literal(y_true, y_score, groups, weight="impressions"):
+    """Per-group loop in the manner of source document 003, weights as documented."""
+    rows = defaultdict(list)
+    for t, s, g in zip(y_true, y_score, groups):
+        rows[g].append((t, s))
+    num = den = 0.0
+    for members in rows.values():
+        labels = [t for t, _ in members]
+        if 0 < sum(labels) < len(labels):
+            w = {"impressions": len(labels), "clicks": sum(labels), "uniform": 1}[weight]
+            num += w * auc_literal(labels, [s for _, s in members])
+            den += w
+    return num / den
+
+
+@st.composite
+def scored_labels(draw, min_size=2, max_size=60):
+    n = draw(st.integers(min_size, max_size))
+    labels = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    if len(set(labels)) < 2:
+        labels[0], labels[-1] = 0, 1
+    # few distinct values so that ties are common
+    scores = draw(st.lists(st.sampled_from([-1.5, 0.0, 0.1, 0.25, 0.5, 0.7, 1.0, 3.0]),
+                           min_size=n, max_size=n))
+    return labels, scores
+
+
+# --------------------------------------------------------------------------- source documents
+
+def test_source_003_example_1_counts_three_of_four_pairs():
+    assert rm.roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], method="pairwise") == 0.75
+    assert rm.roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], method="rank") == 0.75
+
+
+def test_source_003_example_2_a_tie_counts_one_half():
+    assert rm.roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.4, 0.8], method="pairwise") == 0.875
+    assert rm.roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.4, 0.8], method="rank") == 0.875
+
+
+def test_source_003_tie_example_with_averaged_ranks_is_10_over_12():
+    y = [0, 1, 1, 0, 0, 1, 1]
+    s = [0.3, 0.5, 0.5, 0.5, 0.5, 0.7, 0.8]
+    assert rm.roc_auc(y, s) == 10 / 12
+    assert rm.roc_auc(y, s, method="pairwise") == 10 / 12
+    ranks = stats.rankdata(s)  # averaged ranks: the four 0.5 scores share 3.5
+    assert ranks.tolist() == [1, 3.5, 3.5, 3.5, 3.5, 6, 7]
+
+
+def test_source_003_rank_code_bug_multiplies_by_tie_size():
+    """Document 003's code takes sum(tie ranks) * size instead of / size: 9.58, not 0.833."""
+    s = [0.3, 0.5, 0.5, 0.5, 0.5, 0.7, 0.8]
+    y = [0, 1, 1, 0, 0, 1, 1]
+    tie = [2, 3, 4, 5]
+    wrong = (2 * sum(tie) * len(tie) + 6 + 7 - 0.5 * 4 * 5) / 12
+    assert round(wrong, 2) == 9.58
+    assert rm.roc_auc(y, s) == pytest.approx(0.8333333333333334)
+
+
+# --------------------------------------------------------------------------- AUC
+
+@given(scored_labels())
+def test_both_methods_equal_the_literal_definition_exactly(data):
+    y, s = data
+    expected = auc_literal(y, s)
+    rank, pairwise = rm.roc_auc(y, s), rm.roc_auc(y, s, method="pairwise")
+    assert rank == pairwise  # bit for bit: both divide the same integer 2U by 2PN
+    assert rank == pytest.approx(expected, abs=1e-12)
+
+
+@given(scored_labels())
+def test_auc_matches_sklearn_and_mann_whitney(data):
+    y, s = data
+    assert rm.roc_auc(y, s) == pytest.approx(skm.roc_auc_score(y, s), abs=1e-12)
+    pos = [v for t, v in zip(y, s) if t]
+    neg = [v for t, v in zip(y, s) if not t]
+    u = stats.mannwhitneyu(pos, neg, alternative="two-sided", method="asymptotic").statistic
+    assert rm.roc_auc(y, s) == pytest.approx(u / (len(pos) * len(neg)), abs=1e-12)
+
+
+@given(scored_labels(), st.randoms(use_true_random=False))
+def test_auc_properties(data, rnd):
+    y, s = data
+    auc = rm.roc_auc(y, s)
+    assert 0.0 <= auc <= 1.0
+    assert rm.roc_auc(y, [-v for v in s]) == pytest.approx(1 - auc, abs=1e-12)
+    assert rm.roc_auc(y, [2 * v + 7 for v in s]) == auc  # monotone transforms do not matter
+    order = list(range(len(y)))
+    rnd.shuffle(order)
+    assert rm.roc_auc([y[i] for i in order], [s[i] for i in order]) == auc
+    assert rm.roc_auc(y, y) == 1.0  # a perfect ranking
+    assert rm.roc_auc(y, [0.0] * len(y)) == 0.5  # all tied
+
+
+def test_auc_exact_agreement_on_a_large_input_with_many_ties():
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 20_000)
+    s = rng.integers(0, 50, 20_000) / 7
+    assert rm.roc_auc(y, s) == rm.roc_auc(y, s, method="pairwise")
+    assert rm.roc_auc(y, s) == pytest.approx(skm.roc_auc_score(y, s), abs=1e-12)
+
+
+def test_pairwise_memory_stays_bounded_by_the_chunk(monkeypatch):
+    monkeypatch.setattr(auc_module, "PAIRWISE_CHUNK", 1 << 16)
+    rng = np.random.default_rng(1)
+    y = np.r_[np.ones(3000, int), np.zeros(3000, int)]  # 9 million pairs
+    s = rng.random(6000)
+    tracemalloc.start()
+    value = rm.roc_auc(y, s, method="pairwise")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert value == rm.roc_auc(y, s)
+    assert peak < 2_000_000  # all pairs at once would need > 9 MB of booleans
+
+
+def test_infinite_scores_are_ordered_not_rejected():
+    assert rm.roc_auc([0, 1, 0, 1], [-np.inf, np.inf, 0.0, 1.0]) == 1.0
+
+
+# --------------------------------------------------------------------------- ROC curve
+
+@given(scored_labels())
+def test_roc_curve_matches_sklearn_without_dropping_points(data):
+    y, s = data
+    fpr, tpr, thr = rm.roc_curve(y, s)
+    sk_fpr, sk_tpr, sk_thr = skm.roc_curve(y, s, drop_intermediate=False)
+    np.testing.assert_allclose(fpr, sk_fpr)
+    np.testing.assert_allclose(tpr, sk_tpr)
+    np.testing.assert_array_equal(thr[1:], sk_thr[1:])
+    assert thr[0] == np.inf
+    assert np.trapezoid(tpr, fpr) == pytest.approx(rm.roc_auc(y, s), abs=1e-12)
+
+
+def test_roc_curve_by_hand():
+    fpr, tpr, thr = rm.roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    assert thr.tolist() == [np.inf, 0.8, 0.4, 0.35, 0.1]
+    assert tpr.tolist() == [0, 0.5, 0.5, 1, 1]
+    assert fpr.tolist() == [0, 0, 0.5, 0.5, 1]
+
+
+# --------------------------------------------------------------------------- group AUC
+
+@st.composite
+def grouped(draw):
+    y, s = draw(scored_labels(min_size=4, max_size=80))
+    g = draw(st.lists(st.sampled_from(["u1", "u2", "u3", "u4", "u5"]), min_size=len(y),
+                      max_size=len(y)))
+    return y, s, g
+
+
+@settings(max_examples=150)
+@given(grouped(), st.sampled_from(["impressions", "clicks", "uniform"]))
+def test_group_auc_equals_a_per_group_loop(data, weight):
+    y, s, g = data
+    try:
+        expected = gauc_literal(y, s, g, weight)
+    except ZeroDivisionError:
+        with pytest.raises(ValueError, match="no group has an AUC"):
+            rm.group_auc(y, s, g, weight=weight)
+        return
+    assert rm.group_auc(y, s, g, weight=weight) == pytest.approx(expected, abs=1e-12)
+
+
+@given(grouped(), st.randoms(use_true_random=False))
+def test_group_auc_does_not_depend_on_row_order(data, rnd):
+    y, s, g = data
+    order = list(range(len(y)))
+    rnd.shuffle(order)
+    try:
+        value = rm.group_auc(y, s, g)
+    except ValueError:
+        return
+    assert rm.group_auc([y[i] for i in order], [s[i] for i in order], [g[i] for i in order]) \
+        == pytest.approx(value, abs=1e-12)
+
+
+def test_group_auc_with_one_group_is_roc_auc():
+    y, s = [0, 1, 1, 0, 0, 1, 1], [0.3, 0.5, 0.5, 0.5, 0.5, 0.7, 0.8]
+    assert rm.group_auc(y, s, [9] * 7) == rm.roc_auc(y, s)
+
+
+def test_group_auc_details_by_hand():
+    # u1: pos 0.9 vs neg 0.2, 0.5 -> 1.0 (3 rows); u2: all clicks -> skipped;
+    # u3: pos 0.4 vs negs 0.4, 0.6 -> (0.5 + 0) / 2 = 0.25 (3 rows, 1 click); u4: no click -> skipped
+    y = [1, 0, 0, 1, 1, 1, 0, 0, 0]
+    s = [0.9, 0.2, 0.5, 0.3, 0.1, 0.4, 0.4, 0.6, 0.7]
+    g = ["u1", "u1", "u1", "u2", "u2", "u3", "u3", "u3", "u4"]
+    d = rm.group_auc_details(y, s, g)
+    assert d.n_groups == 4 and d.n_skipped == 2 and d.weight == "impressions"
+    assert d.table["group"].tolist() == ["u1", "u2", "u3", "u4"]
+    assert d.table["n"].tolist() == [3, 2, 3, 1]
+    assert d.table["positives"].tolist() == [1, 2, 1, 0]
+    np.testing.assert_array_equal(d.table["auc"].to_numpy(), [1.0, np.nan, 0.25, np.nan])
+    assert d.value == (3 * 1.0 + 3 * 0.25) / 6
+    assert rm.group_auc(y, s, g, weight="clicks") == (1 * 1.0 + 1 * 0.25) / 2
+    assert rm.group_auc(y, s, g, weight="uniform") == 0.625
+
+
+def test_group_auc_large_input_against_a_pandas_groupby():
+    rng = np.random.default_rng(3)
+    n = 30_000
+    frame = pd.DataFrame({"g": rng.integers(0, 2_000, n), "y": rng.integers(0, 2, n),
+                          "s": rng.integers(0, 20, n) / 3})
+    per_group = []
+    for _, part in frame.groupby("g"):
+        if 0 < part.y.sum() < len(part):
+            per_group.append((len(part), skm.roc_auc_score(part.y, part.s)))
+    w, a = np.array(per_group).T
+    assert rm.group_auc(frame.y, frame.s, frame.g) == pytest.approx(np.dot(w, a) / w.sum(), abs=1e-12)

@@ -1,0 +1,54 @@
+"""The project's own files: dependencies declared once, notebooks stored executed."""
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[; ]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_environment_yml_names_every_dependency_of_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = {_name(r) for r in project["dependencies"]}
+    for extra in project["optional-dependencies"].values():
+        wanted |= {_name(r) for r in extra}
+    text = (ROOT / "environment.yml").read_text()
+    listed = {_name(line.strip()[2:]) for line in text.splitlines() if line.strip().startswith("- ")}
+    missing = sorted(wanted - listed)
+    assert not missing, f"environment.yml does not name {missing}"
+    assert re.search(r"^\s*- -e \.\s*$", text, re.M), "environment.yml must pip-install the project"
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_is_stored_executed_top_to_bottom(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    counts = [c.get("execution_count") for c in cells if c["cell_type"] == "code"]
+    assert counts, "a notebook without code checks nothing"
+    assert None not in counts, f"{counts.count(None)} code cell(s) never executed"
+    assert counts == list(range(1, len(counts) + 1)), f"not one top-to-bottom run: {counts}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_asserts_its_numbers_and_writes_nothing_to_stderr(path):
+    cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    source = "\n".join("".join(c["source"]) for c in cells)
+    assert "assert " in source, "worked numbers must be asserted"
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            assert not (out.get("output_type") == "stream" and out.get("name") == "stderr"), \
+                f"stderr output in cell {cell['execution_count']}: {''.join(out['text'])[:200]}"
+            if out.get("output_type") == "display_data":
+                assert "image/svg+xml" not in out["data"], "store figures as PNG (SVG carries a date)"

@@ -1,0 +1,155 @@
+"""Bad input: a table of (call, expected message) pairs, and the degenerate-input policies."""
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import recmetrics as rm
+
+# Each row: an id, a call that must raise ValueError, and a regex the message must match.
+# Every message names the argument and says what to do.
+BAD_INPUTS = [
+    ("lengths differ", lambda: rm.roc_auc([0, 1, 1], [0.1, 0.2]),
+     r"inputs differ in length: y_true has 3, y_score has 2; pass one value per sample"),
+    ("empty labels", lambda: rm.accuracy([], []), r"y_true is empty; pass at least one value"),
+    ("2-d labels", lambda: rm.accuracy([[0, 1]], [[0, 1]]), r"y_true must be one-dimensional"),
+    ("scalar labels", lambda: rm.accuracy(1, 1), r"y_true must be a one-dimensional sequence"),
+    ("NaN score", lambda: rm.roc_auc([0, 1, 0], [0.1, float("nan"), 0.3]),
+     r"y_score contains 1 NaN value\(s\) \(first at index 1\); drop or impute them"),
+    ("text scores", lambda: rm.roc_auc([0, 1], ["a", "b"]), r"y_score must hold numbers"),
+    ("label 2", lambda: rm.precision([0, 2, 1], [0, 1, 1]),
+     r"y_true must hold only 0 and 1, found 2 at index 1; map the positive class to 1"),
+    ("label -1 in prediction", lambda: rm.recall([0, 1], [-1, 1]),
+     r"y_pred must hold only 0 and 1, found -1 at index 0"),
+    ("string labels", lambda: rm.f1_score(["yes", "no"], [1, 0]),
+     r"y_true must hold binary labels 0/1.*map them to 0 and 1"),
+    ("only positives for AUC", lambda: rm.roc_auc([1, 1], [0.2, 0.3]),
+     r"y_true holds only positives \(1\); AUC needs at least one positive and one negative"),
+    ("only negatives for ROC", lambda: rm.roc_curve([0, 0], [0.2, 0.3]),
+     r"y_true holds only negatives \(0\)"),
+    ("unknown AUC method", lambda: rm.roc_auc([0, 1], [0.1, 0.2], method="trapezoid"),
+     r"method='trapezoid' is not a known option; use one of 'rank', 'pairwise'"),
+    ("unknown GAUC weight", lambda: rm.group_auc([0, 1], [0.1, 0.2], [1, 1], weight="users"),
+     r"weight='users' is not a known option; use one of 'impressions', 'clicks', 'uniform'"),
+    ("groups length", lambda: rm.group_auc([0, 1], [0.1, 0.2], [1]),
+     r"inputs differ in length: y_true has 2, y_score has 2, groups has 1"),
+    ("missing group id", lambda: rm.group_auc([0, 1], [0.1, 0.2], ["a", None]),
+     r"groups contains 1 missing value\(s\) \(first at index 1\); give every row a group id"),
+    ("no group with both classes", lambda: rm.group_auc([0, 1], [0.1, 0.2], ["a", "b"]),
+     r"groups: every group holds only positives or only negatives"),
+    ("k zero", lambda: rm.precision_at_k([1, 2], {1}, 0),
+     r"k=0 must be an integer >= 1; use k=1 for the top item only"),
+    ("k float", lambda: rm.recall_at_k([1, 2], {1}, 2.0), r"k=2.0 must be an integer >= 1; pass int\(2.0\)"),
+    ("k text", lambda: rm.ndcg([1, 2], {1}, k="5"), r"k='5' must be an integer >= 1; pass a whole number"),
+    ("k bool", lambda: rm.hit_rate_at_k([1, 2], {1}, True), r"k=True must be an integer >= 1"),
+    ("duplicate ranked item", lambda: rm.average_precision(["a", "b", "a"], {"a"}),
+     r"ranked lists item 'a' twice \(positions 1 and 3\); each item may appear once"),
+    ("ranked as a set", lambda: rm.reciprocal_rank({"a", "b"}, {"a"}),
+     r"ranked must be a sequence of item ids in rank order \(best first\), got set"),
+    ("negative grade", lambda: rm.ndcg(["a"], {"a": -1}),
+     r"relevance\['a'\] = -1 is negative; relevance grades must be >= 0"),
+    ("NaN grade", lambda: rm.ndcg(["a"], {"a": float("nan")}), r"relevance\['a'\] = nan is not a finite number"),
+    ("negative gain", lambda: rm.dcg([1, -2]), r"gains has a negative grade \(-2.0 at position 2\)"),
+    ("unknown gain", lambda: rm.dcg([1, 2], gain="log"),
+     r"gain='log' is not a known option; use one of 'exponential', 'linear'"),
+    ("unknown ideal", lambda: rm.ndcg([1], {1}, ideal="best"),
+     r"ideal='best' is not a known option; use one of 'truth', 'list', 'full'"),
+    ("unknown AP denominator", lambda: rm.average_precision([1], {1}, denominator="k"),
+     r"denominator='k' is not a known option; use one of 'relevant', 'min_k', 'hits'"),
+    ("relevance as a string", lambda: rm.ndcg(["a"], "a"), r"relevance must be a set of relevant items or a mapping"),
+    ("list counts differ", lambda: rm.mean_reciprocal_rank([[1], [2]], [{1}]),
+     r"one ranking per user is needed: ranked_lists has 2, relevant_lists has 1"),
+    ("no lists", lambda: rm.mean_average_precision([], []), r"ranked_lists is empty"),
+    ("unknown zero_division", lambda: rm.precision([1], [0], zero_division="ignore"),
+     r"zero_division='ignore' is not a known policy; use 'warn'"),
+    ("zero_division 2", lambda: rm.recall([1], [0], zero_division=2), r"zero_division=2 is not a known policy"),
+    ("beta zero", lambda: rm.fbeta_score([1], [1], beta=0), r"beta=0 must be a finite number > 0"),
+    ("negative count", lambda: rm.chi_square_test([3, -7]),
+     r"observed contains a negative count \(-7.0 at index 1\); counts must be >= 0"),
+    ("one category", lambda: rm.chi_square_test([10]), r"observed needs at least two categories"),
+    ("expected zero", lambda: rm.chi_square_test([3, 7], [10, 0]),
+     r"expected has a zero count at index 1; expected counts must be > 0"),
+    ("totals differ", lambda: rm.chi_square_test([3, 7], [6, 6]),
+     r"observed sums to 10 but expected sums to 12; scale expected to the observed total"),
+    ("alpha out of range", lambda: rm.chi_square_critical_value(1.5, 1),
+     r"alpha=1.5 must be a number strictly between 0 and 1"),
+    ("dof zero", lambda: rm.chi_square_critical_value(0.05, 0), r"dof=0 must be an integer >= 1"),
+    ("infinite rating", lambda: rm.rmse([1, 2], [1, float("inf")]), r"y_pred contains infinite values"),
+]
+
+
+@pytest.mark.parametrize("call, message", [row[1:] for row in BAD_INPUTS],
+                         ids=[row[0] for row in BAD_INPUTS])
+def test_bad_input_raises_value_error_with_a_helpful_message(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_every_public_function_appears_in_the_bad_input_table():
+    import inspect
+    table = inspect.getsource(inspect.getmodule(test_bad_input_raises_value_error_with_a_helpful_message))
+    table = table[table.index("BAD_INPUTS = ["):table.index("@pytest.mark.parametrize")]
+    functions = [name for name in rm.__all__ if name[0].islower() and callable(getattr(rm, name))]
+    # These share every check with a function that is in the table (same validation helpers).
+    shared = {"confusion_matrix", "true_positive_rate", "false_positive_rate", "group_auc_details",
+              "mse", "mae", "cg"}
+    missing = [name for name in functions if f"rm.{name}(" not in table and name not in shared]
+    assert not missing, f"no bad-input row for {missing}"
+
+
+# --------------------------------------------------------------------------- degenerate input
+
+DEGENERATE = [
+    ("precision, nothing predicted positive", lambda zd: rm.precision([1, 0], [0, 0], zero_division=zd)),
+    ("recall, no actual positive", lambda zd: rm.recall([0, 0], [1, 0], zero_division=zd)),
+    ("FPR, no actual negative", lambda zd: rm.false_positive_rate([1, 1], [1, 0], zero_division=zd)),
+    ("F1, all true negatives", lambda zd: rm.f1_score([0, 0], [0, 0], zero_division=zd)),
+    ("recall@k, nothing relevant", lambda zd: rm.recall_at_k([1, 2], set(), 2, zero_division=zd)),
+    ("HR@k, nothing relevant", lambda zd: rm.hit_rate_at_k([1, 2], [], 2, zero_division=zd)),
+    ("AP, nothing relevant", lambda zd: rm.average_precision([1, 2], {}, zero_division=zd)),
+    ("RR, nothing relevant", lambda zd: rm.reciprocal_rank([1, 2], {3: 0}, zero_division=zd)),
+    ("NDCG, IDCG is 0", lambda zd: rm.ndcg([1, 2], {1: 0, 2: 0}, zero_division=zd)),
+]
+
+
+@pytest.mark.parametrize("call", [row[1] for row in DEGENERATE], ids=[row[0] for row in DEGENERATE])
+def test_degenerate_input_warns_and_follows_zero_division(call):
+    with pytest.warns(rm.RecmetricsWarning, match=r"returning 0.0 \(pass zero_division= to choose\)"):
+        assert call("warn") == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the explicit policies are silent
+        assert call(1.0) == 1.0
+        assert call(0) == 0.0
+        assert math.isnan(call(float("nan")))
+
+
+def test_mean_functions_leave_nan_lists_out_of_the_mean():
+    ranked, relevant = [["a", "b"], ["c"], ["d", "e"]], [{"b"}, set(), {"d"}]
+    nan = float("nan")
+    assert rm.mean_reciprocal_rank(ranked, relevant, zero_division=nan) == pytest.approx(0.75)
+    assert rm.mean_reciprocal_rank(ranked, relevant, zero_division=0.0) == pytest.approx(0.5)
+    with pytest.warns(rm.RecmetricsWarning):
+        assert rm.mean_average_precision(ranked, relevant) == pytest.approx(0.5)
+    assert math.isnan(rm.mean_average_precision([["a"]], [set()], zero_division=nan))
+
+
+def test_inputs_of_several_types_are_accepted():
+    import pandas as pd
+    y, s = [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]
+    for convert in (list, tuple, np.asarray, pd.Series):
+        assert rm.roc_auc(convert(y), convert(s)) == 0.75
+    assert rm.roc_auc(np.array([False, False, True, True]), s) == 0.75
+    assert rm.accuracy(np.array([0.0, 1.0]), [0, 1]) == 1.0
+    assert rm.average_precision(np.array([3, 1, 2]), np.array([1])) == 0.5
+    assert isinstance(rm.roc_auc(y, s), float) and isinstance(rm.ndcg([1], {1}), float)
+
+
+def test_options_are_keyword_only():
+    with pytest.raises(TypeError):
+        rm.roc_auc([0, 1], [0.1, 0.2], "pairwise")
+    with pytest.raises(TypeError):
+        rm.average_precision([1], {1}, 1)
+    with pytest.raises(TypeError):
+        rm.ndcg([1], {1}, 1)
