@@ -12,6 +12,7 @@ from .ranking import (average_precision, cg, dcg, hit_rate_at_k, mean_average_pr
                       mean_reciprocal_rank, ndcg, precision_at_k, recall_at_k, reciprocal_rank)
 from .regression import mae, mse, rmse
 from .stats import ChiSquareResult, chi_square_critical_value, chi_square_test
+from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
 
 __version__ = "0.1.0"
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import sys
 import warnings
 from collections.abc import Iterable, Mapping
 
@@ -54,11 +56,22 @@ def check_zero_division(zero_division) -> str | float:
     )
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _caller_stacklevel() -> int:
+    """Stack level of the first frame outside recmetrics, so warnings point at user code."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def zero_division_value(policy, message: str) -> float:
     """Value to return for a 0/0 under ``policy``; warns under "warn"."""
     if policy == "warn":
         warnings.warn(f"{message}; returning 0.0 (pass zero_division= to choose)",
-                      RecmetricsWarning, stacklevel=3)
+                      RecmetricsWarning, stacklevel=_caller_stacklevel())
         return 0.0
     return float(policy)
 

@@ -250,7 +250,9 @@ def group_auc_details(y_true, y_score, groups, *, weight: str = "impressions") -
     steps[:1] = 0
     np.not_equal(sorted_scores[1:], sorted_scores[:-1], out=steps[1:])
     dense_rank = np.cumsum(steps, out=steps)
-    sort_keys = codes[order].astype(np.int64) * (int(dense_rank[-1]) + 1) + dense_rank
+    sort_keys = codes[order].astype(np.int64, copy=False)
+    sort_keys *= int(dense_rank[-1]) + 1
+    sort_keys += dense_rank
     twice_u = _twice_u_by_group(sort_keys, positive[order], pos_per_group, neg_per_group)
 
     pairs = pos_per_group * neg_per_group

@@ -9,6 +9,7 @@ scikit-learn's ``zero_division``.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,13 @@ class ConfusionMatrix:
     fp: int
     fn: int
     tn: int
+
+    def __post_init__(self):
+        for name in ("tp", "fp", "fn", "tn"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+                raise ValueError(f"{name}={value!r} must be a whole number >= 0 (a count of "
+                                 "samples); build the matrix with confusion_matrix(y_true, y_pred)")
 
     @property
     def n(self) -> int:

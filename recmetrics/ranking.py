@@ -22,6 +22,8 @@ Conventions that change the number, spelled out:
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import gammaln
+from scipy.stats import hypergeom
 
 from ._validation import (as_grades, as_ranked, as_relevance, check_k, check_option,
                           check_same_number_of_lists, check_zero_division, zero_division_value)
@@ -36,68 +38,177 @@ IDEALS = ("truth", "list", "full")
 
 
 # --------------------------------------------------------------------------- kernels
-# Each takes ``rel``: float array (n_lists, depth), relevance by position
-# (0 = not relevant), already cut to the depth that counts.
+# All kernels work on a flat layout: the rows of many ranked lists, sorted by
+# list and then by rank, each row with its list id, its 1-based position and
+# its grade, plus the tie group it belongs to (rows of one list with equal
+# scores). A tie group of size t holding r relevant rows may come in any of t!
+# orders; the kernels return the expected value over those orders (McSherry &
+# Najork 2008). A list without ties has groups of size 1 and the formulas
+# reduce to the usual ones, so the teaching functions below and
+# recmetrics.frame.evaluate run the same code.
 
 
-def _discounts(depth: int) -> np.ndarray:
-    """1 / log2(i + 1) for positions i = 1..depth."""
-    return 1.0 / np.log2(np.arange(2, depth + 2))
+class _Layout:
+    """Rows of ``n_lists`` ranked lists, sorted by list then rank, with tie groups."""
+
+    def __init__(self, lists: np.ndarray, grades: np.ndarray, n_lists: int,
+                 new_group: np.ndarray | None = None):
+        n = lists.size
+        self.lists, self.grades, self.n_lists = lists, grades, n_lists
+        list_start = np.flatnonzero(np.r_[True, lists[1:] != lists[:-1]]) if n else np.zeros(0, int)
+        starts_of_row = np.repeat(list_start, np.diff(np.r_[list_start, n]))
+        self.pos = np.arange(1, n + 1) - starts_of_row  # 1-based position in the list
+        if new_group is None:
+            new_group = np.ones(n, dtype=bool)
+        else:
+            new_group = new_group.copy()
+            new_group[list_start] = True
+        group_start = np.flatnonzero(new_group)
+        size = np.diff(np.r_[group_start, n])
+        relevant = (grades > 0).astype(np.float64)
+        rel_in_group = np.add.reduceat(relevant, group_start) if n else relevant
+        rel_cum = np.r_[0.0, np.cumsum(relevant)]
+        row_group = np.repeat(np.arange(group_start.size), size)
+        self.t = size[row_group].astype(np.float64)  # size of the row's tie group
+        self.r = rel_in_group[row_group]  # relevant rows in it
+        self.j = np.arange(n) - group_start[row_group] + 1  # place of the row inside its group
+        self.first = self.pos - self.j + 1  # position where the group starts
+        # relevant rows of the same list before the group
+        self.r_before = rel_cum[group_start[row_group]] - rel_cum[starts_of_row]
+        self.group_gain_mean = {}  # cache per gain
+        self._group_start, self._row_group, self._size = group_start, row_group, size
+
+    def expected_relevance(self) -> np.ndarray:
+        """P(the row's position holds a relevant item) = r / t."""
+        return self.r / self.t
+
+    def expected_gain(self, gain: str) -> np.ndarray:
+        """Mean gain of the row's tie group: the expected gain at its position."""
+        if gain not in self.group_gain_mean:
+            g = _gain(self.grades, gain)
+            sums = np.add.reduceat(g, self._group_start) if g.size else g
+            self.group_gain_mean[gain] = (sums / self._size)[self._row_group]
+        return self.group_gain_mean[gain]
+
+    def first_hit(self) -> np.ndarray:
+        """P(the first relevant item of the list is at the row's position).
+
+        Non-zero only in the list's first tie group that holds a relevant row:
+        P(J = j) = C(t - j, r - 1) / C(t, r) for the j-th place of that group.
+        """
+        first_group = (self.r > 0) & (self.r_before == 0)
+        t, r, j = self.t, self.r, self.j.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            log_p = (gammaln(np.maximum(t - j + 1, 1)) - gammaln(np.maximum(t - j - r + 2, 1))
+                     - gammaln(np.maximum(r, 1)) + gammaln(r + 1) + gammaln(t - r + 1)
+                     - gammaln(t + 1))
+        possible = first_group & (t - j + 1 >= r)
+        return np.where(possible, np.exp(np.where(possible, log_p, 0.0)), 0.0)
+
+    def ap_terms(self) -> np.ndarray:
+        """Expected P@i * rel(i) at the row's position i.
+
+        Given that place j of a group (t rows, r relevant, r_before relevant
+        rows ahead of it) is relevant, the j - 1 places before it hold
+        (j - 1)(r - 1)/(t - 1) relevant rows on average.
+        """
+        t, r = self.t, self.r
+        within = np.where(t > 1, (self.j - 1) * (r - 1) / np.maximum(t - 1, 1), 0.0)
+        return (r / t) * (self.r_before + 1 + within) / self.pos
+
+    def top(self, k: int | None) -> np.ndarray:
+        return np.ones(self.pos.size, dtype=bool) if k is None else self.pos <= k
+
+    def per_list(self, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return np.bincount(self.lists[rows], weights=values[rows], minlength=self.n_lists)
+
+    def straddling(self, k: int) -> np.ndarray:
+        """Rows of a tie group that begins within the top k and ends below it."""
+        return (self.first <= k) & (self.first + self.t - 1 > k)
 
 
-def _precision_kernel(rel: np.ndarray, k: int) -> np.ndarray:
-    return np.count_nonzero(rel > 0, axis=1) / k
-
-
-def _recall_kernel(rel: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
-    return np.count_nonzero(rel > 0, axis=1) / n_relevant
-
-
-def _hit_kernel(rel: np.ndarray) -> np.ndarray:
-    return (rel > 0).any(axis=1).astype(np.float64)
-
-
-def _ap_kernel(rel: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """sum over relevant positions i of P@i, divided by ``denominator``."""
-    hits = rel > 0
-    precision_at_i = np.cumsum(hits, axis=1) / np.arange(1, rel.shape[1] + 1)
-    total = np.where(hits, precision_at_i, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, total / denominator, 0.0)
-
-
-def _rr_kernel(rel: np.ndarray) -> np.ndarray:
-    hits = rel > 0
-    first = np.argmax(hits, axis=1)
-    return np.where(hits.any(axis=1), 1.0 / (first + 1), 0.0)
+def _discount(pos: np.ndarray) -> np.ndarray:
+    """1 / log2(i + 1) for 1-based positions i."""
+    return 1.0 / np.log2(pos + 1.0)
 
 
 def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
     return np.exp2(grades) - 1.0 if gain == "exponential" else grades
 
 
-def _dcg_kernel(rel: np.ndarray, gain: str) -> np.ndarray:
-    return _gain(rel, gain) @ _discounts(rel.shape[1])
+def _hits_kernel(layout: _Layout, k: int | None) -> np.ndarray:
+    """Expected number of relevant items in the top k of each list."""
+    return layout.per_list(layout.expected_relevance(), layout.top(k))
+
+
+def _hit_rate_kernel(layout: _Layout, k: int | None) -> np.ndarray:
+    return layout.per_list(layout.first_hit(), layout.top(k))
+
+
+def _rr_kernel(layout: _Layout, k: int | None) -> np.ndarray:
+    return layout.per_list(layout.first_hit() / np.maximum(layout.pos, 1), layout.top(k))
+
+
+def _dcg_kernel(layout: _Layout, k: int | None, gain: str) -> np.ndarray:
+    return layout.per_list(layout.expected_gain(gain) * _discount(layout.pos), layout.top(k))
+
+
+def _ideal_dcg_kernel(grades_desc: np.ndarray, lists: np.ndarray, n_lists: int, k: int | None,
+                      gain: str) -> np.ndarray:
+    """DCG of each list's ideal grades (given sorted by list, grade descending)."""
+    return _dcg_kernel(_Layout(lists, grades_desc, n_lists), k, gain)
+
+
+def _ap_kernel(layout: _Layout, k: int | None, denominator: str, n_relevant: np.ndarray) -> np.ndarray:
+    """Expected AP@k of each list; ``n_relevant`` counts all relevant items, found or not."""
+    top = layout.top(k)
+    if denominator != "hits" or k is None:
+        total = layout.per_list(layout.ap_terms(), top)
+        d = n_relevant if denominator == "relevant" or k is None else np.minimum(k, n_relevant)
+        if denominator == "hits":
+            d = layout.per_list(layout.expected_relevance(), top)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, total / d, 0.0)
+    # "hits" with a cut-off: the number of hits is random when a tie group
+    # straddles position k, so condition on how many of its relevant rows
+    # (h) land in the c places above the cut.
+    straddle = layout.straddling(k)
+    fixed = top & ~straddle
+    s_fixed = layout.per_list(layout.ap_terms(), fixed)
+    h_fixed = layout.per_list(layout.expected_relevance(), fixed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = np.where(h_fixed > 0, s_fixed / h_fixed, 0.0)
+    rows = np.flatnonzero(straddle & (layout.j == 1) & (layout.r > 0))  # one row per such group
+    if rows.size:
+        lists = layout.lists[rows]
+        t, r, a = layout.t[rows], layout.r[rows], layout.first[rows].astype(np.float64)
+        c = k - a + 1
+        h_before, s_before = h_fixed[lists], s_fixed[lists]
+        harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, k + 1))]
+        d1 = harmonic[k] - harmonic[(a - 1).astype(int)]  # sum of 1/i for i = a .. k
+        expected = np.zeros(rows.size)
+        for h in range(0, int(min(r.max(), c.max())) + 1):
+            p_h = hypergeom.pmf(h, t, r, c)
+            slope = np.where(c > 1, (h - 1) / np.maximum(c - 1, 1), 0.0)
+            c_h = (h / c) * ((h_before + 1) * d1 + slope * (c - a * d1))
+            denom = h_before + h
+            with np.errstate(invalid="ignore", divide="ignore"):
+                value = np.where(denom > 0, (s_before + c_h) / denom, 0.0)
+            expected += np.where(h <= np.minimum(r, c), p_h * value, 0.0)
+        result[lists] = expected
+    return result
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _relevance_by_position(ranked, relevance, k, *, name="relevant"):
-    """Validated (items, grades dict, k, 1 x depth relevance row)."""
+def _one_list(ranked, relevance, *, name="relevant"):
+    """Validated (items, grades dict, layout of the whole list, number of relevant items)."""
     items = as_ranked("ranked", ranked)
     grades = as_relevance(name, relevance)
-    depth = len(items) if k is None else min(k, len(items))
-    row = np.array([grades.get(item, 0.0) for item in items[:depth]], dtype=np.float64)
-    return items, grades, row[None, :]
-
-
-def _n_relevant(grades: dict) -> int:
-    return sum(1 for g in grades.values() if g > 0)
-
-
-def _undefined(zero_division, metric: str) -> float:
-    return zero_division_value(zero_division, f"{metric} is undefined: no relevant item")
+    row = np.array([grades.get(item, 0.0) for item in items], dtype=np.float64)
+    layout = _Layout(np.zeros(row.size, dtype=np.intp), row, 1)
+    return items, grades, layout, sum(1 for g in grades.values() if g > 0)
 
 
 # --------------------------------------------------------------------------- P, R, HR
@@ -116,8 +227,8 @@ def precision_at_k(ranked, relevant, k: int) -> float:
     0.5
     """
     k = check_k(k)
-    _, _, rel = _relevance_by_position(ranked, relevant, k)
-    return float(_precision_kernel(rel, k)[0])
+    layout = _one_list(ranked, relevant)[2]
+    return float(_hits_kernel(layout, k)[0] / k)
 
 
 def recall_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
@@ -132,11 +243,10 @@ def recall_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
     """
     k = check_k(k)
     zero_division = check_zero_division(zero_division)
-    _, grades, rel = _relevance_by_position(ranked, relevant, k)
-    n_rel = _n_relevant(grades)
+    _, _, layout, n_rel = _one_list(ranked, relevant)
     if n_rel == 0:
-        return _undefined(zero_division, "recall@k")
-    return float(_recall_kernel(rel, np.array([n_rel]))[0])
+        return zero_division_value(zero_division, "recall@k is undefined: no relevant item")
+    return float(_hits_kernel(layout, k)[0] / n_rel)
 
 
 def hit_rate_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
@@ -153,21 +263,13 @@ def hit_rate_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
     """
     k = check_k(k)
     zero_division = check_zero_division(zero_division)
-    _, grades, rel = _relevance_by_position(ranked, relevant, k)
-    if _n_relevant(grades) == 0:
-        return _undefined(zero_division, "hit rate@k")
-    return float(_hit_kernel(rel)[0])
+    _, _, layout, n_rel = _one_list(ranked, relevant)
+    if n_rel == 0:
+        return zero_division_value(zero_division, "hit rate@k is undefined: no relevant item")
+    return float(_hit_rate_kernel(layout, k)[0])
 
 
 # --------------------------------------------------------------------------- AP, RR
-
-
-def _ap_denominator(denominator: str, n_rel: int, n_hits: int, k: int | None) -> int:
-    if denominator == "relevant":
-        return n_rel
-    if denominator == "min_k":
-        return n_rel if k is None else min(k, n_rel)
-    return n_hits
 
 
 def average_precision(ranked, relevant, *, k: int | None = None, denominator: str = "relevant",
@@ -207,12 +309,10 @@ def average_precision(ranked, relevant, *, k: int | None = None, denominator: st
     k = check_k(k, allow_none=True)
     denominator = check_option("denominator", denominator, AP_DENOMINATORS)
     zero_division = check_zero_division(zero_division)
-    _, grades, rel = _relevance_by_position(ranked, relevant, k)
-    n_rel = _n_relevant(grades)
+    _, _, layout, n_rel = _one_list(ranked, relevant)
     if n_rel == 0:
-        return _undefined(zero_division, "average precision")
-    d = _ap_denominator(denominator, n_rel, int(np.count_nonzero(rel)), k)
-    return float(_ap_kernel(rel, np.array([d]))[0])
+        return zero_division_value(zero_division, "average precision is undefined: no relevant item")
+    return float(_ap_kernel(layout, k, denominator, np.array([n_rel]))[0])
 
 
 def reciprocal_rank(ranked, relevant, *, k: int | None = None, zero_division="warn") -> float:
@@ -227,10 +327,10 @@ def reciprocal_rank(ranked, relevant, *, k: int | None = None, zero_division="wa
     """
     k = check_k(k, allow_none=True)
     zero_division = check_zero_division(zero_division)
-    _, grades, rel = _relevance_by_position(ranked, relevant, k)
-    if _n_relevant(grades) == 0:
-        return _undefined(zero_division, "reciprocal rank")
-    return float(_rr_kernel(rel)[0])
+    _, _, layout, n_rel = _one_list(ranked, relevant)
+    if n_rel == 0:
+        return zero_division_value(zero_division, "reciprocal rank is undefined: no relevant item")
+    return float(_rr_kernel(layout, k)[0])
 
 
 def _mean_over_lists(metric, ranked_lists, relevant_lists, **options) -> float:
@@ -322,17 +422,8 @@ def dcg(gains, k: int | None = None, *, gain: str = "exponential") -> float:
     """
     k = check_k(k, allow_none=True)
     gain = check_option("gain", gain, GAINS)
-    grades = as_grades("gains", gains)[:k]
-    return float(_dcg_kernel(grades[None, :], gain)[0])
-
-
-def _ideal_grades(grades: dict, row: np.ndarray, depth: int, ideal: str) -> np.ndarray:
-    if ideal == "truth":
-        judged = np.sort(np.fromiter(grades.values(), dtype=np.float64, count=len(grades)))[::-1]
-        return judged[:depth]
-    if ideal == "list":
-        return np.sort(row)[::-1]
-    return np.full(depth, max(grades.values(), default=0.0))
+    grades = as_grades("gains", gains)
+    return float(_ideal_dcg_kernel(grades, np.zeros(grades.size, dtype=np.intp), 1, k, gain)[0])
 
 
 def ndcg(ranked, relevance, *, k: int | None = None, gain: str = "exponential",
@@ -382,12 +473,19 @@ def ndcg(ranked, relevance, *, k: int | None = None, gain: str = "exponential",
     gain = check_option("gain", gain, GAINS)
     ideal = check_option("ideal", ideal, IDEALS)
     zero_division = check_zero_division(zero_division)
-    items, grades, row = _relevance_by_position(ranked, relevance, k, name="relevance")
+    items, grades, layout, _ = _one_list(ranked, relevance, name="relevance")
+    depth = len(items) if k is None else k
     if ideal == "truth":
-        depth = len(grades) if k is None else k
+        best = np.sort(np.fromiter(grades.values(), dtype=np.float64, count=len(grades)))[::-1]
+        best = best if k is None else best[:k]
+    elif ideal == "list":
+        best = np.sort(layout.grades[:depth])[::-1]
     else:
-        depth = len(items) if k is None else k
-    idcg = float(_dcg_kernel(_ideal_grades(grades, row[0], depth, ideal)[None, :], gain)[0])
+        best = np.full(depth, max(grades.values(), default=0.0))
+    idcg = float(_ideal_dcg_kernel(best, np.zeros(best.size, dtype=np.intp), 1, None, gain)[0])
     if idcg == 0.0:
-        return _undefined(zero_division, "NDCG")
-    return float(_dcg_kernel(row, gain)[0]) / idcg
+        why = ("NDCG is undefined: the list holds no relevant item, so its own ideal DCG is 0"
+               if ideal == "list" and any(g > 0 for g in grades.values())
+               else "NDCG is undefined: no relevant item")
+        return zero_division_value(zero_division, why)
+    return float(_dcg_kernel(layout, k, gain)[0]) / idcg

@@ -76,6 +76,8 @@ BAD_INPUTS = [
     ("alpha out of range", lambda: rm.chi_square_critical_value(1.5, 1),
      r"alpha=1.5 must be a number strictly between 0 and 1"),
     ("dof zero", lambda: rm.chi_square_critical_value(0.05, 0), r"dof=0 must be an integer >= 1"),
+    ("negative count in a confusion matrix", lambda: rm.ConfusionMatrix(tp=-1, fp=0, fn=0, tn=0),
+     r"tp=-1 must be a whole number >= 0 \(a count of samples\)"),
     ("infinite rating", lambda: rm.rmse([1, 2], [1, float("inf")]), r"y_pred contains infinite values"),
 ]
 
@@ -153,3 +155,25 @@ def test_options_are_keyword_only():
         rm.average_precision([1], {1}, 1)
     with pytest.raises(TypeError):
         rm.ndcg([1], {1}, 1)
+
+
+def test_warnings_point_at_the_callers_line_not_inside_recmetrics():
+    """Bug fixed: warnings were reported from recmetrics' own files, so Python's
+    once-per-location filter merged 0/0s from different lines of user code."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rm.precision([1, 0], [0, 0])
+        rm.ndcg([1], {2: 0})
+    assert [w.filename for w in caught] == [__file__, __file__]
+
+
+def test_reciprocal_rank_of_an_empty_list_is_zero():
+    """Bug fixed: an empty ranking crashed reciprocal_rank (argmax of an empty row)."""
+    assert rm.reciprocal_rank([], {"a"}) == 0.0
+    assert rm.mean_reciprocal_rank([["a"], []], [{"a"}, {"b"}]) == 0.5
+    assert rm.hit_rate_at_k([], {"a"}, 3) == 0.0 and rm.average_precision([], {"a"}) == 0.0
+
+
+def test_ndcg_list_ideal_says_why_it_is_undefined():
+    with pytest.warns(rm.RecmetricsWarning, match="the list holds no relevant item, so its own ideal DCG is 0"):
+        rm.ndcg([1, 2, 3], {8, 9}, ideal="list")

@@ -1,0 +1,1 @@
+"""Sampled metrics and their corrections (work in progress)."""
