@@ -11,7 +11,8 @@ from .classification import (ConfusionMatrix, accuracy, confusion_matrix, f1_sco
 from .ranking import (average_precision, cg, dcg, hit_rate_at_k, mean_average_precision,
                       mean_reciprocal_rank, ndcg, precision_at_k, recall_at_k, reciprocal_rank)
 from .regression import mae, mse, rmse
-from .stats import ChiSquareResult, chi_square_critical_value, chi_square_test
+from .stats import ChiSquareResult, bootstrap_ci, chi_square_critical_value, chi_square_test
+from .frame import evaluate
 from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
 
 __version__ = "0.1.0"
@@ -27,5 +28,6 @@ __all__ = [
     "precision_at_k", "recall_at_k", "hit_rate_at_k", "average_precision", "reciprocal_rank",
     "mean_average_precision", "mean_reciprocal_rank", "cg", "dcg", "ndcg",
     "mse", "rmse", "mae",
-    "ChiSquareResult", "chi_square_test", "chi_square_critical_value",
+    "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
+    "evaluate", "sampling",
 ]

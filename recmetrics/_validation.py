@@ -173,10 +173,14 @@ def check_both_classes(name: str, labels: np.ndarray) -> tuple[int, int]:
 
 
 def as_groups(name: str, groups) -> np.ndarray:
-    """Group keys (any hashable values, no missing ones)."""
-    arr = _as_1d(name, groups)
+    """Group keys (any hashable values, tuples included; no missing ones)."""
     import pandas as pd  # local: pandas is only needed for group keys
 
+    if isinstance(groups, (list, tuple)) and groups and isinstance(groups[0], tuple):
+        arr = np.empty(len(groups), dtype=object)
+        arr[:] = groups  # keep tuples whole: one key each, not a 2-d array
+    else:
+        arr = _as_1d(name, groups)
     missing = pd.isna(arr)
     if np.any(missing):
         first = int(np.flatnonzero(missing)[0])
@@ -267,3 +271,72 @@ def check_same_number_of_lists(**lists) -> int:
     if n == 0:
         raise ValueError(f"{next(iter(lengths))} is empty; pass at least one ranked list")
     return n
+
+
+# --------------------------------------------------------------------------- data frames
+
+
+def as_frame(name: str, frame, columns: dict[str, str]):
+    """A pandas DataFrame holding the given columns ({option name: column name})."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}; "
+                         "read your file with pandas.read_csv or pandas.read_parquet")
+    missing = [(option, column) for option, column in columns.items() if column not in frame.columns]
+    if missing:
+        wanted = ", ".join(repr(column) for _, column in missing)
+        have = ", ".join(repr(str(c)) for c in frame.columns) or "none"
+        options = ", ".join(f"{option}=" for option, _ in missing)
+        raise ValueError(f"{name} has no column {wanted}; its columns are {have}. Rename the "
+                         f"column or pass {options}'<column name>'")
+    if len(frame) == 0:
+        raise ValueError(f"{name} has no rows; pass at least one scored item")
+    return frame
+
+
+def numeric_column(name: str, frame, column: str, *, grades: bool = False) -> np.ndarray:
+    """A column of numbers without NaN (and >= 0 when ``grades``), as float64."""
+    import pandas as pd
+
+    values = frame[column]
+    if not (pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)):
+        sample = values.iloc[0]
+        raise ValueError(f"{name} column {column!r} must hold numbers, found {sample!r} (dtype "
+                         f"{values.dtype}); convert it with pandas.to_numeric")
+    arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    nan = np.isnan(arr)
+    if nan.any():
+        first = int(np.flatnonzero(nan)[0])
+        raise ValueError(f"{name} column {column!r} has {int(nan.sum())} missing or NaN value(s) "
+                         f"(first in row {first}); drop or fill them")
+    if grades and (arr < 0).any():
+        first = int(np.flatnonzero(arr < 0)[0])
+        raise ValueError(f"{name} column {column!r} has a negative relevance label "
+                         f"({arr[first]:g} in row {first}); labels must be >= 0 (0 = not relevant)")
+    if grades and not np.isfinite(arr).all():
+        raise ValueError(f"{name} column {column!r} has infinite labels; labels must be finite")
+    return arr
+
+
+def check_unique_pairs(name: str, frame, user: str, item: str) -> None:
+    duplicated = frame.duplicated([user, item])
+    if duplicated.any():
+        first = frame.loc[duplicated.to_numpy()].iloc[0]
+        raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
+                         f"(first: {user}={_plain(first[user])!r}, {item}={_plain(first[item])!r}); "
+                         "keep one row per pair")
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds, so messages read 1, not np.int64(1)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def check_k_values(k) -> list[int]:
+    """One cut-off or a sequence of them, as a sorted list of distinct ints."""
+    values = [k] if isinstance(k, numbers.Integral) or not isinstance(k, Iterable) \
+        or isinstance(k, str) else list(k)
+    if not values:
+        raise ValueError("k is empty; pass a cut-off such as 10 or a list such as [5, 10, 20]")
+    return sorted({check_k(v) for v in values})

@@ -24,6 +24,9 @@ from ._validation import (as_binary, as_groups, as_numbers, check_both_classes, 
 
 __all__ = ["roc_curve", "roc_auc", "group_auc", "group_auc_details", "GroupAUC"]
 
+TIES = ("average", "optimistic", "pessimistic")
+GAUC_WEIGHTS = ("impressions", "clicks", "uniform")
+
 #: Largest number of positive-negative comparisons held in memory at once by
 #: ``roc_auc(method="pairwise")`` (4 Mi booleans, about 4 MiB).
 PAIRWISE_CHUNK = 1 << 22
@@ -39,19 +42,17 @@ def _labels_and_scores(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- kernels
 
 
-def _twice_u_by_group(keys: np.ndarray, positive: np.ndarray, pos_per_group: np.ndarray,
-                      neg_per_group: np.ndarray) -> np.ndarray:
-    """Mann-Whitney 2U per group, as exact int64, from group-major sort keys.
+def _pair_counts_by_group(keys: np.ndarray, positive: np.ndarray, pos_per_group: np.ndarray,
+                          neg_per_group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, the positive-negative pairs won and won-or-tied, as exact int64.
 
     ``keys`` must order rows by group first and score second, and be equal
-    exactly for rows of one group with one score (a tie); every group must
-    hold at least one row. With averaged ranks the rank of a positive among
-    all rows of its group is ``#below + (#tied + 1) / 2``; summed over the
-    group's positives and less ``P(P+1)/2`` this leaves ``U = sum over
-    positives of (#neg below + #neg tied / 2)``. Binary searches of each
-    distinct positive key in the sorted negatives give ``lo = #neg below``
-    and ``hi = #neg below or tied`` (counted from the start of all
-    negatives), so ``2U = sum(lo + hi)`` less the negatives of earlier groups.
+    exactly for rows of one group with one score (a tie). Binary searches of
+    each distinct positive key in the sorted negatives give ``lo = #neg
+    below`` and ``hi = #neg below or tied`` (counted from the start of all
+    negatives); summed over a group's positives, less the negatives of earlier
+    groups, they are its wins W and W + T. With averaged ranks, the rank sum of
+    the positives less P(P+1)/2 is U = W + T/2 (Mann-Whitney).
     """
     pos_keys = np.sort(keys[positive])
     neg_keys = np.sort(keys[~positive])
@@ -62,26 +63,35 @@ def _twice_u_by_group(keys: np.ndarray, positive: np.ndarray, pos_per_group: np.
     run_start = np.flatnonzero(new_run)
     run_length = np.diff(np.append(run_start, pos_keys.size))
     run_keys = pos_keys[run_start]
-    lo = np.searchsorted(neg_keys, run_keys, side="left")
-    hi = np.searchsorted(neg_keys, run_keys, side="right")
-    running = np.zeros(run_start.size + 1, dtype=np.int64)
-    np.cumsum(run_length * (lo + hi), out=running[1:])
     # Runs never straddle two groups, so each group's positives are whole runs.
     pos_end = np.cumsum(pos_per_group)
     first_run = np.searchsorted(run_start, pos_end - pos_per_group)
     end_run = np.searchsorted(run_start, pos_end)
-    neg_before = np.cumsum(neg_per_group) - neg_per_group
-    return running[end_run] - running[first_run] - 2 * pos_per_group * neg_before
+    offset = pos_per_group * (np.cumsum(neg_per_group) - neg_per_group)
+    counts = []
+    for side in ("left", "right"):
+        running = np.zeros(run_start.size + 1, dtype=np.int64)
+        np.cumsum(run_length * np.searchsorted(neg_keys, run_keys, side=side), out=running[1:])
+        counts.append(running[end_run] - running[first_run] - offset)
+    return counts[0], counts[1]
 
 
-def _twice_u_pairwise(pos_scores: np.ndarray, neg_scores: np.ndarray) -> int:
-    """2U by comparing every positive with every negative, in bounded chunks."""
+def _auc_from_counts(wins, wins_or_ties, pairs, ties: str):
+    """AUC under a tie policy: a tied pair counts 1/2, 1 or 0."""
+    if ties == "average":
+        return (wins + wins_or_ties) / (2 * pairs)
+    return (wins_or_ties if ties == "optimistic" else wins) / pairs
+
+
+def _pair_counts_pairwise(pos_scores: np.ndarray, neg_scores: np.ndarray) -> tuple[int, int]:
+    """Wins and wins-or-ties by comparing every positive with every negative, in chunks."""
     step = max(1, PAIRWISE_CHUNK // neg_scores.size)
-    total = 0
+    wins = ties = 0
     for start in range(0, pos_scores.size, step):
         block = pos_scores[start:start + step, None]
-        total += 2 * int(np.count_nonzero(block > neg_scores)) + int(np.count_nonzero(block == neg_scores))
-    return total
+        wins += int(np.count_nonzero(block > neg_scores))
+        ties += int(np.count_nonzero(block == neg_scores))
+    return wins, wins + ties
 
 
 # --------------------------------------------------------------------------- ROC curve
@@ -119,6 +129,9 @@ def roc_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     labels, scores = _labels_and_scores(y_true, y_score)
     n_pos, n_neg = check_both_classes("y_true", labels)
+    if np.isposinf(scores).any():
+        raise ValueError("y_score contains +inf; the ROC curve starts at a threshold above every "
+                         "score, so clip or rescale infinite scores first")
     order = np.argsort(-scores, kind="stable")
     sorted_scores = scores[order]
     tps = np.cumsum(labels[order], dtype=np.int64)
@@ -132,7 +145,7 @@ def roc_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- AUC
 
 
-def roc_auc(y_true, y_score, *, method: str = "rank") -> float:
+def roc_auc(y_true, y_score, *, method: str = "rank", ties: str = "average") -> float:
     r"""Area under the ROC curve (AUC): P(score of a positive > score of a negative).
 
     .. math::
@@ -155,6 +168,10 @@ def roc_auc(y_true, y_score, *, method: str = "rank") -> float:
         negatives by binary search. ``"pairwise"``: the definition, comparing
         all P x N pairs in chunks of at most ``PAIRWISE_CHUNK`` comparisons,
         so memory stays bounded; O(P N) time. Both return the same float.
+    ties : {"average", "optimistic", "pessimistic"}, default "average"
+        What a positive-negative pair with equal scores counts: 1/2 (the
+        expected value over random orders of tied items; the definition),
+        1 (an upper bound) or 0 (a lower bound).
 
     Returns
     -------
@@ -173,15 +190,16 @@ def roc_auc(y_true, y_score, *, method: str = "rank") -> float:
     0.875
     """
     method = check_option("method", method, ("rank", "pairwise"))
+    ties = check_option("ties", ties, TIES)
     labels, scores = _labels_and_scores(y_true, y_score)
     n_pos, n_neg = check_both_classes("y_true", labels)
     positive = labels.astype(bool)
     if method == "pairwise":
-        twice_u = _twice_u_pairwise(scores[positive], scores[~positive])
+        wins, wins_or_ties = _pair_counts_pairwise(scores[positive], scores[~positive])
     else:
-        twice_u = int(_twice_u_by_group(scores, positive, np.array([n_pos]),
-                                        np.array([n_neg]))[0])
-    return twice_u / (2 * n_pos * n_neg)
+        wins, wins_or_ties = (int(c[0]) for c in _pair_counts_by_group(
+            scores, positive, np.array([n_pos]), np.array([n_neg])))
+    return float(_auc_from_counts(wins, wins_or_ties, n_pos * n_neg, ties))
 
 
 # --------------------------------------------------------------------------- group AUC
@@ -214,7 +232,8 @@ class GroupAUC:
     table: pd.DataFrame
 
 
-def group_auc_details(y_true, y_score, groups, *, weight: str = "impressions") -> GroupAUC:
+def group_auc_details(y_true, y_score, groups, *, weight: str = "impressions",
+                      ties: str = "average") -> GroupAUC:
     r"""Group AUC (GAUC) with the per-group table; see :func:`group_auc`.
 
     Examples
@@ -225,8 +244,10 @@ def group_auc_details(y_true, y_score, groups, *, weight: str = "impressions") -
     >>> d.value, d.n_skipped
     (0.4, 0)
     """
-    weight = check_option("weight", weight, ("impressions", "clicks", "uniform"))
-    labels, scores = _labels_and_scores(y_true, y_score)
+    weight = check_option("weight", weight, GAUC_WEIGHTS)
+    ties = check_option("ties", ties, TIES)
+    labels = as_binary("y_true", y_true)
+    scores = as_numbers("y_score", y_score)
     keys = as_groups("groups", groups)
     check_same_length(y_true=labels, y_score=scores, groups=keys)
     codes, uniques = pd.factorize(keys)
@@ -253,11 +274,12 @@ def group_auc_details(y_true, y_score, groups, *, weight: str = "impressions") -
     sort_keys = codes[order].astype(np.int64, copy=False)
     sort_keys *= int(dense_rank[-1]) + 1
     sort_keys += dense_rank
-    twice_u = _twice_u_by_group(sort_keys, positive[order], pos_per_group, neg_per_group)
+    wins, wins_or_ties = _pair_counts_by_group(sort_keys, positive[order], pos_per_group,
+                                               neg_per_group)
 
     pairs = pos_per_group * neg_per_group
     auc = np.full(n_groups, np.nan)
-    auc[kept] = twice_u[kept] / (2 * pairs[kept])
+    auc[kept] = _auc_from_counts(wins[kept], wins_or_ties[kept], pairs[kept], ties)
     weights = {"impressions": n_per_group, "clicks": pos_per_group,
                "uniform": np.ones(n_groups, dtype=np.int64)}[weight] * kept
     value = float(np.dot(weights[kept], auc[kept]) / weights[kept].sum())
@@ -267,7 +289,8 @@ def group_auc_details(y_true, y_score, groups, *, weight: str = "impressions") -
                     n_skipped=int(n_groups - kept.sum()), table=table)
 
 
-def group_auc(y_true, y_score, groups, *, weight: str = "impressions") -> float:
+def group_auc(y_true, y_score, groups, *, weight: str = "impressions",
+              ties: str = "average") -> float:
     r"""Group AUC (GAUC, 分组 AUC): AUC within each group (user), then a weighted mean.
 
     .. math:: \mathrm{GAUC} = \frac{\sum_g w_g\,\mathrm{AUC}_g}{\sum_g w_g}
@@ -285,6 +308,8 @@ def group_auc(y_true, y_score, groups, *, weight: str = "impressions") -> float:
     weight : {"impressions", "clicks", "uniform"}, default "impressions"
         :math:`w_g` = rows of the group (Alibaba's GAUC, Zhou et al. 2018),
         its positives, or 1 for each group.
+    ties : {"average", "optimistic", "pessimistic"}, default "average"
+        As in :func:`roc_auc`.
 
     Returns
     -------
@@ -309,4 +334,4 @@ def group_auc(y_true, y_score, groups, *, weight: str = "impressions") -> float:
     ...           weight="uniform")
     0.5
     """
-    return group_auc_details(y_true, y_score, groups, weight=weight).value
+    return group_auc_details(y_true, y_score, groups, weight=weight, ties=ties).value

@@ -229,3 +229,28 @@ def test_group_auc_large_input_against_a_pandas_groupby():
             per_group.append((len(part), skm.roc_auc_score(part.y, part.s)))
     w, a = np.array(per_group).T
     assert rm.group_auc(frame.y, frame.s, frame.g) == pytest.approx(np.dot(w, a) / w.sum(), abs=1e-12)
+
+
+@given(scored_labels())
+def test_tie_policies_bound_the_average(data):
+    y, s = data
+    low = rm.roc_auc(y, s, ties="pessimistic")
+    high = rm.roc_auc(y, s, ties="optimistic")
+    assert low <= rm.roc_auc(y, s) <= high
+    assert rm.roc_auc(y, s) == pytest.approx((low + high) / 2)
+    assert rm.roc_auc(y, s, method="pairwise", ties="optimistic") == high
+    pos = [v for t, v in zip(y, s) if t]
+    neg = [v for t, v in zip(y, s) if not t]
+    assert low == sum(p > n for p in pos for n in neg) / (len(pos) * len(neg))
+    g = [i % 3 for i in range(len(y))]
+    try:
+        assert rm.group_auc(y, s, g, ties="pessimistic") <= rm.group_auc(y, s, g) \
+            <= rm.group_auc(y, s, g, ties="optimistic")
+    except ValueError:
+        pass
+
+
+def test_tuple_group_ids_are_one_key_each():
+    """Bug fixed: a list of tuples was read as a 2-d array and rejected."""
+    y, s = [1, 0, 1, 0], [0.9, 0.1, 0.2, 0.8]
+    assert rm.group_auc(y, s, [("u", 1), ("u", 1), ("v", 2), ("v", 2)]) == rm.group_auc(y, s, ["a", "a", "b", "b"])

@@ -11,6 +11,8 @@ import recmetrics as rm
 # Each row: an id, a call that must raise ValueError, and a regex the message must match.
 # Every message names the argument and says what to do.
 BAD_INPUTS = [
+    ("GAUC lengths name all three", lambda: rm.group_auc([0, 1, 1], [0.1, 0.2], [1, 1, 2]),
+     r"inputs differ in length: y_true has 3, y_score has 2, groups has 3"),
     ("lengths differ", lambda: rm.roc_auc([0, 1, 1], [0.1, 0.2]),
      r"inputs differ in length: y_true has 3, y_score has 2; pass one value per sample"),
     ("empty labels", lambda: rm.accuracy([], []), r"y_true is empty; pass at least one value"),
@@ -33,6 +35,8 @@ BAD_INPUTS = [
      r"method='trapezoid' is not a known option; use one of 'rank', 'pairwise'"),
     ("unknown GAUC weight", lambda: rm.group_auc([0, 1], [0.1, 0.2], [1, 1], weight="users"),
      r"weight='users' is not a known option; use one of 'impressions', 'clicks', 'uniform'"),
+    ("+inf score in a ROC curve", lambda: rm.roc_curve([1, 0, 1], [np.inf, 0.2, 0.5]),
+     r"y_score contains \+inf; the ROC curve starts at a threshold above every score"),
     ("groups length", lambda: rm.group_auc([0, 1], [0.1, 0.2], [1]),
      r"inputs differ in length: y_true has 2, y_score has 2, groups has 1"),
     ("missing group id", lambda: rm.group_auc([0, 1], [0.1, 0.2], ["a", None]),
@@ -78,6 +82,11 @@ BAD_INPUTS = [
     ("dof zero", lambda: rm.chi_square_critical_value(0.05, 0), r"dof=0 must be an integer >= 1"),
     ("negative count in a confusion matrix", lambda: rm.ConfusionMatrix(tp=-1, fp=0, fn=0, tn=0),
      r"tp=-1 must be a whole number >= 0 \(a count of samples\)"),
+    ("bootstrap lengths", lambda: rm.bootstrap_ci([0.1, 0.2], weights=[1.0]),
+     r"inputs differ in length: values has 2, weights has 1"),
+    ("bootstrap resamples", lambda: rm.bootstrap_ci([0.1, 0.2], n_resamples=0), r"n_resamples=0 must be an integer >= 1"),
+    ("evaluate without a frame", lambda: rm.evaluate([[1, 2, 0.5]]),
+     r"pred must be a pandas DataFrame, got list; read your file with pandas.read_csv"),
     ("infinite rating", lambda: rm.rmse([1, 2], [1, float("inf")]), r"y_pred contains infinite values"),
 ]
 

@@ -1,0 +1,320 @@
+r"""Evaluate a model's scores from a DataFrame: every metric, over every user, in one call.
+
+``pred`` holds one row per scored (user, item) with a score, and either a
+label column or a separate ``truth`` frame of (user, item, label) where the
+label is a relevance grade (0 = not relevant). Each user's items are ranked
+by descending score; the ranking metrics are computed per user by the same
+kernels as the single-list functions in :mod:`recmetrics.ranking` and
+averaged over users.
+
+Users and what happens to them
+------------------------------
+* A user with no relevant item (in ``truth``, or among ``pred``'s labels) has
+  no recall, AP, RR or NDCG: the user is **skipped** for the ranking metrics
+  and counted in ``n_skipped``.
+* A user with relevant items in ``truth`` but no row in ``pred`` scores 0 on
+  every ranking metric and is counted in ``n_without_predictions``.
+* Relevant items of ``truth`` that ``pred`` did not score still count in
+  recall, AP (denominator "relevant") and the ideal DCG, as in trec_eval.
+
+Ties in score
+-------------
+``ties="average"`` returns the expected value of each metric over all
+orders of tied items (McSherry & Najork 2008); for AUC a tied pair counts 1/2.
+``"optimistic"`` ranks relevant items first within a tie (higher grades
+first) and ``"pessimistic"`` last, which bound the average from above and
+below. Peers break ties arbitrarily (trec_eval by document id, ranx by sort
+order), so a constant score can look good or bad by accident; under the
+default it scores exactly what random ordering would.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._validation import (RecmetricsWarning, as_frame, check_k_values, check_option,
+                          check_probability, check_unique_pairs, numeric_column)
+from .auc import GAUC_WEIGHTS, TIES, _auc_from_counts, _pair_counts_by_group
+from .ranking import (AP_DENOMINATORS, GAINS, IDEALS, _ap_kernel, _dcg_kernel, _hit_rate_kernel,
+                      _hits_kernel, _ideal_dcg_kernel, _Layout, _rr_kernel)
+from .stats import bootstrap_ci
+
+__all__ = ["evaluate", "METRICS"]
+
+#: Metric names accepted by ``metrics=``, in the order they are reported.
+METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg")
+_AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
+
+
+class _Prepared:
+    """Validated input, rows ranked per user, and the per-user facts the metrics share."""
+
+    def __init__(self, pred, truth, *, user, item, score, label, ties):
+        columns = {"user": user, "item": item, "score": score}
+        if truth is None:
+            columns["label"] = label
+        as_frame("pred", pred, columns)
+        check_unique_pairs("pred", pred, user, item)
+        scores = numeric_column("pred", pred, score)
+        if truth is None:
+            grades = numeric_column("pred", pred, label, grades=True)
+            missing_users, missing_grades = pred[user].iloc[:0], np.zeros(0)
+        else:
+            as_frame("truth", truth, {"user": user, "item": item, "label": label})
+            check_unique_pairs("truth", truth, user, item)
+            truth_grades = numeric_column("truth", truth, label, grades=True)
+            judged = pd.DataFrame({"_u": truth[user].to_numpy(), "_i": truth[item].to_numpy(),
+                                   "_g": truth_grades})
+            keys = pd.DataFrame({"_u": pred[user].to_numpy(), "_i": pred[item].to_numpy()})
+            merged = keys.merge(judged, on=["_u", "_i"], how="left", sort=False)
+            grades = merged["_g"].fillna(0.0).to_numpy()
+            # relevant items the model did not score: they count in recall, AP and IDCG
+            unscored = judged[judged["_g"] > 0].merge(keys, on=["_u", "_i"], how="left",
+                                                      indicator=True)
+            unscored = unscored[unscored["_merge"] == "left_only"]
+            missing_users, missing_grades = unscored["_u"], unscored["_g"].to_numpy()
+        if pd.isna(pred[user]).any():
+            raise ValueError(f"pred column {user!r} has missing user ids; give every row a user")
+
+        codes, uniques = pd.factorize(pd.concat([pred[user], pd.Series(missing_users)],
+                                                ignore_index=True))
+        self.users = uniques
+        self.n_users = len(uniques)
+        self.n_rows = len(pred)
+        row_user = codes[:self.n_rows]
+        missing_user = codes[self.n_rows:]
+
+        # Rank each user's rows: user, then score descending, then the tie policy.
+        tiebreak = {"average": np.zeros(self.n_rows), "optimistic": -grades,
+                    "pessimistic": grades}[ties]
+        order = np.lexsort((tiebreak, -scores, row_user))
+        self.order = order
+        self.lists = row_user[order]
+        self.scores = scores[order]
+        self.grades = grades[order]
+        new_group = None
+        if ties == "average":
+            new_group = np.r_[True, self.scores[1:] != self.scores[:-1]]
+        self.layout = _Layout(self.lists, self.grades, self.n_users, new_group)
+
+        # Every judged relevant grade per user, found or not (for recall, AP, IDCG).
+        rel_lists = np.r_[self.lists[self.grades > 0], missing_user]
+        rel_grades = np.r_[self.grades[self.grades > 0], missing_grades]
+        self.n_relevant = np.bincount(rel_lists, minlength=self.n_users)
+        ideal_order = np.lexsort((-rel_grades, rel_lists))
+        self.ideal_lists, self.ideal_grades = rel_lists[ideal_order], rel_grades[ideal_order]
+        self.n_rows_per_user = np.bincount(self.lists, minlength=self.n_users)
+        self.evaluated = self.n_relevant > 0
+        self.without_predictions = self.evaluated & (self.n_rows_per_user == 0)
+
+    def ideal_dcg(self, k: int, gain: str, ideal: str) -> np.ndarray:
+        if ideal == "truth":
+            return _ideal_dcg_kernel(self.ideal_grades, self.ideal_lists, self.n_users, k, gain)
+        if ideal == "full":
+            top = np.zeros(self.n_users)
+            np.maximum.at(top, self.ideal_lists, self.ideal_grades)
+            full = np.repeat(top, k)
+            return _ideal_dcg_kernel(full, np.repeat(np.arange(self.n_users), k), self.n_users,
+                                     None, gain)
+        # "list": the user's own top-k grades, re-sorted
+        layout = self.layout
+        straddle = layout.straddling(k)
+        if straddle.any():
+            group_id = np.cumsum(layout.j == 1)[straddle]
+            grade = layout.grades[straddle]
+            mixed = pd.Series(grade).groupby(group_id).nunique().gt(1)
+            if mixed.any():
+                raise ValueError(
+                    f"ideal='list' with ties='average' is undefined here: a tie of scores "
+                    f"straddles position k={k} and mixes grades, so the list's own top {k} is "
+                    "random; use ideal='truth' (the standard), or ties='optimistic' or "
+                    "'pessimistic'")
+        top = layout.top(k)
+        lists, grades = self.lists[top], self.grades[top]
+        order = np.lexsort((-grades, lists))
+        return _ideal_dcg_kernel(grades[order], lists[order], self.n_users, None, gain)
+
+
+def _per_user_ranking(prep: _Prepared, metric: str, k, *, gain, ideal, denominator):
+    layout = prep.layout
+    if metric == "precision":
+        return _hits_kernel(layout, k) / k
+    if metric == "recall":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return _hits_kernel(layout, k) / prep.n_relevant
+    if metric == "hit_rate":
+        return _hit_rate_kernel(layout, k)
+    if metric == "map":
+        return _ap_kernel(layout, k, denominator, prep.n_relevant)
+    if metric == "mrr":
+        return _rr_kernel(layout, None)
+    dcg = _dcg_kernel(layout, k, gain)
+    idcg = prep.ideal_dcg(k, gain, ideal)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(idcg > 0, dcg / idcg, 0.0)
+
+
+def _user_auc(prep: _Prepared, ties: str):
+    """Per-user AUC (NaN for single-class users) from the rows ranked per user."""
+    positive = prep.grades > 0
+    pos = np.bincount(prep.lists[positive], minlength=prep.n_users)
+    neg = prep.n_rows_per_user - pos
+    # Rows are sorted by user, then score descending. A dense index that grows at
+    # each new (user, score) turned around gives keys that run by user, then by
+    # ascending score, with equal scores equal: what the AUC kernel needs.
+    steps = np.r_[0, (prep.scores[1:] != prep.scores[:-1]) | (prep.lists[1:] != prep.lists[:-1])]
+    dense = np.cumsum(steps)
+    keys = prep.lists.astype(np.int64) * (prep.n_rows + 1) + (dense[-1] - dense)
+    wins, wins_or_ties = _pair_counts_by_group(keys, positive, pos, neg)
+    pairs = pos * neg
+    auc = np.full(prep.n_users, np.nan)
+    ok = pairs > 0
+    auc[ok] = _auc_from_counts(wins[ok], wins_or_ties[ok], pairs[ok], ties)
+    return auc, pos, neg
+
+
+def _global_auc(prep: _Prepared, ties: str) -> float:
+    positive = prep.grades > 0
+    n_pos = int(positive.sum())
+    n_neg = prep.n_rows - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    wins, wins_or_ties = _pair_counts_by_group(prep.scores, positive, np.array([n_pos]),
+                                               np.array([n_neg]))
+    return float(_auc_from_counts(wins[0], wins_or_ties[0], n_pos * n_neg, ties))
+
+
+def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
+             score: str = "score", label: str = "label", ties: str = "average",
+             per_user: bool = False, gain: str = "exponential", ideal: str = "truth",
+             denominator: str = "relevant", gauc_weight: str = "impressions", ci: float | None = None,
+             n_resamples: int = 1000, seed: int | None = 0):
+    r"""Evaluate scored (user, item) rows: AUC, GAUC, P@k, R@k, HR@k, MAP@k, MRR and NDCG@k.
+
+    Parameters
+    ----------
+    pred : pandas.DataFrame
+        One row per scored (user, item): columns ``user``, ``item``, ``score``
+        and, when ``truth`` is None, ``label`` (a relevance grade >= 0; 0 = not
+        relevant; AUC and GAUC treat grade > 0 as positive).
+    truth : pandas.DataFrame, optional
+        Judged (user, item, label) rows. Pairs of ``pred`` missing from it have
+        grade 0; relevant pairs missing from ``pred`` count as not retrieved.
+    k : int or sequence of int, default 10
+        Cut-off(s) for precision, recall, hit rate, MAP and NDCG.
+    metrics : sequence of str, optional
+        Any of ``METRICS``; default all.
+    user, item, score, label : str
+        Column names.
+    ties : {"average", "optimistic", "pessimistic"}, default "average"
+        See the module docstring.
+    per_user : bool, default False
+        Also return one row per user with every per-user value.
+    gain, ideal : str
+        NDCG conventions, as in :func:`recmetrics.ndcg` (defaults "exponential",
+        "truth").
+    denominator : str
+        AP denominator, as in :func:`recmetrics.average_precision` (default
+        "relevant": all relevant items, as trec_eval's map_cut).
+    gauc_weight : str
+        GAUC weights, as ``weight`` in :func:`recmetrics.group_auc`.
+    ci : float, optional
+        Confidence level (e.g. 0.95) for percentile bootstrap intervals from
+        resampling users (``n_resamples`` times, seeded by ``seed``); adds
+        columns ``ci_low`` and ``ci_high``.
+
+    Returns
+    -------
+    pandas.DataFrame, or (DataFrame, DataFrame) when ``per_user``
+        One row per metric and cut-off: ``metric, k, value, n_users,
+        n_skipped, n_without_predictions, conventions`` (``k`` is missing for
+        AUC, GAUC and MRR). ``n_users`` counts the users averaged (for AUC: all
+        users with rows; for GAUC: users with both classes). The conventions
+        used are also in ``result.attrs["conventions"]``.
+
+    Examples
+    --------
+    >>> pred = pd.DataFrame({"user": [1, 1, 1, 2, 2], "item": list("abcab"),
+    ...                      "score": [0.9, 0.5, 0.1, 0.3, 0.8], "label": [1, 0, 1, 0, 1]})
+    >>> table = evaluate(pred, k=2, metrics=["precision", "mrr"])
+    >>> table[["metric", "value", "n_users"]].values.tolist()
+    [['precision', 0.5, 2], ['mrr', 1.0, 2]]
+    """
+    ties = check_option("ties", ties, TIES)
+    gain = check_option("gain", gain, GAINS)
+    ideal = check_option("ideal", ideal, IDEALS)
+    denominator = check_option("denominator", denominator, AP_DENOMINATORS)
+    gauc_weight = check_option("gauc_weight", gauc_weight, GAUC_WEIGHTS)
+    ks = check_k_values(k)
+    if metrics is None:
+        metrics = METRICS
+    elif isinstance(metrics, str):
+        metrics = [metrics]
+    for m in metrics:
+        check_option("metrics", m, METRICS)
+    if ci is not None:
+        ci = check_probability("ci", ci)
+
+    prep = _Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=ties)
+    conventions = {"ties": ties, "gain": gain, "ideal": ideal, "ap_denominator": denominator,
+                   "gauc_weight": gauc_weight, "k": ks}
+    n_eval = int(prep.evaluated.sum())
+    n_skip = int(prep.n_users - n_eval)
+    if n_eval == 0 and any(m in _AT_K + ("mrr",) for m in metrics):
+        import warnings
+        warnings.warn("no user has a relevant item, so the ranking metrics are undefined (NaN)",
+                      RecmetricsWarning, stacklevel=2)
+
+    rows, columns = [], {"user": prep.users}
+    rng = np.random.default_rng(seed)
+
+    def add(metric, cut, value, n_users, n_skipped, n_without, convention, per_user_values=None,
+            weights=None):
+        row = {"metric": metric, "k": cut, "value": float(value), "n_users": n_users,
+               "n_skipped": n_skipped, "n_without_predictions": n_without,
+               "conventions": convention}
+        if ci is not None:
+            low = high = float("nan")
+            if per_user_values is not None and len(per_user_values) > 1:
+                low, high = bootstrap_ci(per_user_values, weights=weights, confidence=ci,
+                                         n_resamples=n_resamples, seed=rng)
+            row["ci_low"], row["ci_high"] = low, high
+        rows.append(row)
+
+    if "auc" in metrics:
+        add("auc", None, _global_auc(prep, ties), prep.n_users - int(prep.without_predictions.sum()),
+            0, 0, f"ties={ties}")
+    if "gauc" in metrics or per_user:
+        user_auc, pos, neg = _user_auc(prep, ties)
+        columns["auc"] = user_auc
+    if "gauc" in metrics:
+        has_auc = ~np.isnan(user_auc)
+        w = {"impressions": pos + neg, "clicks": pos, "uniform": np.ones(prep.n_users)}[gauc_weight]
+        value = np.dot(w[has_auc], user_auc[has_auc]) / w[has_auc].sum() if has_auc.any() \
+            else float("nan")
+        add("gauc", None, value, int(has_auc.sum()), int((~has_auc).sum()), 0,
+            f"weight={gauc_weight}, ties={ties}", user_auc[has_auc], w[has_auc])
+
+    n_without = int(prep.without_predictions.sum())
+    for metric in [m for m in METRICS if m in metrics and (m in _AT_K or m == "mrr")]:
+        for cut in ([None] if metric == "mrr" else ks):
+            values = _per_user_ranking(prep, metric, cut, gain=gain, ideal=ideal,
+                                       denominator=denominator)
+            kept = values[prep.evaluated]
+            convention = {"map": f"denominator={denominator}, ties={ties}",
+                          "ndcg": f"gain={gain}, ideal={ideal}, ties={ties}"}.get(
+                              metric, f"ties={ties}")
+            add(metric, cut, kept.mean() if kept.size else float("nan"), n_eval, n_skip,
+                n_without, convention, kept)
+            name = metric if cut is None else f"{metric}@{cut}"
+            columns[name] = np.where(prep.evaluated, values, np.nan)
+
+    result = pd.DataFrame(rows)
+    result["k"] = result["k"].astype("Int64")
+    result.attrs["conventions"] = conventions
+    if not per_user:
+        return result
+    table = pd.DataFrame(columns)
+    table.insert(1, "n_items", prep.n_rows_per_user)
+    table.insert(2, "n_relevant", prep.n_relevant)
+    return result, table

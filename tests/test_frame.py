@@ -1,0 +1,218 @@
+"""DataFrame evaluation: tie policies by brute force, trec_eval, the single-list functions."""
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+from hypothesis import given, settings, strategies as st
+from sklearn.metrics import roc_auc_score
+
+import recmetrics as rm
+
+SINGLE = {  # metric -> the single-list function of the core package it must agree with
+    "precision": lambda ranked, rel, k, o: rm.precision_at_k(ranked, set(i for i, g in rel.items() if g > 0), k),
+    "recall": lambda ranked, rel, k, o: rm.recall_at_k(ranked, {i for i, g in rel.items() if g > 0}, k),
+    "hit_rate": lambda ranked, rel, k, o: rm.hit_rate_at_k(ranked, {i for i, g in rel.items() if g > 0}, k),
+    "map": lambda ranked, rel, k, o: rm.average_precision(ranked, {i for i, g in rel.items() if g > 0}, k=k,
+                                                          denominator=o["denominator"]),
+    "mrr": lambda ranked, rel, k, o: rm.reciprocal_rank(ranked, {i for i, g in rel.items() if g > 0}),
+    "ndcg": lambda ranked, rel, k, o: rm.ndcg(ranked, rel, k=k, gain=o["gain"], ideal=o["ideal"]),
+}
+
+
+def value(table, metric, k=None):
+    rows = table[(table.metric == metric) & ((table.k == k) if k is not None else table.k.isna())]
+    assert len(rows) == 1
+    return float(rows.value.iloc[0])
+
+
+def orderings(items, scores):
+    """Every ranking by descending score, tied items in every order."""
+    groups = [list(g) for _, g in itertools.groupby(sorted(zip(scores, items), key=lambda p: -p[0]),
+                                                     key=lambda p: p[0])]
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [item for group in combo for _, item in group]
+
+
+@st.composite
+def one_user_with_ties(draw):
+    n = draw(st.integers(1, 7))
+    scores = draw(st.lists(st.sampled_from([0.1, 0.5, 0.9]), min_size=n, max_size=n))
+    grades = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n, max_size=n))
+    if not any(grades):
+        grades[draw(st.integers(0, n - 1))] = 1
+    missing = draw(st.lists(st.sampled_from([1, 2]), max_size=2))  # relevant, never scored
+    return scores, grades, missing
+
+
+@settings(max_examples=120, deadline=None)
+@given(one_user_with_ties(), st.integers(1, 6), st.sampled_from(["relevant", "min_k", "hits"]),
+       st.sampled_from(["exponential", "linear"]), st.sampled_from(["truth", "full"]))
+def test_every_tie_policy_against_brute_force_enumeration(case, k, denominator, gain, ideal):
+    scores, grades, missing = case
+    items = [f"i{j}" for j in range(len(scores))]
+    pred = pd.DataFrame({"user": "u", "item": items, "score": scores})
+    truth = pd.DataFrame({"user": "u", "item": items + [f"m{j}" for j in range(len(missing))],
+                          "label": grades + missing})
+    relevance = dict(zip(truth["item"], truth["label"]))
+    options = {"denominator": denominator, "gain": gain, "ideal": ideal}
+    tables = {ties: rm.evaluate(pred, truth, k=k, ties=ties, metrics=list(SINGLE), **options)
+              for ties in ("average", "optimistic", "pessimistic")}
+    for metric, single in SINGLE.items():
+        cut = None if metric == "mrr" else k
+        values = [single(order, relevance, k, options) for order in orderings(items, scores)]
+        assert value(tables["average"], metric, cut) == pytest.approx(np.mean(values), abs=1e-12), metric
+        # the bounds: the ranking with relevant (higher-graded) items first / last within a tie
+        grade = dict(zip(items, grades))
+        best = sorted(items, key=lambda i: (-scores[items.index(i)], -grade[i]))
+        worst = sorted(items, key=lambda i: (-scores[items.index(i)], grade[i]))
+        assert value(tables["optimistic"], metric, cut) == pytest.approx(single(best, relevance, k, options))
+        assert value(tables["pessimistic"], metric, cut) == pytest.approx(single(worst, relevance, k, options))
+        assert min(values) - 1e-12 <= value(tables["average"], metric, cut) <= max(values) + 1e-12
+
+
+def test_a_constant_score_scores_exactly_what_random_order_would():
+    rng = np.random.default_rng(5)
+    n_users, n_items = 30, 12
+    frame = pd.DataFrame({"user": np.repeat(np.arange(n_users), n_items),
+                          "item": np.tile(np.arange(n_items), n_users),
+                          "label": (rng.random(n_users * n_items) < 0.25).astype(int)})
+    constant = frame.assign(score=0.5)
+    table = rm.evaluate(constant, k=3)
+    # expected values of a uniformly random order, by formula
+    n_rel = frame.groupby("user").label.sum()
+    n_rel = n_rel[n_rel > 0]
+    assert value(table, "auc") == 0.5 and value(table, "gauc") == 0.5
+    assert value(table, "precision", 3) == pytest.approx((n_rel / n_items).mean())
+    assert value(table, "recall", 3) == pytest.approx(3 / n_items)
+    hr = 1 - n_rel.map(lambda r: math.comb(n_items - r, 3) / math.comb(n_items, 3))
+    assert value(table, "hit_rate", 3) == pytest.approx(hr.mean())
+    # and a random tie-break of the same constant scores lands on both sides of it
+    shuffled = [rm.evaluate(frame.assign(score=rng.permutation(len(frame))), k=3) for _ in range(200)]
+    assert np.mean([value(t, "ndcg", 3) for t in shuffled]) == pytest.approx(value(table, "ndcg", 3), abs=0.02)
+
+
+def test_matches_trec_eval_on_binary_labels_with_distinct_scores():
+    rng = np.random.default_rng(17)
+    rows = []
+    for u in range(60):
+        n = rng.integers(5, 40)
+        scores = rng.permutation(n) + rng.random()  # distinct within the user
+        labels = (rng.random(n) < 0.2).astype(int)
+        rows += [(f"u{u}", f"d{i}", float(s), int(l)) for i, (s, l) in enumerate(zip(scores, labels))]
+    pred = pd.DataFrame(rows, columns=["user", "item", "score", "label"])
+    qrels = {u: {d: int(l) for d, l in zip(g.item, g.label)} for u, g in pred.groupby("user")}
+    run = {u: {d: float(s) for d, s in zip(g.item, g.score)} for u, g in pred.groupby("user")}
+    judged = {u: q for u, q in qrels.items() if any(q.values())}
+    result = pytrec_eval.RelevanceEvaluator(
+        judged, {"P_5", "P_10", "recall_10", "map_cut_10", "recip_rank", "ndcg_cut_10"}).evaluate(
+        {u: run[u] for u in judged})
+    table = rm.evaluate(pred, k=[5, 10], gain="linear")
+    mean = lambda m: np.mean([r[m] for r in result.values()])  # noqa: E731
+    assert value(table, "precision", 5) == pytest.approx(mean("P_5"))
+    assert value(table, "precision", 10) == pytest.approx(mean("P_10"))
+    assert value(table, "recall", 10) == pytest.approx(mean("recall_10"))
+    assert value(table, "map", 10) == pytest.approx(mean("map_cut_10"))
+    assert value(table, "mrr") == pytest.approx(mean("recip_rank"))
+    assert value(table, "ndcg", 10) == pytest.approx(mean("ndcg_cut_10"))
+    assert value(table, "auc") == pytest.approx(roc_auc_score(pred.label, pred.score))
+    assert value(table, "gauc") == pytest.approx(rm.group_auc(pred.label, pred.score, pred.user))
+    assert table.n_users[table.metric == "precision"].iloc[0] == len(judged)
+    assert table.n_skipped[table.metric == "precision"].iloc[0] == 60 - len(judged)
+
+
+def test_one_user_equals_the_single_list_functions():
+    pred = pd.DataFrame({"user": 7, "item": list("abcdefg"), "score": [7, 6, 5, 4, 3, 2, 1],
+                         "label": [0, 2, 0, 1, 0, 0, 3]})
+    ranked = list("abcdefg")
+    grades = dict(zip(ranked, pred.label))
+    relevant = {i for i, g in grades.items() if g}
+    table, per_user = rm.evaluate(pred, k=3, per_user=True, denominator="min_k", ideal="full")
+    assert value(table, "precision", 3) == rm.precision_at_k(ranked, relevant, 3)
+    assert value(table, "recall", 3) == rm.recall_at_k(ranked, relevant, 3)
+    assert value(table, "map", 3) == rm.average_precision(ranked, relevant, k=3, denominator="min_k")
+    assert value(table, "mrr") == rm.reciprocal_rank(ranked, relevant)
+    assert value(table, "ndcg", 3) == pytest.approx(rm.ndcg(ranked, grades, k=3, ideal="full"))
+    assert value(table, "auc") == rm.roc_auc(pred.label > 0, pred.score)
+    assert per_user["ndcg@3"].iloc[0] == value(table, "ndcg", 3)
+    assert per_user[["n_items", "n_relevant"]].values.tolist() == [[7, 3]]
+
+
+def test_truth_frame_counts_unscored_items_and_users():
+    pred = pd.DataFrame({"user": ["a", "a", "b", "b", "c"], "item": [1, 2, 1, 3, 1],
+                         "score": [0.9, 0.1, 0.8, 0.7, 0.5]})
+    truth = pd.DataFrame({"user": ["a", "a", "b", "d"], "item": [2, 9, 4, 1], "label": [1, 1, 1, 1]})
+    # a: items 2 (scored, rank 2) and 9 (never scored); b: item 4 never scored; c: nothing relevant
+    # d: relevant item but no predictions at all -> scores 0 and is counted
+    table, per_user = rm.evaluate(pred, truth, k=2, per_user=True, metrics=["recall", "map", "mrr"])
+    assert per_user.set_index("user").loc[["a", "b", "d"], "recall@2"].tolist() == [0.5, 0.0, 0.0]
+    assert per_user.set_index("user").loc["a", "map@2"] == pytest.approx(0.5 / 2)
+    assert value(table, "recall", 2) == pytest.approx(0.5 / 3)
+    row = table[table.metric == "recall"].iloc[0]
+    assert (row.n_users, row.n_skipped, row.n_without_predictions) == (3, 1, 1)
+    assert math.isnan(per_user.set_index("user").loc["c", "recall@2"])
+
+
+def test_conventions_are_reported():
+    pred = pd.DataFrame({"user": 1, "item": [1, 2], "score": [0.2, 0.1], "label": [0, 1]})
+    table = rm.evaluate(pred, k=[1, 2], ties="pessimistic", gain="linear", denominator="hits")
+    assert table.attrs["conventions"] == {"ties": "pessimistic", "gain": "linear", "ideal": "truth",
+                                          "ap_denominator": "hits", "gauc_weight": "impressions",
+                                          "k": [1, 2]}
+    assert table.loc[table.metric == "ndcg", "conventions"].iloc[0] == "gain=linear, ideal=truth, ties=pessimistic"
+    assert table.k.tolist()[:2] == [pd.NA, pd.NA] or table.k.isna().sum() == 3
+
+
+def test_bootstrap_interval_is_seeded_and_contains_the_value():
+    rng = np.random.default_rng(0)
+    pred = pd.DataFrame({"user": np.repeat(np.arange(200), 10), "item": np.tile(np.arange(10), 200),
+                         "score": rng.random(2000), "label": (rng.random(2000) < 0.3).astype(int)})
+    a = rm.evaluate(pred, k=5, ci=0.9, n_resamples=300, seed=1)
+    b = rm.evaluate(pred, k=5, ci=0.9, n_resamples=300, seed=1)
+    pd.testing.assert_frame_equal(a, b)
+    ranked = a[a.metric != "auc"]
+    assert (ranked.ci_low <= ranked.value).all() and (ranked.value <= ranked.ci_high).all()
+    assert (ranked.ci_high - ranked.ci_low > 0).all()
+
+
+BAD_FRAMES = [
+    ("not a frame", lambda p: rm.evaluate(p.to_dict()), r"pred must be a pandas DataFrame"),
+    ("missing column", lambda p: rm.evaluate(p.drop(columns="score")),
+     r"pred has no column 'score'; its columns are 'user', 'item', 'label'. Rename the column or pass score="),
+    ("wrong column option", lambda p: rm.evaluate(p, user="uid"), r"pred has no column 'uid'.*pass user="),
+    ("duplicate pairs", lambda p: rm.evaluate(pd.concat([p, p.iloc[:1]])),
+     r"pred has 1 duplicate \(user, item\) row\(s\) \(first: user=1, item='a'\); keep one row per pair"),
+    ("NaN score", lambda p: rm.evaluate(p.assign(score=[0.1, np.nan, 0.3])),
+     r"pred column 'score' has 1 missing or NaN value\(s\) \(first in row 1\); drop or fill them"),
+    ("text score", lambda p: rm.evaluate(p.assign(score=["x", "y", "z"])),
+     r"pred column 'score' must hold numbers, found 'x'"),
+    ("text label", lambda p: rm.evaluate(p.assign(label=["yes", "no", "no"])),
+     r"pred column 'label' must hold numbers"),
+    ("negative label", lambda p: rm.evaluate(p.assign(label=[1, -1, 0])),
+     r"pred column 'label' has a negative relevance label \(-1 in row 1\)"),
+    ("truth missing label", lambda p: rm.evaluate(p, p.drop(columns="label")), r"truth has no column 'label'"),
+    ("bad k", lambda p: rm.evaluate(p, k=[5, 0]), r"k=0 must be an integer >= 1"),
+    ("empty k", lambda p: rm.evaluate(p, k=[]), r"k is empty"),
+    ("unknown metric", lambda p: rm.evaluate(p, metrics=["ndgc"]), r"metrics='ndgc' is not a known option"),
+    ("unknown ties", lambda p: rm.evaluate(p, ties="random"), r"ties='random' is not a known option"),
+    ("bad ci", lambda p: rm.evaluate(p, ci=95), r"ci=95 must be a number strictly between 0 and 1"),
+    ("no rows", lambda p: rm.evaluate(p.iloc[:0]), r"pred has no rows"),
+]
+
+
+@pytest.mark.parametrize("call, message", [r[1:] for r in BAD_FRAMES], ids=[r[0] for r in BAD_FRAMES])
+def test_bad_frames_raise_a_clear_value_error(call, message):
+    pred = pd.DataFrame({"user": [1, 1, 2], "item": ["a", "b", "a"], "score": [0.3, 0.2, 0.1],
+                         "label": [1, 0, 1]})
+    with pytest.raises(ValueError, match=message):
+        call(pred)
+
+
+def test_list_ideal_with_a_mixed_tie_across_the_cut_off_is_refused():
+    pred = pd.DataFrame({"user": 1, "item": [1, 2, 3], "score": [0.9, 0.5, 0.5], "label": [0, 1, 0]})
+    with pytest.raises(ValueError, match="ideal='list' with ties='average' is undefined here"):
+        rm.evaluate(pred, k=2, ideal="list", metrics=["ndcg"])
+    assert value(rm.evaluate(pred, k=2, ideal="list", ties="optimistic", metrics=["ndcg"]), "ndcg", 2) \
+        == pytest.approx(1 / math.log2(3))
