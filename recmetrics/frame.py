@@ -29,17 +29,19 @@ default it scores exactly what random ordering would.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
-from ._validation import (RecmetricsWarning, as_frame, check_k_values, check_option,
+from ._validation import (RecmetricsWarning, as_frame, check_k, check_k_values, check_option,
                           check_probability, check_unique_pairs, numeric_column)
 from .auc import GAUC_WEIGHTS, TIES, _auc_from_counts, _pair_counts_by_group
 from .ranking import (AP_DENOMINATORS, GAINS, IDEALS, _ap_kernel, _dcg_kernel, _hit_rate_kernel,
                       _hits_kernel, _ideal_dcg_kernel, _Layout, _rr_kernel)
 from .stats import bootstrap_ci
 
-__all__ = ["evaluate", "METRICS"]
+__all__ = ["evaluate", "compare", "METRICS"]
 
 #: Metric names accepted by ``metrics=``, in the order they are reported.
 METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg")
@@ -261,7 +263,6 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     n_eval = int(prep.evaluated.sum())
     n_skip = int(prep.n_users - n_eval)
     if n_eval == 0 and any(m in _AT_K + ("mrr",) for m in metrics):
-        import warnings
         warnings.warn("no user has a relevant item, so the ranking metrics are undefined (NaN)",
                       RecmetricsWarning, stacklevel=2)
 
@@ -316,5 +317,91 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         return result
     table = pd.DataFrame(columns)
     table.insert(1, "n_items", prep.n_rows_per_user)
-    table.insert(2, "n_relevant", prep.n_relevant)
+    table.insert(2, "n_positives", np.bincount(prep.lists[prep.grades > 0], minlength=prep.n_users))
+    table.insert(3, "n_relevant", prep.n_relevant)
     return result, table
+
+
+def _sign_flip_p_value(d: np.ndarray, w: np.ndarray, n_resamples: int, rng) -> float:
+    """Two-sided paired randomization test of a weighted mean difference (signs flipped)."""
+    observed = abs(np.dot(w, d) / w.sum())
+    wd = w * d
+    extreme = 0
+    chunk = max(1, 2_000_000 // d.size)
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        signs = rng.integers(0, 2, size=(size, d.size), dtype=np.int8) * 2 - 1
+        extreme += int(np.count_nonzero(np.abs(signs @ wd) / w.sum() >= observed - 1e-12))
+    return (extreme + 1) / (n_resamples + 1)
+
+
+def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user",
+            item: str = "item", score: str = "score", label: str = "label", ties: str = "average",
+            gain: str = "exponential", ideal: str = "truth", denominator: str = "relevant",
+            gauc_weight: str = "impressions", n_resamples: int = 10_000, seed: int | None = 0):
+    r"""Is model B better than model A? Per metric: both values, B - A, and paired p-values.
+
+    Both models are evaluated with :func:`evaluate` (same options). Each
+    per-user metric is paired over the users it is defined for in both, and
+    the mean difference is tested two ways: the paired t-test
+    (``scipy.stats.ttest_rel``) and a paired randomization test that flips
+    the sign of each user's difference at random ``n_resamples`` times
+    (p = (1 + #|flipped mean| >= |observed mean|) / (1 + n_resamples)). GAUC
+    is tested as the weighted mean of per-user AUC differences (weights from
+    model A: impressions, positives or 1), by randomization only. Global AUC is
+    not a mean over users, so it gets no paired p-value.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric, k, value_a, value_b, difference, p_ttest, p_randomization,
+        n_users, conventions``; ``difference`` is B - A.
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"user": [1, 1, 2, 2], "item": [1, 2, 1, 2], "score": [0.2, 0.9, 0.1, 0.8],
+    ...                   "label": [1, 0, 1, 0]})
+    >>> b = a.assign(score=[0.9, 0.2, 0.8, 0.1])
+    >>> compare(a, b, k=1, metrics=["mrr"])[["metric", "value_a", "value_b", "difference"]].values.tolist()
+    [['mrr', 0.5, 1.0, 0.5]]
+    """
+    from scipy import stats as _stats
+
+    options = dict(k=k, metrics=metrics, user=user, item=item, score=score, label=label, ties=ties,
+                   gain=gain, ideal=ideal, denominator=denominator, gauc_weight=gauc_weight)
+    table_a, users_a = evaluate(pred_a, truth, per_user=True, **options)
+    table_b, users_b = evaluate(pred_b, truth, per_user=True, **options)
+    check_option("n_resamples", "ok", ("ok",)) if isinstance(n_resamples, int) and n_resamples >= 1         else check_k(n_resamples, name="n_resamples")
+    rng = np.random.default_rng(seed)
+    paired = users_a.merge(users_b, on="user", how="inner", suffixes=("_a", "_b"))
+    rows = []
+    for (_, a), (_, b) in zip(table_a.iterrows(), table_b.iterrows()):
+        metric, cut = a["metric"], a["k"]
+        p_t = p_r = float("nan")
+        n = 0
+        if metric != "auc":
+            column = "auc" if metric == "gauc" else (metric if pd.isna(cut) else f"{metric}@{cut}")
+            va, vb = paired[f"{column}_a"].to_numpy(), paired[f"{column}_b"].to_numpy()
+            both = ~(np.isnan(va) | np.isnan(vb))
+            d = vb[both] - va[both]
+            n = int(both.sum())
+            if metric == "gauc":
+                w = {"impressions": paired["n_items_a"], "clicks": paired["n_positives_a"],
+                     "uniform": pd.Series(np.ones(len(paired)))}[gauc_weight].to_numpy()[both]
+            else:
+                w = np.ones(n)
+            if n >= 2 and np.any(d != 0):
+                p_r = _sign_flip_p_value(d, w.astype(np.float64), n_resamples, rng)
+                if metric != "gauc":
+                    with warnings.catch_warnings():  # near-constant differences: p still valid
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        p_t = float(_stats.ttest_rel(vb[both], va[both]).pvalue)
+            elif n >= 1:
+                p_t = p_r = 1.0  # identical per-user values: no evidence of a difference
+        rows.append({"metric": metric, "k": cut, "value_a": a["value"], "value_b": b["value"],
+                     "difference": b["value"] - a["value"], "p_ttest": p_t,
+                     "p_randomization": p_r, "n_users": n, "conventions": a["conventions"]})
+    result = pd.DataFrame(rows)
+    result["k"] = result["k"].astype("Int64")
+    result.attrs["conventions"] = table_a.attrs["conventions"]
+    return result

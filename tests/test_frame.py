@@ -216,3 +216,37 @@ def test_list_ideal_with_a_mixed_tie_across_the_cut_off_is_refused():
         rm.evaluate(pred, k=2, ideal="list", metrics=["ndcg"])
     assert value(rm.evaluate(pred, k=2, ideal="list", ties="optimistic", metrics=["ndcg"]), "ndcg", 2) \
         == pytest.approx(1 / math.log2(3))
+
+
+def test_compare_detects_a_real_difference_and_not_a_fake_one():
+    rng = np.random.default_rng(8)
+    n_users, n_items = 150, 20
+    base = pd.DataFrame({"user": np.repeat(np.arange(n_users), n_items),
+                         "item": np.tile(np.arange(n_items), n_users)})
+    base["label"] = (rng.random(len(base)) < 0.15).astype(int)
+    noise = rng.normal(size=len(base))
+    weak = base.assign(score=base.label * 0.3 + noise)
+    strong = base.assign(score=base.label * 1.5 + noise)
+    table = rm.compare(weak, strong, k=5, n_resamples=2000)
+    ndcg = table[table.metric == "ndcg"].iloc[0]
+    assert ndcg.value_b > ndcg.value_a and ndcg.difference == ndcg.value_b - ndcg.value_a
+    assert ndcg.p_ttest < 0.001 and ndcg.p_randomization < 0.01
+    assert table[table.metric == "gauc"].p_randomization.iloc[0] < 0.01
+    assert math.isnan(table[table.metric == "auc"].p_ttest.iloc[0])
+    # the same model against itself: no difference, p = 1
+    same = rm.compare(weak, weak, k=5, n_resamples=200)
+    assert (same.difference == 0).all() and (same.p_randomization.dropna() == 1.0).all()
+    # A re-labelled copy of the weak model (same ranking, other noise) is not "significantly" better
+    other = base.assign(score=base.label * 0.3 + rng.normal(size=len(base)))
+    p_values = rm.compare(weak, other, k=5, n_resamples=2000, metrics=["ndcg"]).p_ttest
+    assert (p_values > 0.001).all()
+
+
+def test_compare_randomization_matches_scipy_permutation_test():
+    from scipy import stats
+    from recmetrics.frame import _sign_flip_p_value
+    rng = np.random.default_rng(2)
+    d = rng.normal(0.2, 1, size=12)
+    ours = _sign_flip_p_value(d, np.ones(12), 4096, np.random.default_rng(0))
+    exact = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf).pvalue
+    assert ours == pytest.approx(exact, abs=0.02)
