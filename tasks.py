@@ -4,9 +4,10 @@
     python3 tasks.py report    execute every notebook and write HTML pages to build/
     python3 tasks.py test      run the whole test suite (unit tests and nbval)
     python3 tasks.py execute   re-execute notebooks in place, outputs stored (maintainers)
+    python3 tasks.py bench     run the speed benchmarks (ratios against numpy, scikit-learn, ranx)
 
 Each command creates a virtual environment in .venv on first use, installs the
-project into it (``pip install -e .[notebooks,dev]``) and reinstalls only when
+project into it (``pip install -e .[notebooks,dev,bench]``) and reinstalls only when
 pyproject.toml changes. Only the Python standard library is used here, so a
 fresh machine needs nothing but Python 3.11+.
 """
@@ -42,9 +43,9 @@ def ensure_venv() -> None:
     if not PYTHON.exists():
         print(f"tasks.py: creating virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    print("tasks.py: installing recmetrics with its notebook and test extras", flush=True)
+    print("tasks.py: installing recmetrics with its notebook, test and benchmark extras", flush=True)
     _run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    _run(PYTHON, "-m", "pip", "install", "--quiet", "-e", ".[notebooks,dev]")
+    _run(PYTHON, "-m", "pip", "install", "--quiet", "-e", ".[notebooks,dev,bench]")
     STAMP.write_text(wanted + "\n")
 
 
@@ -53,6 +54,7 @@ def main(argv: list[str]) -> None:
         "test": [PYTHON, "-m", "pytest"],
         "report": [PYTHON, "tools/notebooks.py", "report"],
         "execute": [PYTHON, "tools/notebooks.py", "execute"],
+        "bench": [PYTHON, "benchmarks/run_all.py"],
     }
     if not argv or argv[0] not in commands:
         print(__doc__.strip(), file=sys.stderr)

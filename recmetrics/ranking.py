@@ -76,6 +76,7 @@ class _Layout:
         # relevant rows of the same list before the group
         self.r_before = rel_cum[group_start[row_group]] - rel_cum[starts_of_row]
         self.group_gain_mean = {}  # cache per gain
+        self._first_hit = None
         self._group_start, self._row_group, self._size = group_start, row_group, size
 
     def expected_relevance(self) -> np.ndarray:
@@ -96,14 +97,14 @@ class _Layout:
         Non-zero only in the list's first tie group that holds a relevant row:
         P(J = j) = C(t - j, r - 1) / C(t, r) for the j-th place of that group.
         """
-        first_group = (self.r > 0) & (self.r_before == 0)
-        t, r, j = self.t, self.r, self.j.astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            log_p = (gammaln(np.maximum(t - j + 1, 1)) - gammaln(np.maximum(t - j - r + 2, 1))
-                     - gammaln(np.maximum(r, 1)) + gammaln(r + 1) + gammaln(t - r + 1)
-                     - gammaln(t + 1))
-        possible = first_group & (t - j + 1 >= r)
-        return np.where(possible, np.exp(np.where(possible, log_p, 0.0)), 0.0)
+        if self._first_hit is None:
+            rows = np.flatnonzero((self.r > 0) & (self.r_before == 0) & (self.t - self.j + 1 >= self.r))
+            t, r, j = self.t[rows], self.r[rows], self.j[rows].astype(np.float64)
+            log_p = (gammaln(t - j + 1) - gammaln(t - j - r + 2) - gammaln(r) + gammaln(r + 1)
+                     + gammaln(t - r + 1) - gammaln(t + 1))
+            self._first_hit = np.zeros(self.pos.size)
+            self._first_hit[rows] = np.exp(log_p)
+        return self._first_hit
 
     def ap_terms(self) -> np.ndarray:
         """Expected P@i * rel(i) at the row's position i.
