@@ -186,6 +186,37 @@ def _global_auc(prep: _Prepared, ties: str) -> float:
     return float(_auc_from_counts(wins[0], wins_or_ties[0], n_pos * n_neg, ties))
 
 
+def _auc_bootstrap(prep: _Prepared, ties: str, confidence: float, n_resamples: int, rng):
+    """Percentile interval of global AUC when users are resampled with replacement.
+
+    A resample only changes row weights (how often each user was drawn), so one
+    sort serves all: each positive's tied and lower negatives are located once,
+    and each resample sums weights over them (a weighted Mann-Whitney U).
+    """
+    positive = prep.grades > 0
+    if positive.all() or not positive.any():
+        return float("nan"), float("nan")
+    pos_order = np.argsort(prep.scores[positive])
+    neg_order = np.argsort(prep.scores[~positive])
+    pos_users = prep.lists[positive][pos_order]
+    neg_users = prep.lists[~positive][neg_order]
+    neg_sorted = prep.scores[~positive][neg_order]
+    pos_sorted = prep.scores[positive][pos_order]
+    lo = np.searchsorted(neg_sorted, pos_sorted, side="left")
+    hi = np.searchsorted(neg_sorted, pos_sorted, side="right")
+    values = np.empty(n_resamples)
+    for b in range(n_resamples):
+        w_user = np.bincount(rng.integers(0, prep.n_users, prep.n_users), minlength=prep.n_users)
+        w_pos, w_neg = w_user[pos_users], w_user[neg_users]
+        below = np.zeros(neg_sorted.size + 1)
+        np.cumsum(w_neg, out=below[1:])
+        wins, wins_or_ties = np.dot(w_pos, below[lo]), np.dot(w_pos, below[hi])
+        pairs = w_pos.sum() * below[-1]
+        values[b] = _auc_from_counts(wins, wins_or_ties, pairs, ties) if pairs else np.nan
+    low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
+
+
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
              score: str = "score", label: str = "label", ties: str = "average",
              per_user: bool = False, gain: str = "exponential", ideal: str = "truth",
@@ -223,7 +254,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     ci : float, optional
         Confidence level (e.g. 0.95) for percentile bootstrap intervals from
         resampling users (``n_resamples`` times, seeded by ``seed``); adds
-        columns ``ci_low`` and ``ci_high``.
+        columns ``ci_low`` and ``ci_high``. Means over users use
+        :func:`recmetrics.bootstrap_ci`; global AUC is recomputed on each
+        resample with the drawn users' rows weighted by how often they were drawn.
 
     Returns
     -------
@@ -270,12 +303,12 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     rng = np.random.default_rng(seed)
 
     def add(metric, cut, value, n_users, n_skipped, n_without, convention, per_user_values=None,
-            weights=None):
+            weights=None, interval=None):
         row = {"metric": metric, "k": cut, "value": float(value), "n_users": n_users,
                "n_skipped": n_skipped, "n_without_predictions": n_without,
                "conventions": convention}
         if ci is not None:
-            low = high = float("nan")
+            low, high = interval or (float("nan"), float("nan"))
             if per_user_values is not None and len(per_user_values) > 1:
                 low, high = bootstrap_ci(per_user_values, weights=weights, confidence=ci,
                                          n_resamples=n_resamples, seed=rng)
@@ -283,8 +316,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         rows.append(row)
 
     if "auc" in metrics:
+        interval = _auc_bootstrap(prep, ties, ci, n_resamples, rng) if ci is not None else None
         add("auc", None, _global_auc(prep, ties), prep.n_users - int(prep.without_predictions.sum()),
-            0, 0, f"ties={ties}")
+            0, 0, f"ties={ties}", interval=interval)
     if "gauc" in metrics or per_user:
         user_auc, pos, neg = _user_auc(prep, ties)
         columns["auc"] = user_auc

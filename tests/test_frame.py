@@ -172,9 +172,23 @@ def test_bootstrap_interval_is_seeded_and_contains_the_value():
     a = rm.evaluate(pred, k=5, ci=0.9, n_resamples=300, seed=1)
     b = rm.evaluate(pred, k=5, ci=0.9, n_resamples=300, seed=1)
     pd.testing.assert_frame_equal(a, b)
-    ranked = a[a.metric != "auc"]
-    assert (ranked.ci_low <= ranked.value).all() and (ranked.value <= ranked.ci_high).all()
-    assert (ranked.ci_high - ranked.ci_low > 0).all()
+    assert (a.ci_low <= a.value).all() and (a.value <= a.ci_high).all()
+    assert (a.ci_high - a.ci_low > 0).all()
+
+
+def test_auc_bootstrap_resample_equals_recomputing_auc_on_the_drawn_users():
+    """The weighted shortcut must give the AUC of the resampled rows themselves."""
+    from recmetrics.frame import _auc_bootstrap, _Prepared
+    rng = np.random.default_rng(4)
+    pred = pd.DataFrame({"user": np.repeat(np.arange(15), 6), "item": np.tile(np.arange(6), 15),
+                         "score": rng.integers(0, 5, 90) / 4, "label": (rng.random(90) < 0.4).astype(int)})
+    prep = _Prepared(pred, None, user="user", item="item", score="score", label="label", ties="average")
+    # one resample, with the draws replayed by hand
+    draws = np.random.default_rng(9).integers(0, prep.n_users, prep.n_users)
+    resampled = pd.concat([pred[pred.user == prep.users[u]] for u in draws])
+    expected = roc_auc_score(resampled.label, resampled.score)
+    low, high = _auc_bootstrap(prep, "average", 0.5, 1, np.random.default_rng(9))
+    assert low == pytest.approx(expected) and high == pytest.approx(expected)
 
 
 BAD_FRAMES = [
