@@ -27,9 +27,13 @@ PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".installed-pyproject-sha256"
 
 
-def _run(*args: str | os.PathLike) -> None:
-    completed = subprocess.run([str(a) for a in args], cwd=ROOT)
+def _run(*args: str | os.PathLike, quiet: bool = False) -> None:
+    """Run a command; with ``quiet``, show its output only if it fails."""
+    completed = subprocess.run([str(a) for a in args], cwd=ROOT, text=True,
+                               capture_output=quiet)
     if completed.returncode != 0:
+        if quiet:
+            sys.stderr.write(completed.stdout + completed.stderr)
         sys.exit(completed.returncode)
 
 
@@ -44,8 +48,8 @@ def ensure_venv() -> None:
         print(f"tasks.py: creating virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     print("tasks.py: installing recmetrics with its notebook, test and benchmark extras", flush=True)
-    _run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    _run(PYTHON, "-m", "pip", "install", "--quiet", "-e", ".[notebooks,dev,bench]")
+    _run(PYTHON, "-m", "pip", "install", "--upgrade", "pip", quiet=True)
+    _run(PYTHON, "-m", "pip", "install", "-e", ".[notebooks,dev,bench]", quiet=True)
     STAMP.write_text(wanted + "\n")
 
 
