@@ -121,6 +121,11 @@ def roc_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     fpr, tpr, thresholds : numpy.ndarray
         Of equal length (number of distinct scores + 1), thresholds decreasing.
 
+    References
+    ----------
+    Fawcett, T. (2006). An introduction to ROC analysis. *Pattern Recognition Letters* 27(8),
+    861-874.
+
     Examples
     --------
     >>> fpr, tpr, thr = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
@@ -235,6 +240,10 @@ class GroupAUC:
 def group_auc_details(y_true, y_score, groups, *, weight: str = "impressions",
                       ties: str = "average") -> GroupAUC:
     r"""Group AUC (GAUC) with the per-group table; see :func:`group_auc`.
+
+    References
+    ----------
+    Zhou, G. et al. (2018). Deep Interest Network for click-through rate prediction. *KDD*.
 
     Examples
     --------

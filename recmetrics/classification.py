@@ -110,6 +110,11 @@ def confusion_matrix(y_true, y_pred) -> ConfusionMatrix:
     ConfusionMatrix
         With integer fields ``tp, fp, fn, tn`` and the rates as properties.
 
+    References
+    ----------
+    Fawcett, T. (2006). An introduction to ROC analysis. *Pattern Recognition Letters* 27(8),
+    861-874.
+
     Examples
     --------
     >>> cm = confusion_matrix([1, 0, 1, 0], [1, 1, 0, 0])
@@ -133,6 +138,11 @@ def accuracy(y_true, y_pred) -> float:
 
     Never 0/0 (the input may not be empty), so it takes no ``zero_division``.
 
+    References
+    ----------
+    Fawcett, T. (2006). An introduction to ROC analysis. *Pattern Recognition Letters* 27(8),
+    861-874.
+
     Examples
     --------
     >>> accuracy([1] + [0] * 99, [0] * 100)
@@ -147,6 +157,11 @@ def precision(y_true, y_pred, *, zero_division="warn") -> float:
     .. math:: \mathrm{Precision} = \frac{TP}{TP + FP}
 
     0/0 when nothing is predicted positive; ``zero_division`` decides.
+
+    References
+    ----------
+    Manning, C. D., Raghavan, P. & Schütze, H. (2008). *Introduction to Information Retrieval*,
+    ch. 8. Cambridge University Press.
 
     Examples
     --------
@@ -164,6 +179,11 @@ def recall(y_true, y_pred, *, zero_division="warn") -> float:
 
     0/0 when there is no actual positive; ``zero_division`` decides.
 
+    References
+    ----------
+    Manning, C. D., Raghavan, P. & Schütze, H. (2008). *Introduction to Information Retrieval*,
+    ch. 8. Cambridge University Press.
+
     Examples
     --------
     >>> recall([1, 1, 1, 0], [1, 0, 0, 0])
@@ -177,6 +197,11 @@ def true_positive_rate(y_true, y_pred, *, zero_division="warn") -> float:
     r"""True positive rate (真正例率, TPR), the same number as recall.
 
     .. math:: \mathrm{TPR} = \frac{TP}{TP + FN}
+
+    References
+    ----------
+    Fawcett, T. (2006). An introduction to ROC analysis. *Pattern Recognition Letters* 27(8),
+    861-874.
 
     Examples
     --------
@@ -192,6 +217,11 @@ def false_positive_rate(y_true, y_pred, *, zero_division="warn") -> float:
     .. math:: \mathrm{FPR} = \frac{FP}{FP + TN}
 
     0/0 when there is no actual negative; ``zero_division`` decides.
+
+    References
+    ----------
+    Fawcett, T. (2006). An introduction to ROC analysis. *Pattern Recognition Letters* 27(8),
+    861-874.
 
     Examples
     --------
@@ -229,6 +259,10 @@ def f1_score(y_true, y_pred, *, zero_division="warn") -> float:
     r"""F1 score (F1 值): harmonic mean of precision and recall.
 
     .. math:: F_1 = \frac{2PR}{P + R} = \frac{2\,TP}{2\,TP + FN + FP}
+
+    References
+    ----------
+    van Rijsbergen, C. J. (1979). *Information Retrieval*, 2nd ed., ch. 7.
 
     Examples
     --------

@@ -267,6 +267,11 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         users with rows; for GAUC: users with both classes). The conventions
         used are also in ``result.attrs["conventions"]``.
 
+    References
+    ----------
+    McSherry, F. & Najork, M. (2008). Computing information retrieval performance measures
+    efficiently in the presence of tied scores. *ECIR*.
+
     Examples
     --------
     >>> pred = pd.DataFrame({"user": [1, 1, 1, 2, 2], "item": list("abcab"),
@@ -390,6 +395,11 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     pandas.DataFrame
         ``metric, k, value_a, value_b, difference, p_ttest, p_randomization,
         n_users, conventions``; ``difference`` is B - A.
+
+    References
+    ----------
+    Smucker, M. D., Allan, J. & Carterette, B. (2007). A comparison of statistical significance
+    tests for information retrieval evaluation. *CIKM*.
 
     Examples
     --------

@@ -222,6 +222,11 @@ def precision_at_k(ranked, relevant, k: int) -> float:
 
     A list shorter than ``k`` still divides by ``k`` (trec_eval ``P_k``).
 
+    References
+    ----------
+    Manning, C. D., Raghavan, P. & Schütze, H. (2008). *Introduction to Information Retrieval*,
+    ch. 8. Cambridge University Press.
+
     Examples
     --------
     >>> precision_at_k(["a", "b", "c", "d"], {"b", "d", "x"}, 2)
@@ -236,6 +241,11 @@ def recall_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
     r"""Recall at k (R@k, 前 k 项召回率): share of the relevant items found in the top k.
 
     .. math:: R@k = \frac{|\{\text{relevant items in the top } k\}|}{|\text{relevant}|}
+
+    References
+    ----------
+    Manning, C. D., Raghavan, P. & Schütze, H. (2008). *Introduction to Information Retrieval*,
+    ch. 8. Cambridge University Press.
 
     Examples
     --------
@@ -253,9 +263,16 @@ def recall_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
 def hit_rate_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
     r"""Hit rate at k (HR@k, 命中率): 1.0 if any of the top k is relevant, else 0.0.
 
+    .. math:: HR@k = \mathbb 1\big[\,|\{\text{relevant items in the top } k\}| > 0\,\big]
+
     Averaged over users this is the share of users with at least one hit.
     Some texts call ``hits / relevant`` "hit ratio"; that number is
     :func:`recall_at_k`.
+
+    References
+    ----------
+    He, X. et al. (2017). Neural collaborative filtering. *WWW* (hit ratio with one held-out
+    item).
 
     Examples
     --------
@@ -297,6 +314,12 @@ def average_precision(ranked, relevant, *, k: int | None = None, denominator: st
     zero_division : "warn", 0.0, 1.0 or nan
         Result when nothing is relevant.
 
+    References
+    ----------
+    Buckley, C. & Voorhees, E. M. (2000). Evaluating evaluation measure stability. *SIGIR*.
+    Manning, C. D., Raghavan, P. & Schütze, H. (2008). *Introduction to Information Retrieval*,
+    ch. 8. Cambridge University Press.
+
     Examples
     --------
     >>> ranked, relevant = ["a", "b", "c", "d", "e"], {"a", "c", "x", "y"}
@@ -320,6 +343,10 @@ def reciprocal_rank(ranked, relevant, *, k: int | None = None, zero_division="wa
     r"""Reciprocal rank (RR, 倒数排名): 1 / position of the first relevant item.
 
     .. math:: RR = \frac{1}{\mathrm{rank}_1}, \text{ or 0 if no relevant item is in the top } k
+
+    References
+    ----------
+    Voorhees, E. M. (1999). The TREC-8 question answering track report. *TREC-8*.
 
     Examples
     --------
@@ -351,6 +378,11 @@ def mean_average_precision(ranked_lists, relevant_lists, *, k: int | None = None
     Lists with no relevant item follow ``zero_division``; with
     ``zero_division=float("nan")`` they are left out of the mean.
 
+    References
+    ----------
+    Manning, C. D., Raghavan, P. & Schütze, H. (2008). *Introduction to Information Retrieval*,
+    ch. 8. Cambridge University Press.
+
     Examples
     --------
     >>> mean_average_precision([["a", "b"], ["c", "d"]], [{"a"}, {"d"}])
@@ -365,6 +397,10 @@ def mean_reciprocal_rank(ranked_lists, relevant_lists, *, k: int | None = None,
     r"""Mean reciprocal rank (MRR, 平均倒数排名): RR averaged over users.
 
     .. math:: MRR = \frac{1}{|U|}\sum_{u \in U} \frac{1}{\mathrm{rank}_u}
+
+    References
+    ----------
+    Voorhees, E. M. (1999). The TREC-8 question answering track report. *TREC-8*.
 
     Examples
     --------
@@ -384,6 +420,11 @@ def cg(gains, k: int | None = None) -> float:
     .. math:: CG@k = \sum_{i=1}^{k} \mathrm{rel}_i
 
     Blind to order: any permutation of the top k gives the same CG.
+
+    References
+    ----------
+    Järvelin, K. & Kekäläinen, J. (2002). Cumulated gain-based evaluation of IR techniques. *ACM
+    TOIS* 20(4), 422-446.
 
     Examples
     --------
@@ -413,6 +454,12 @@ def dcg(gains, k: int | None = None, *, gain: str = "exponential") -> float:
         Exponential gain (Burges et al. 2005) stresses highly relevant items;
         linear gain (Järvelin & Kekäläinen 2002, trec_eval, scikit-learn's
         ``dcg_score``) uses the grade itself. Equal for 0/1 grades.
+
+    References
+    ----------
+    Järvelin, K. & Kekäläinen, J. (2002). Cumulated gain-based evaluation of IR techniques. *ACM
+    TOIS* 20(4), 422-446. Burges, C. et al. (2005). Learning to rank using gradient descent.
+    *ICML*.
 
     Examples
     --------

@@ -30,6 +30,11 @@ def mse(y_true, y_pred) -> float:
 
     .. math:: \mathrm{MSE} = \frac{1}{n}\sum_{i=1}^{n}(y_i - \hat y_i)^2
 
+    References
+    ----------
+    Herlocker, J. L. et al. (2004). Evaluating collaborative filtering recommender systems. *ACM
+    TOIS* 22(1), 5-53.
+
     Examples
     --------
     >>> mse([3, 4, 5], [2.5, 4, 6])
@@ -44,6 +49,11 @@ def rmse(y_true, y_pred) -> float:
 
     .. math:: \mathrm{RMSE} = \sqrt{\frac{1}{n}\sum_{i=1}^{n}(y_i - \hat y_i)^2}
 
+    References
+    ----------
+    Herlocker, J. L. et al. (2004). Evaluating collaborative filtering recommender systems. *ACM
+    TOIS* 22(1), 5-53.
+
     Examples
     --------
     >>> round(rmse([3, 4, 5], [2.5, 4, 6]), 4)
@@ -56,6 +66,11 @@ def mae(y_true, y_pred) -> float:
     r"""Mean absolute error (MAE, 平均绝对误差).
 
     .. math:: \mathrm{MAE} = \frac{1}{n}\sum_{i=1}^{n}|y_i - \hat y_i|
+
+    References
+    ----------
+    Herlocker, J. L. et al. (2004). Evaluating collaborative filtering recommender systems. *ACM
+    TOIS* 22(1), 5-53.
 
     Examples
     --------

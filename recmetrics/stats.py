@@ -46,6 +46,11 @@ def chi_square_test(observed, expected=None) -> ChiSquareResult:
     ChiSquareResult
         ``statistic``, ``dof`` and ``p_value``.
 
+    References
+    ----------
+    Pearson, K. (1900). On the criterion that a given system of deviations from the probable ...
+    *Philosophical Magazine* 50(302), 157-175.
+
     Examples
     --------
     >>> r = chi_square_test([3, 7])          # 3 heads, 7 tails, fair coin expected
@@ -79,6 +84,10 @@ def chi_square_critical_value(alpha: float, dof: int) -> float:
     r"""The value a chi-square statistic exceeds with probability ``alpha`` under H0.
 
     .. math:: c \text{ such that } P(\chi^2_{\text{dof}} \ge c) = \alpha
+
+    References
+    ----------
+    Pearson, K. (1900). *Philosophical Magazine* 50(302), 157-175.
 
     Examples
     --------
@@ -115,6 +124,11 @@ def bootstrap_ci(values, *, weights=None, confidence: float = 0.95, n_resamples:
     Returns
     -------
     (low, high) : tuple of float
+
+    References
+    ----------
+    Efron, B. & Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*, ch. 13. Chapman &
+    Hall.
 
     Examples
     --------
