@@ -59,6 +59,7 @@ Mining (KDD '20)*, 1748-1757. https://doi.org/10.1145/3394486.3403226
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -79,6 +80,13 @@ TIES = ("pessimistic", "optimistic")
 
 #: Largest number of P(r | R) entries held in memory at once (4 Mi floats, 32 MiB).
 CHUNK_ENTRIES = 1 << 22
+#: numpy's Generator.hypergeometric needs fewer than 10^9 good and bad items each.
+MAX_ITEMS_TO_DRAW = 10**9
+#: The BV fit sums over every exact rank up to this catalogue size; beyond, over a grid
+#: (``_rank_grid``): the first GRID_HEAD ranks one by one, the rest in at most GRID_BINS bins.
+GRID_ALL_RANKS = 50_000
+GRID_HEAD = 20_000
+GRID_BINS = 20_000
 
 
 # --------------------------------------------------------------------------- kernels
@@ -151,27 +159,75 @@ def _expected_sampled_kernel(exact_ranks: np.ndarray, n_items: int, n_negatives:
     return out
 
 
+def _rank_grid(n_items: int, n_negatives: int, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ranks at which the BV fit evaluates P(r | R), and how many ranks each stands for.
+
+    Up to ``GRID_ALL_RANKS`` items: every rank, each standing for itself. Beyond,
+    the first ``GRID_HEAD`` ranks (and every rank up to the cut-off ``k``) and the
+    last 2(m + 1) ranks stay single, and the ranks in between are grouped into at
+    most ``GRID_BINS`` bins of equal width, each represented by its midpoint.
+    P(r | R) changes on a scale of about n/m ranks there, far wider than a bin,
+    so the sums over R change by a relative 1e-6 or less (midpoint rule).
+    """
+    if n_items <= GRID_ALL_RANKS:
+        return np.arange(1, n_items + 1, dtype=np.float64), np.ones(n_items)
+    head = max(GRID_HEAD, k or 0)
+    tail_start = n_items - 2 * (n_negatives + 1)
+    if head >= tail_start - GRID_BINS:
+        return np.arange(1, n_items + 1, dtype=np.float64), np.ones(n_items)
+    middle = tail_start - head                     # ranks head + 1 .. tail_start
+    step = -(-middle // GRID_BINS)
+    lower = np.arange(head + 1, tail_start + 1, step, dtype=np.float64)
+    upper = np.minimum(lower + step - 1, tail_start)
+    ranks = np.concatenate([np.arange(1, head + 1), (lower + upper) / 2,
+                            np.arange(tail_start + 1, n_items + 1)]).astype(np.float64)
+    widths = np.concatenate([np.ones(head), upper - lower + 1, np.ones(n_items - tail_start)])
+    return ranks, widths
+
+
+@functools.lru_cache(maxsize=2)
+def _all_ranks_pmf(n_items: int, n_negatives: int) -> np.ndarray:
+    """P(r | R) for every exact rank, kept for the next fit with the same n and m.
+
+    Used only when the whole matrix fits in one chunk (at most CHUNK_ENTRIES
+    entries), so the cache holds at most two 32 MiB arrays. Read-only.
+    """
+    pmf = _pmf_kernel(np.arange(1, n_items + 1, dtype=np.float64), n_items, n_negatives,
+                      n_negatives + 1, "hypergeometric")
+    pmf.setflags(write=False)
+    return pmf
+
+
 def _bv_kernel(n_items: int, n_negatives: int, metric: str, k: int | None, gamma: float,
                weights, sampled_share: np.ndarray | None) -> np.ndarray:
     """Corrected value of each sampled rank r = 1 .. m + 1 (Krichene & Rendle's BV).
 
     Solves ((1 - gamma) A'DA + gamma diag(c)) x = A'Db, accumulating A'DA,
-    A'Db and c over chunks of exact ranks R = 1 .. n, where A[R, r] = P(r | R),
-    D = diag(p(R)), b[R] = M(R) and c = A'p. The rank weights p(R) are
-    ``weights`` (an array over R) or, when ``sampled_share`` is given, the
-    sampled-rank shares h spread back over the exact ranks:
+    A'Db and c over chunks of exact ranks R = 1 .. n (on the grid of
+    :func:`_rank_grid`), where A[R, r] = P(r | R), D = diag(p(R)), b[R] = M(R)
+    and c = A'p. The rank weights p(R) are ``weights`` (an array over all n
+    ranks, summed within each grid bin) or, when ``sampled_share`` is given,
+    the sampled-rank shares h spread back over the exact ranks:
     p(R) = (m + 1)/n * sum_r h(r) P(r | R).
     """
     width = n_negatives + 1
+    grid, counts = _rank_grid(n_items, n_negatives, k)
+    if weights is not None:
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        weights = np.add.reduceat(np.asarray(weights, dtype=np.float64), starts)
     gram = np.zeros((width, width))
     rhs = np.zeros(width)
     mass = np.zeros(width)
     total = 0.0
-    for part in _chunks(n_items, width):
-        ranks = np.arange(part.start + 1, part.stop + 1, dtype=np.float64)
-        pmf = _pmf_kernel(ranks, n_items, n_negatives, width, "hypergeometric")
+    whole = grid.size == n_items and n_items * width <= CHUNK_ENTRIES
+    for part in _chunks(grid.size, width):
+        ranks = grid[part]
+        if whole:                                  # one chunk: every rank, reusable
+            pmf = _all_ranks_pmf(n_items, n_negatives)
+        else:
+            pmf = _pmf_kernel(ranks, n_items, n_negatives, width, "hypergeometric")
         if sampled_share is not None:
-            p = (width / n_items) * (pmf @ sampled_share)
+            p = (width / n_items) * (pmf @ sampled_share) * counts[part]
         else:
             p = weights[part]
         weighted = pmf * p[:, None]
@@ -251,7 +307,7 @@ def _check_metric(metric, k) -> tuple[str, int | None]:
 def _check_gamma(gamma) -> float:
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= gamma <= 1:
         raise ValueError(f"gamma={gamma!r} must be a number from 0 to 1 (0: least bias, "
-                         "1: least mean squared error); Krichene & Rendle use 0.01 and 0.1")
+                         "1: least mean squared error); the default is 0.01")
     return float(gamma)
 
 
@@ -292,6 +348,11 @@ def rank_of_held_out(y_score, held_out, *, ties: str = "pessimistic") -> np.ndar
     -------
     numpy.ndarray of int64
         Ranks 1 .. n_items.
+
+    References
+    ----------
+    Krichene & Rendle (2020), section 2 (the rank of the relevant item among
+    all items, and among the sampled ones).
 
     Examples
     --------
@@ -369,6 +430,10 @@ def sample_ranks(exact_ranks, n_items: int, n_negatives: int, *, seed=None) -> n
     True
     """
     n_items, n_negatives = _check_catalogue(n_items, n_negatives)
+    if n_items > MAX_ITEMS_TO_DRAW:
+        raise ValueError(f"n_items={n_items} is above {MAX_ITEMS_TO_DRAW:,}, the largest catalogue "
+                         "numpy's hypergeometric generator handles; the binomial approximation "
+                         "(Generator.binomial(m, (R - 1)/(n - 1))) is exact to within m/n there")
     ranks = _as_ranks("exact_ranks", exact_ranks, n_items, "n_items").astype(np.int64)
     rng = np.random.default_rng(_check_seed(seed))
     above = rng.hypergeometric(ranks - 1, n_items - ranks, n_negatives)
@@ -553,12 +618,29 @@ def bv_correction(n_items: int, n_negatives: int, metric: str, *, k: int | None 
 
     .. math:: \big((1 - \gamma) A^\top D A + \gamma\, \mathrm{diag}(c)\big)\,\hat M = A^\top D b .
 
-    ``gamma = 0`` is the paper's minimal-bias (MB) correction: unbiased when
-    the weights are right, but wildly varying from one sampled rank to the
-    next. ``gamma = 1`` minimises bias² + variance, the mean squared error,
-    and gives the posterior mean :math:`\hat M(r) = E_p[M(R) \mid r]`. In
-    between, the paper uses 0.1 and 0.01. Corrected values may fall outside
-    the metric's range for a single user; only their mean estimates the metric.
+    ``gamma = 0`` is the paper's minimal-bias (MB) correction: as little
+    bias as m + 1 values allow, but values that swing wildly from one sampled
+    rank to the next; the system is then ill-conditioned, so the table
+    depends on rounding (its mean over users hardly does). ``gamma = 1``
+    minimises bias² + variance, the mean squared error, and gives the
+    posterior mean :math:`\hat M(r) = E_p[M(R) \mid r]`. Small values such
+    as 0.01 (the default) or 0.1 trade a little bias for much less variance.
+    Corrected values may fall outside the metric's range for a single user;
+    only their mean estimates the metric.
+
+    The objective above (squared bias plus gamma times variance) and its
+    normal equations are derived here from the paper's description of the
+    trade-off; its text was not available to check how it scales gamma. A
+    weighting of (1 - gamma') bias² + gamma' variance is the same fit with
+    gamma = gamma' / (1 - gamma'), so small values barely differ.
+
+    The fit sums over all n exact ranks, in chunks; it costs about
+    n (m + 1)² operations, whatever the number of users. Above
+    ``GRID_ALL_RANKS`` items it sums over a grid instead: the first
+    ``GRID_HEAD`` ranks one by one, the rest in at most ``GRID_BINS`` bins
+    of equal width (midpoint rule, relative change 1e-6 or less for
+    gamma > 0). For catalogues that fit in one chunk, P(r | R) is cached
+    for the next call with the same n and m.
 
     Parameters
     ----------

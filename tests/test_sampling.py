@@ -146,10 +146,7 @@ def test_expected_sampled_metric_matches_monte_carlo():
     repeats = 4_000
     sampled = sampling.sample_ranks(np.tile(ranks, repeats), n, m, seed=99).reshape(repeats, -1)
     for metric, k in METRIC_CASES:
-        values = np.array([[metric_literal(int(r), m + 1, metric, k) for r in row] for row in sampled[:200]])
-        # vectorised form of the same literal metric for all repeats
         per_draw = np.vectorize(lambda r: metric_literal(int(r), m + 1, metric, k))(sampled)
-        np.testing.assert_allclose(per_draw[:200], values)
         monte_carlo = per_draw.mean(axis=1)                     # one mean per repeat
         expected = sampling.expected_sampled_metric(ranks, n, m, metric, k=k)
         se = monte_carlo.std(ddof=1) / math.sqrt(repeats)
@@ -310,9 +307,9 @@ def test_with_few_samples_every_metric_orders_models_like_auc():
     n = 10_000
     models = [A, B, C, [1, 5000, 5000, 9000, 9000], [300] * 5, [20, 20, 3000, 3000, 6000]]
     auc = [sampling.exact_metric(R, n, "auc") for R in models]
-    for metric, k in [("hit_rate", 10), ("average_precision", None), ("ndcg", 10)]:
+    for metric, k in [("hit_rate", 1), ("average_precision", None), ("ndcg", 10)]:
         values = [sampling.expected_sampled_metric(R, n, 1, metric, k=k) for R in models]
-        # with m = 1 every metric is an increasing linear function of AUC
+        # with m = 1 (a list of two) every metric is an increasing linear function of AUC
         assert np.argsort(values).tolist() == np.argsort(auc).tolist()
         slope = np.polyfit(auc, values, 1)
         np.testing.assert_allclose(np.polyval(slope, auc), values, atol=1e-12)
@@ -444,6 +441,8 @@ BAD_INPUTS = [
      r"n_items=100.0 must be a whole number >= 2 .*; pass int\(100.0\)"),
     ("n_negatives zero", lambda: sampling.sample_ranks([1], 10, 0),
      r"n_negatives=0 must be a whole number >= 1 \(at least one sampled negative\)"),
+    ("catalogue too large to draw", lambda: sampling.sample_ranks([1], 2 * 10**9, 99),
+     r"n_items=2000000000 is above 1,000,000,000, the largest catalogue numpy's hypergeometric"),
     ("too many negatives", lambda: sampling.sampled_rank_distribution(1, 100, 100),
      r"n_negatives=100 is more than the 99 other items \(n_items - 1\); .* pass n_negatives <= 99"),
     ("rank zero", lambda: sampling.sample_ranks([3, 0, 2], 10, 5),
@@ -524,3 +523,22 @@ def test_results_are_plain_floats():
     assert isinstance(sampling.exact_metric([1], 10, "auc"), float)
     assert isinstance(sampling.expected_sampled_metric([1], 10, 5, "auc"), float)
     assert isinstance(sampling.correct_sampled_metric([1], 10, 5, "auc"), float)
+
+
+@pytest.mark.parametrize("metric, k", [("hit_rate", 10), ("average_precision", None), ("auc", None)])
+def test_bv_on_the_rank_grid_of_a_large_catalogue_matches_the_sum_over_every_rank(monkeypatch, metric, k):
+    n, m = 60_000, 50
+    rng = np.random.default_rng(4)
+    sampled = sampling.sample_ranks(np.ceil(n * rng.random(5_000) ** 3).astype(int), n, m, seed=5)
+    weights = 1 / np.arange(1, n + 1) ** 0.5
+    every = (sampling.correct_sampled_metric(sampled, n, m, metric, k=k),
+             sampling.bv_correction(n, m, metric, k=k, rank_weights=weights))
+    monkeypatch.setattr(sampling, "GRID_ALL_RANKS", 1_000)      # force a coarse grid:
+    monkeypatch.setattr(sampling, "GRID_HEAD", 500)             # bins of 30 ranks
+    monkeypatch.setattr(sampling, "GRID_BINS", 2_000)
+    grid, counts = sampling._rank_grid(n, m, k)
+    assert counts.sum() == n and grid.size < 3_000 and counts.max() == 30
+    gridded = (sampling.correct_sampled_metric(sampled, n, m, metric, k=k),
+               sampling.bv_correction(n, m, metric, k=k, rank_weights=weights))
+    assert gridded[0] == pytest.approx(every[0], abs=1e-5)
+    np.testing.assert_allclose(gridded[1], every[1], atol=1e-4)
