@@ -22,15 +22,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 import recmetrics as rm
-
-
-def best_time(fn, *args, repeat=3, **kwargs) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args, **kwargs)
-        best = min(best, time.perf_counter() - start)
-    return best
+from _timing import best_time
 
 
 def per_user_loop_gauc(labels, scores, users):

@@ -27,15 +27,7 @@ import numpy as np
 from scipy import stats
 
 from recmetrics import sampling
-
-
-def best_time(fn, *args, repeat=3, **kwargs) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args, **kwargs)
-        best = min(best, time.perf_counter() - start)
-    return best
+from _timing import best_time
 
 
 def choice_loop(exact_ranks, n_items, n_negatives, seed):
