@@ -87,6 +87,8 @@ BAD_INPUTS = [
     ("bootstrap resamples", lambda: rm.bootstrap_ci([0.1, 0.2], n_resamples=0), r"n_resamples=0 must be an integer >= 1"),
     ("evaluate without a frame", lambda: rm.evaluate([[1, 2, 0.5]]),
      r"pred must be a pandas DataFrame, got list; read your file with pandas.read_csv"),
+    ("compare without a frame", lambda: rm.compare([[1, 2, 0.5]], [[1, 2, 0.5]]),
+     r"pred must be a pandas DataFrame, got list"),
     ("infinite rating", lambda: rm.rmse([1, 2], [1, float("inf")]), r"y_pred contains infinite values"),
 ]
 

@@ -1,0 +1,124 @@
+"""Generate the sample click log and two models' scores shipped in data/ (seeded, reproducible).
+
+    .venv/bin/python data/make_sample.py              # rewrite the files in data/
+    .venv/bin/python data/make_sample.py --out DIR    # write them to DIR instead
+
+tests/test_cli.py re-runs this script and checks that it reproduces the committed
+files (the CSV files byte for byte, the Parquet file as an equal DataFrame).
+
+The world it simulates
+----------------------
+* 2,000 users of very different activity: the number of impressions of a user
+  is lognormal (median 9, clipped to 2..200), so the most active 10% of users
+  own about a third of all rows, as in real logs.
+* 1,500 items whose popularity follows a Zipf law (exponent 1.1): items are
+  shown to users with probability proportional to popularity, without
+  repeats within a user.
+* A latent relevance (the log-odds of a click) for every (user, item) pair:
+  a base rate, a popularity effect and a user-item affinity from 8-dimensional
+  taste vectors. The label is one draw of the click: 1 = clicked, 0 = not.
+  About 15% of impressions are clicks; a quarter of the users, mostly those
+  with few impressions, clicked nothing (the ranking metrics skip them).
+* Two models of known quality score every impression. Each score is the
+  sigmoid of the true log-odds plus Gaussian noise, rounded to 4 decimals
+  (so a few ties appear, as with real model outputs):
+
+  - model A, the weaker one: noise standard deviation 1.4 on the log-odds,
+    and it captures 60% of the user-item affinity;
+  - model B, the stronger one: noise standard deviation 1.2, 80% of the
+    affinity.
+
+  Model B is better by construction, but not by much: ``recmetrics compare``
+  finds it significantly better on AUC-like and rank-sensitive metrics (GAUC,
+  MAP, MRR, NDCG) and not on hit rate@10, where both models are near 1.
+
+Files (user and item ids are strings such as "u0042" and "i0317"):
+
+    sample_truth.csv         user,item,label     the click log (one row per impression)
+    sample_model_a.csv       user,item,score     model A's scores
+    sample_model_b.csv       user,item,score     model B's scores
+    sample_model_a.parquet   user,item,score     model A's scores again, as Parquet
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SEED = 20240601
+N_USERS = 2_000
+N_ITEMS = 1_500
+DIM = 8
+
+HERE = Path(__file__).resolve().parent
+
+
+def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The click log and the two models' scores, as (truth, model_a, model_b) frames."""
+    rng = np.random.default_rng(seed)
+
+    # users: lognormal activity, clipped to [2, 200] impressions
+    activity = np.clip(np.round(rng.lognormal(mean=np.log(9.0), sigma=0.9, size=N_USERS)), 2, 200)
+    activity = activity.astype(np.int64)
+
+    # items: Zipf popularity; which items a user sees = popularity-weighted sampling
+    # without replacement (Gumbel top-k: the n largest of log p + Gumbel noise)
+    popularity = 1.0 / np.arange(1, N_ITEMS + 1) ** 1.1
+    popularity /= popularity.sum()
+    keys = np.log(popularity)[None, :] + rng.gumbel(size=(N_USERS, N_ITEMS))
+    order = np.argsort(-keys, axis=1, kind="stable")
+    take = np.arange(N_ITEMS)[None, :] < activity[:, None]
+    users = np.repeat(np.arange(N_USERS), activity)
+    items = order[take]  # row-major: user by user, each user's first `activity` items
+
+    # latent relevance: log-odds of a click
+    user_taste = rng.normal(size=(N_USERS, DIM)) / np.sqrt(DIM)
+    item_taste = rng.normal(size=(N_ITEMS, DIM))
+    affinity = np.einsum("nd,nd->n", user_taste[users], item_taste[items]) * 1.3
+    pop_effect = 0.25 * (np.log(popularity[items]) - np.log(popularity).mean())
+    logit = -3.0 + pop_effect + affinity
+    label = (rng.random(users.size) < 1.0 / (1.0 + np.exp(-logit))).astype(np.int64)
+
+    def model(noise_sd: float, affinity_share: float) -> np.ndarray:
+        seen = -3.0 + pop_effect + affinity_share * affinity
+        noisy = seen + rng.normal(scale=noise_sd, size=users.size)
+        return np.round(1.0 / (1.0 + np.exp(-noisy)), 4)
+
+    score_a = model(1.4, 0.6)
+    score_b = model(1.2, 0.8)
+
+    # shuffle the rows, as a real log would not be sorted by user
+    shuffle = rng.permutation(users.size)
+    user_ids = np.char.mod("u%04d", users[shuffle])
+    item_ids = np.char.mod("i%04d", items[shuffle])
+    truth = pd.DataFrame({"user": user_ids, "item": item_ids, "label": label[shuffle]})
+    model_a = pd.DataFrame({"user": user_ids, "item": item_ids, "score": score_a[shuffle]})
+    model_b = pd.DataFrame({"user": user_ids, "item": item_ids, "score": score_b[shuffle]})
+    return truth, model_a, model_b
+
+
+def write(out: Path, seed: int = SEED) -> list[Path]:
+    """Write the four sample files to ``out``; returns their paths."""
+    truth, model_a, model_b = simulate(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "sample_truth.csv", out / "sample_model_a.csv", out / "sample_model_b.csv",
+             out / "sample_model_a.parquet"]
+    truth.to_csv(paths[0], index=False, lineterminator="\n")
+    model_a.to_csv(paths[1], index=False, float_format="%.4f", lineterminator="\n")
+    model_b.to_csv(paths[2], index=False, float_format="%.4f", lineterminator="\n")
+    model_a.to_parquet(paths[3], index=False, compression="zstd")
+    return paths
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE, help="folder to write to (default: data/)")
+    args = parser.parse_args()
+    for path in write(args.out):
+        print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,393 @@
+"""The command line: every command and format, CSV and Parquet, a truth file, bad input as a table."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+
+import recmetrics as rm
+from recmetrics import cli
+
+DATA = rm.DATA_DIR
+PRED_A, PRED_B = DATA / "sample_model_a.csv", DATA / "sample_model_b.csv"
+PRED_A_PARQUET, TRUTH = DATA / "sample_model_a.parquet", DATA / "sample_truth.csv"
+SCRIPT = shutil.which("recmetrics", path=str(Path(sys.executable).parent))
+
+
+def run(argv, capsys):
+    """main() in this process: (exit status, stdout, stderr)."""
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_process(argv, *, module=False, **kwargs):
+    command = [sys.executable, "-m", "recmetrics"] if module else [SCRIPT]
+    return subprocess.run(command + [str(a) for a in argv], capture_output=True, text=True,
+                          timeout=600, **kwargs)
+
+
+def value(table, metric, k=None):
+    rows = table[(table.metric == metric) & (table.k.isna() if k is None else table.k == k)]
+    assert len(rows) == 1
+    return float(rows.value.iloc[0])
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return pd.read_csv(PRED_A), pd.read_csv(PRED_B), pd.read_csv(TRUTH)
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def test_evaluate_table_names_every_metric_and_the_conventions(capsys, sample):
+    code, out, err = run(["evaluate", PRED_A, "--truth", TRUTH, "--k", "5", "10", "20"], capsys)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("---")) + 1
+    names = [line.split()[0] for line in lines[start:lines.index("", start)]]
+    assert names == ["auc", "gauc"] + [f"{m}@{k}" for m in ("precision", "recall", "hit_rate", "map")
+                                       for k in (5, 10, 20)] + ["mrr", "ndcg@5", "ndcg@10", "ndcg@20"]
+    expected = rm.evaluate(sample[0], sample[2], k=[5, 10, 20])
+    ndcg10 = next(line for line in out.splitlines() if line.startswith("ndcg@10 "))
+    assert ndcg10.split()[1] == f"{value(expected, 'ndcg', 10):.4f}"
+    assert "conventions: ties=average; NDCG gain=exponential, ideal=truth; AP denominator=relevant" in out
+    assert f"{PRED_A} (27,470 rows, 2,000 users) against {TRUTH}" in out
+
+
+def test_evaluate_json_equals_the_python_api(capsys, sample):
+    code, out, err = run(["evaluate", PRED_A, "--truth", TRUTH, "--k", "5", "10", "--format", "json",
+                          "--gain", "linear", "--denominator", "min_k"], capsys)
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    expected = rm.evaluate(sample[0], sample[2], k=[5, 10], gain="linear", denominator="min_k")
+    got = pd.DataFrame(document["metrics"])
+    assert got.metric.tolist() == expected.metric.tolist()
+    np.testing.assert_array_equal(got.value.to_numpy(), expected.value.to_numpy())
+    assert [m["k"] for m in document["metrics"]] == [None if pd.isna(k) else int(k) for k in expected.k]
+    assert document["conventions"] == {**expected.attrs["conventions"]}
+    assert document["inputs"]["pred"] == {"path": str(PRED_A), "rows": 27_470, "users": 2_000}
+
+
+def test_evaluate_csv_with_intervals_is_seeded(capsys, sample):
+    argv = ["evaluate", PRED_A, "--truth", TRUTH, "--format", "csv", "--ci", "0.9",
+            "--n-resamples", "200", "--seed", "3", "--metrics", "gauc", "ndcg", "mrr"]
+    code, out, err = run(argv, capsys)
+    assert (code, err) == (0, "")
+    got = pd.read_csv(io.StringIO(out))
+    assert run(argv, capsys)[1] == out                      # same seed, same intervals
+    expected = rm.evaluate(sample[0], sample[2], metrics=["gauc", "ndcg", "mrr"], ci=0.9,
+                           n_resamples=200, seed=3)
+    assert got.columns.tolist() == expected.columns.tolist()
+    np.testing.assert_allclose(got[["value", "ci_low", "ci_high"]].to_numpy(),
+                               expected[["value", "ci_low", "ci_high"]].to_numpy(), rtol=1e-14)
+
+
+def test_parquet_and_csv_give_the_same_numbers(capsys):
+    from_csv = run(["evaluate", PRED_A, "--truth", TRUTH, "--format", "csv"], capsys)
+    from_parquet = run(["evaluate", PRED_A_PARQUET, "--truth", TRUTH, "--format", "csv"], capsys)
+    assert from_csv == from_parquet and from_csv[0] == 0
+
+
+def test_parquet_truth_and_integer_ids_match_csv_text_ids(capsys, tmp_path):
+    """Ids are compared as text: 7 in a Parquet int column matches "7" in a CSV file."""
+    pred = pd.DataFrame({"user": [1, 1, 1, 2, 2], "item": [10, 11, 12, 10, 13],
+                         "score": [0.9, 0.5, 0.1, 0.3, 0.8]})
+    truth = pd.DataFrame({"user": [1, 2, 2], "item": [12, 10, 99], "label": [1, 1, 2]})
+    pred.to_csv(tmp_path / "pred.csv", index=False)
+    truth.to_parquet(tmp_path / "truth.parquet", index=False)
+    code, out, err = run(["evaluate", tmp_path / "pred.csv", "--truth", tmp_path / "truth.parquet",
+                          "--k", "2", "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    got = {(m["metric"], m["k"]): m["value"] for m in json.loads(out)["metrics"]}
+    expected = rm.evaluate(pred, truth, k=2)
+    # user 1: item 12 ranked 3rd; user 2: item 10 ranked 2nd, item 99 relevant but never scored
+    assert got[("recall", 2)] == value(expected, "recall", 2) == pytest.approx((0 + 1 / 2) / 2)
+    assert got[("mrr", None)] == value(expected, "mrr")
+
+
+def test_labels_in_the_scores_file_equal_a_truth_file(capsys, tmp_path, sample):
+    merged = sample[0].merge(sample[2], on=["user", "item"]).rename(
+        columns={"user": "uid", "item": "iid", "score": "p", "label": "clicked"})
+    merged.to_csv(tmp_path / "merged.csv", index=False)
+    with_truth = run(["evaluate", PRED_A, "--truth", TRUTH, "--format", "csv"], capsys)
+    in_file = run(["evaluate", tmp_path / "merged.csv", "--user-col", "uid", "--item-col", "iid",
+                   "--score-col", "p", "--label-col", "clicked", "--format", "csv"], capsys)
+    assert in_file == with_truth and in_file[0] == 0
+
+
+def test_output_file_is_written_whole_and_its_format_follows_the_extension(capsys, tmp_path):
+    code, out, err = run(["evaluate", PRED_A, "--truth", TRUTH, "-o", tmp_path / "m.json"], capsys)
+    assert (code, out, err) == (0, "", "")
+    assert json.loads((tmp_path / "m.json").read_text())["command"] == "evaluate"
+    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]       # no temporary file left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "m.json").stat().st_mode & 0o777 == 0o666 & ~umask   # not a private temp file
+    code, out, err = run(["evaluate", PRED_A, "--truth", TRUTH, "-o", tmp_path / "m.csv"], capsys)
+    assert code == 0 and pd.read_csv(tmp_path / "m.csv").metric.iloc[0] == "auc"
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def test_compare_says_which_model_is_better(capsys, sample):
+    code, out, err = run(["compare", PRED_A, PRED_B, "--truth", TRUTH, "--k", "5", "10",
+                          "--n-resamples", "2000"], capsys)
+    assert (code, err) == (0, "")
+    lines = {line.split()[0]: line for line in out.splitlines() if line and line.split()[0] in
+             ("gauc", "ndcg@10", "map@10", "hit_rate@10", "auc")}
+    assert lines["gauc"].endswith("B better") and lines["ndcg@10"].endswith("B better")
+    assert lines["hit_rate@10"].endswith("no significant difference")
+    assert lines["auc"].endswith("not tested")
+    assert "paired t-test and a sign-flip randomization test (2,000 resamples, seed 0)" in \
+        " ".join(out.split())
+
+
+def test_compare_json_carries_the_api_p_values_and_a_verdict(capsys, sample):
+    code, out, err = run(["compare", PRED_A, PRED_B, "--truth", TRUTH, "--metrics", "ndcg", "mrr",
+                          "--n-resamples", "500", "--seed", "4", "--alpha", "0.01", "--format",
+                          "json"], capsys)
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    expected = rm.compare(sample[0], sample[1], sample[2], metrics=["ndcg", "mrr"], n_resamples=500,
+                          seed=4)
+    got = pd.DataFrame(document["metrics"])
+    np.testing.assert_array_equal(got.difference, expected.difference)
+    np.testing.assert_array_equal(got.p_randomization, expected.p_randomization)
+    np.testing.assert_array_equal(got.p_ttest, expected.p_ttest)
+    assert document["alpha"] == 0.01
+    for row in got.itertuples():
+        significant = row.p_randomization < 0.01
+        assert row.verdict == (("B better" if row.difference > 0 else "A better") if significant
+                               else "no significant difference")
+
+
+def test_compare_csv_and_parquet(capsys):
+    code, out, err = run(["compare", PRED_A_PARQUET, PRED_B, "--truth", TRUTH, "--format", "csv",
+                          "--metrics", "gauc", "--n-resamples", "100"], capsys)
+    assert (code, err) == (0, "")
+    table = pd.read_csv(io.StringIO(out))
+    assert table.columns.tolist() == ["metric", "k", "value_a", "value_b", "difference", "p_ttest",
+                                      "p_randomization", "n_users", "conventions", "verdict"]
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def test_the_console_script_and_python_m_print_the_same(tmp_path):
+    argv = ["evaluate", PRED_A, "--truth", TRUTH, "--metrics", "ndcg", "--k", "3"]
+    script, module = run_process(argv), run_process(argv, module=True)
+    assert script.returncode == module.returncode == 0
+    assert script.stdout == module.stdout and "ndcg@3" in script.stdout
+    assert script.stderr == module.stderr == ""          # no progress bar when not a terminal
+
+
+def test_help_lists_the_three_commands():
+    done = run_process(["--help"], module=True)
+    assert done.returncode == 0
+    for command in ("evaluate", "compare", "report"):
+        assert command in done.stdout
+
+
+def test_a_progress_bar_is_shown_on_a_terminal_only():
+    import pty
+    import threading
+
+    leader, follower = pty.openpty()
+    seen = []
+
+    def drain():
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:        # the terminal closed
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        done = subprocess.run([SCRIPT, "evaluate", str(PRED_A), "--truth", str(TRUTH), "--ci", "0.9",
+                               "--n-resamples", "50"], stdout=subprocess.PIPE, stderr=follower,
+                              timeout=600)
+    finally:
+        os.close(follower)
+        reader.join(timeout=10)
+        os.close(leader)
+    shown = b"".join(seen)
+    assert done.returncode == 0
+    assert b"reading sample_model_a.csv" in shown and b"bootstrapping intervals" in shown
+    assert b"/4 [" in shown                             # n of 4 stages
+    quiet = run_process(["evaluate", PRED_A, "--truth", TRUTH, "--quiet"])
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _write(path: Path, text: str | bytes) -> Path:
+    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
+    return path
+
+
+GOOD = "user,item,score\nu1,a,0.9\nu1,b,0.2\nu2,a,0.4\n"
+TRUTH_TEXT = "user,item,label\nu1,a,1\nu2,a,0\n"
+
+
+def _tie_straddling_k(tmp):
+    _write(tmp / "ties.csv", "user,item,score,label\nu,a,0.5,1\nu,b,0.5,0\nu,c,0.5,2\n")
+    return ["evaluate", tmp / "ties.csv", "--ideal", "list", "--k", "1"]
+
+
+BAD = [  # (id, argv builder, message regex); every case also writes -o to a folder that must stay empty
+    ("missing pred file", lambda t: ["evaluate", t / "nope.csv"], r"nope\.csv: no such file; check the path"),
+    ("missing truth file", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth", t / "t.csv"],
+     r"t\.csv: no such file"),
+    ("unknown file type", lambda t: ["evaluate", _write(t / "p.xlsx", GOOD)],
+     r"p\.xlsx: unknown file type \(\.xlsx\); give a \.csv or \.parquet file"),
+    ("a folder as input", lambda t: ["evaluate", (t / "d.csv").mkdir() or t / "d.csv"], r"d\.csv is a folder"),
+    ("empty file", lambda t: ["evaluate", _write(t / "p.csv", "")], r"p\.csv is empty; a CSV file needs a header"),
+    ("header only", lambda t: ["evaluate", _write(t / "p.csv", "user,item,score,label\n")],
+     r"p\.csv has no data rows"),
+    ("not text", lambda t: ["evaluate", _write(t / "p.csv", b"\xff\xfe\x00\x81\x00garbage\x00\n\x9c")],
+     r"p\.csv is not a readable CSV file .*; check its format"),
+    ("not parquet", lambda t: ["evaluate", _write(t / "p.parquet", GOOD)],
+     r"p\.parquet is not a readable Parquet file .*; check its format"),
+    ("missing score column", lambda t: ["evaluate", _write(t / "p.csv", "user,item,label\nu,a,1\n")],
+     r"p\.csv has no column 'score' \(its columns: 'user', 'item', 'label'\); rename the column or pass "
+     r"--score-col NAME"),
+    ("wrong --user-col", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth",
+                                    _write(t / "t.csv", TRUTH_TEXT), "--user-col", "uid"],
+     r"p\.csv has no column 'uid' .*pass --user-col NAME"),
+    ("no labels and no truth", lambda t: ["evaluate", _write(t / "p.csv", GOOD)],
+     r"p\.csv has no column 'label' .*pass --label-col NAME, or give the labels in a separate file "
+     r"with --truth FILE"),
+    ("truth without label", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth",
+                                       _write(t / "t.csv", "user,item,grade\nu1,a,1\n")],
+     r"t\.csv has no column 'label' .*--label-col NAME"),
+    ("duplicate pairs", lambda t: ["evaluate", _write(t / "p.csv", GOOD + "u1,b,0.3\n"), "--truth",
+                                   _write(t / "t.csv", TRUTH_TEXT)],
+     r"p\.csv: 1 duplicate \(user, item\) row\(s\) \(first: user='u1', item='b' on line 5\); keep one "
+     r"row per pair"),
+    ("NaN score", lambda t: ["evaluate", _write(t / "p.csv", GOOD + "u3,a,\n"), "--truth",
+                             _write(t / "t.csv", TRUTH_TEXT)],
+     r"p\.csv, column 'score': 1 empty or NaN score value\(s\) \(first on line 5\); fill or drop"),
+    ("text score", lambda t: ["evaluate", _write(t / "p.csv", GOOD + "u3,a,high\n"), "--truth",
+                              _write(t / "t.csv", TRUTH_TEXT)],
+     r"p\.csv, column 'score': 'high' on line 5 is not a number"),
+    ("text label", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth",
+                              _write(t / "t.csv", TRUTH_TEXT + "u2,b,yes\n")],
+     r"t\.csv, column 'label': 'yes' on line 4 is not a number"),
+    ("negative label", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth",
+                                  _write(t / "t.csv", TRUTH_TEXT + "u2,b,-1\n")],
+     r"t\.csv, column 'label': negative label -1 on line 4; labels are relevance grades >= 0"),
+    ("empty user id", lambda t: ["evaluate", _write(t / "p.csv", GOOD + ",c,0.5\n"), "--truth",
+                                 _write(t / "t.csv", TRUTH_TEXT)],
+     r"p\.csv, column 'user': 1 empty user id\(s\) \(first on line 5\); fill or drop those rows"),
+    ("k is zero", lambda t: ["evaluate", PRED_A, "--truth", TRUTH, "--k", "5", "0"],
+     r"argument --k: 0 is not >= 1; a cut-off counts the top items, e.g\. --k 5 10 20; see "
+     r"'recmetrics evaluate --help'"),
+    ("k is text", lambda t: ["evaluate", PRED_A, "--k", "ten"], r"argument --k: 'ten' is not a whole number"),
+    ("unknown metric", lambda t: ["evaluate", PRED_A, "--metrics", "ndgc"],
+     r"argument --metrics: invalid choice: 'ndgc' \(choose from '?auc'?, '?gauc'?,"),
+    ("unknown tie policy", lambda t: ["compare", PRED_A, PRED_B, "--ties", "random"],
+     r"argument --ties: invalid choice: 'random'"),
+    ("ci as a percentage", lambda t: ["evaluate", PRED_A, "--ci", "95"],
+     r"argument --ci: '95' must be a number strictly between 0 and 1, e\.g\. 0\.95"),
+    ("zero resamples", lambda t: ["compare", PRED_A, PRED_B, "--n-resamples", "0"],
+     r"argument --n-resamples: '0' must be a whole number >= 1"),
+    ("unknown option", lambda t: ["evaluate", PRED_A, "--topk", "5"], r"unrecognized arguments: --topk 5"),
+    ("unknown command", lambda t: ["evalute", PRED_A], r"argument COMMAND: invalid choice: 'evalute'"),
+    ("no PRED", lambda t: ["evaluate"], r"the following arguments are required: PRED"),
+    ("output folder missing", lambda t: ["evaluate", PRED_A, "--truth", TRUTH, "-o", t / "no" / "m.json"],
+     r"-o .*m\.json: folder .*no does not exist; create it first"),
+    ("output is a folder", lambda t: ["evaluate", PRED_A, "--truth", TRUTH, "-o", t],
+     r"-o .*: is a folder; give a file name"),
+    ("report into a missing folder", lambda t: ["report", PRED_A, "--truth", TRUTH, "-o", t / "no" / "r.html"],
+     r"-o .*r\.html: folder .*no does not exist; create it first"),
+    ("report not html", lambda t: ["report", PRED_A, "--truth", TRUTH, "-o", t / "report.pdf"],
+     r"-o .*report\.pdf: the report is an HTML file; give a name ending in \.html"),
+    ("report of a missing file", lambda t: ["report", t / "nope.parquet", "-o", t / "r.html"],
+     r"nope\.parquet: no such file"),
+    ("compare names the bad file", lambda t: ["compare", PRED_A, _write(t / "b.csv", GOOD + "u1,a,0.1\n"),
+                                              "--truth", TRUTH],
+     r"b\.csv: 1 duplicate \(user, item\) row\(s\)"),
+    ("ValueError from recmetrics", _tie_straddling_k,
+     r"ideal='list' with ties='average' is undefined here: a tie of scores straddles position k=1"),
+]
+
+
+@pytest.mark.parametrize("build, message", [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_bad_input_exits_2_with_one_line_and_no_output(build, message, tmp_path, capsys):
+    inputs, outputs = tmp_path / "in", tmp_path / "out"
+    inputs.mkdir()
+    outputs.mkdir()
+    argv = [str(a) for a in build(inputs)]
+    if "-o" not in argv:
+        argv += ["-o", str(outputs / ("r.html" if argv and argv[0] == "report" else "m.json"))]
+    code, out, err = run(argv, capsys)
+    assert code == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("recmetrics: error: ")
+    assert "Traceback" not in err
+    assert re.search(message, lines[0]), lines[0]
+    assert list(outputs.iterdir()) == []
+    leftovers = [p.name for p in inputs.rglob("*") if p.name.endswith(".part")]
+    assert leftovers == []
+
+
+@pytest.mark.parametrize("case", ["missing pred file", "unknown metric", "duplicate pairs",
+                                  "ValueError from recmetrics"])
+def test_bad_input_in_a_real_process(case, tmp_path):
+    build, message = next(c[1:] for c in BAD if c[0] == case)
+    for module in (False, True):
+        folder = tmp_path / ("python -m" if module else "script")
+        folder.mkdir()
+        done = run_process(build(folder), module=module)
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("recmetrics: error: ")
+        assert "Traceback" not in done.stderr
+
+
+def test_a_failed_command_leaves_an_existing_output_untouched(tmp_path, capsys):
+    target = _write(tmp_path / "metrics.json", "previous results\n")
+    code, _, err = run(["evaluate", _write(tmp_path / "p.csv", GOOD), "-o", target], capsys)
+    assert code == 2 and "has no column 'label'" in err
+    assert target.read_text() == "previous results\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.json", "p.csv"]
+
+
+def test_a_report_notebook_that_fails_writes_nothing(tmp_path, capsys, monkeypatch):
+    """A cell that raises: one line naming the error, exit 2, no HTML and no temporary file."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("k = [10]"),
+        nbformat.v4.new_code_cell("raise ValueError('pred has nothing to plot; give more rows')")])
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    template = tmp_path / "broken.ipynb"
+    nbformat.write(nb, template)
+    monkeypatch.setattr(cli, "TEMPLATE", template)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    code, out, err = run(["report", PRED_A, "--truth", TRUTH, "-o", out_dir / "r.html"], capsys)
+    assert code == 2 and out == ""
+    assert err.splitlines() == ["recmetrics: error: the report notebook failed (ValueError: pred has "
+                                "nothing to plot; give more rows); no report was written"]
+    assert list(out_dir.iterdir()) == []

@@ -1,0 +1,108 @@
+"""End to end: `recmetrics report` on the sample data, rendered in headless Chromium.
+
+The browser is Debian's ``chromium`` package driven by Python playwright. When
+/usr/bin/chromium is missing, the session fixture installs it with apt-get (the
+test set-up runs as root); if that fails, the test fails rather than skip.
+A full-page screenshot is saved to build/report-screenshot.png for a human to look at.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import recmetrics as rm
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SCREENSHOT = ROOT / "build" / "report-screenshot.png"
+EXPECTED_METRICS = ["auc", "gauc", "precision@5", "precision@10", "precision@20", "recall@5",
+                    "recall@10", "recall@20", "hit_rate@5", "hit_rate@10", "hit_rate@20", "map@5",
+                    "map@10", "map@20", "mrr", "ndcg@5", "ndcg@10", "ndcg@20"]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's chromium, installed with apt-get when missing (never skipped)."""
+    if not CHROMIUM.exists():
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        done = subprocess.run("apt-get update && apt-get install -y --no-install-recommends chromium",
+                              shell=True, env=env, capture_output=True, text=True)
+        assert done.returncode == 0 and CHROMIUM.exists(), (
+            "installing Debian's chromium failed:\n" + done.stdout[-2000:] + done.stderr[-2000:])
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def report(tmp_path_factory) -> Path:
+    """The HTML report of the sample data, written by the installed `recmetrics` command."""
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    command = shutil.which("recmetrics", path=str(Path(sys.executable).parent))
+    assert command, "the recmetrics console script is not installed (pip install -e .)"
+    done = subprocess.run([command, "report", str(rm.DATA_DIR / "sample_model_a.csv"),
+                           "--truth", str(rm.DATA_DIR / "sample_truth.csv"), "-o", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", f"stderr should be empty when it is not a terminal: {done.stderr!r}"
+    assert done.stdout.startswith(f"wrote {out}")
+    return out
+
+
+def test_report_is_self_contained(report):
+    text = report.read_text(encoding="utf-8")
+    # nothing fetched from elsewhere: no external scripts, styles or images; code cells hidden
+    for marker in ('src="http', "src='http", 'href="http', "<link rel=\"stylesheet\" href"):
+        assert marker not in text, marker
+    images = re.findall(r"<img [^>]*>", text)
+    assert len(images) >= 3 and all('src="data:image/png;base64,' in img for img in images), images
+    for code in ("def html_table(", "summary, per_user = rm.evaluate("):
+        assert code not in text, f"code cells should be hidden: {code!r}"
+    assert [p.name for p in report.parent.iterdir()] == ["report.html"], "no temporary file left"
+
+
+def test_report_renders_in_headless_chromium(chromium, report):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failed = []
+            page.on("requestfailed", lambda request: failed.append(request.url))
+            page.goto(report.as_uri(), wait_until="load")
+
+            assert page.title().startswith("recmetrics report")
+            headings = page.locator("h2").all_inner_texts()
+            for section in ("What was evaluated", "Metrics", "ROC curve", "Per-user distributions",
+                            "Metrics against k"):
+                assert any(h.strip().startswith(section) for h in headings), (section, headings)
+
+            table = page.locator("table.metrics")
+            assert table.count() == 1
+            names = table.locator("tbody tr td:first-child").all_inner_texts()
+            assert [n.strip() for n in names] == EXPECTED_METRICS
+            header = [h.strip() for h in table.locator("thead th").all_inner_texts()]
+            assert "95% interval" in header
+            for row in table.locator("tbody tr").all():
+                value = row.locator("td").nth(2).inner_text().strip()
+                assert 0.0 <= float(value) <= 1.0
+
+            images = page.evaluate("""() => Array.from(document.images).map(
+                img => ({complete: img.complete, width: img.naturalWidth, height: img.naturalHeight}))""")
+            assert len(images) >= 3, images   # ROC, per-user histograms, metrics against k
+            for image in images:
+                assert image["complete"] and image["width"] > 0 and image["height"] > 0, image
+            assert not failed, f"requests that failed: {failed}"
+
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+        finally:
+            browser.close()
+    assert SCREENSHOT.stat().st_size > 10_000
