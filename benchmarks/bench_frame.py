@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 import recmetrics as rm
+from _timing import best_time
 
 K = 10
 METRICS_RM = ["auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg"]
@@ -87,16 +88,6 @@ def run_pytrec_eval(df: pd.DataFrame) -> dict:
         run.setdefault(user, {})[item] = score
     per_user = pytrec_eval.RelevanceEvaluator(qrel, METRICS_TREC).evaluate(run)
     return {m: float(np.mean([r[m] for r in per_user.values()])) for m in METRICS_TREC}
-
-
-def best_time(fn, *args, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def peak_memory(fn, *args) -> int:

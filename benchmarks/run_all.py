@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/run_all.py            # full sizes (several minutes)
     .venv/bin/python benchmarks/run_all.py --quick    # 10x smaller inputs, a smoke run
 
-Runs benchmarks/bench_core.py, bench_frame.py and bench_sampling.py (each when present), one
+Runs benchmarks/bench_core.py, bench_frame.py and bench_sampling.py, one
 after the other in separate processes, so one benchmark's memory and threads do not disturb
 the next. Each prints a markdown table of ratios. The exit status is that of the first
 benchmark that failed (a failed agreement check counts), 0 when all ran.
@@ -27,9 +27,6 @@ def main() -> int:
     status = 0
     for name in BENCHMARKS:
         script = HERE / name
-        if not script.exists():
-            print(f"## {name}: not present, skipped\n", flush=True)
-            continue
         print(f"## {name}\n", flush=True)
         start = time.perf_counter()
         done = subprocess.run([sys.executable, str(script)] + (["--quick"] if args.quick else []),

@@ -295,37 +295,66 @@ def as_frame(name: str, frame, columns: dict[str, str]):
     return frame
 
 
-def numeric_column(name: str, frame, column: str, *, grades: bool = False) -> np.ndarray:
-    """A column of numbers without NaN (and >= 0 when ``grades``), as float64."""
+def _row(i: int) -> str:
+    return f"row {i}"
+
+
+def id_column(name: str, frame, column: str, *, where=_row) -> None:
+    """User or item ids: no missing values."""
+    import pandas as pd
+
+    missing = pd.isna(frame[column]).to_numpy()
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} column {column!r} has {int(missing.sum())} missing id(s) (first "
+                         f"in {where(first)}); fill or drop those rows")
+
+
+def numeric_column(name: str, frame, column: str, *, grades: bool = False,
+                   where=_row) -> np.ndarray:
+    """A column of numbers without NaN (and finite, >= 0 when ``grades``), as float64.
+
+    ``where`` turns a 0-based row number into words for messages ("row 17" by
+    default; the command line says "line 19" of the file).
+    """
     import pandas as pd
 
     values = frame[column]
-    if not (pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)):
-        sample = values.iloc[0]
-        raise ValueError(f"{name} column {column!r} must hold numbers, found {sample!r} (dtype "
-                         f"{values.dtype}); convert it with pandas.to_numeric")
+    if pd.api.types.is_bool_dtype(values):
+        values = values.astype(np.int8)
+    if not pd.api.types.is_numeric_dtype(values):
+        converted = pd.to_numeric(values, errors="coerce")
+        bad = (pd.isna(converted) & pd.notna(values)).to_numpy()
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name} column {column!r} must hold numbers, found "
+                             f"{_plain(values.iloc[first])!r} in {where(first)}; fix or drop that "
+                             "row, or convert the column with pandas.to_numeric")
+        values = converted
     arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     nan = np.isnan(arr)
     if nan.any():
         first = int(np.flatnonzero(nan)[0])
         raise ValueError(f"{name} column {column!r} has {int(nan.sum())} missing or NaN value(s) "
-                         f"(first in row {first}); drop or fill them")
+                         f"(first in {where(first)}); drop or fill them")
     if grades and (arr < 0).any():
         first = int(np.flatnonzero(arr < 0)[0])
         raise ValueError(f"{name} column {column!r} has a negative relevance label "
-                         f"({arr[first]:g} in row {first}); labels must be >= 0 (0 = not relevant)")
+                         f"({arr[first]:g} in {where(first)}); labels must be >= 0 "
+                         "(0 = not relevant)")
     if grades and not np.isfinite(arr).all():
         raise ValueError(f"{name} column {column!r} has infinite labels; labels must be finite")
     return arr
 
 
-def check_unique_pairs(name: str, frame, user: str, item: str) -> None:
-    duplicated = frame.duplicated([user, item])
+def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) -> None:
+    duplicated = frame.duplicated([user, item]).to_numpy()
     if duplicated.any():
-        first = frame.loc[duplicated.to_numpy()].iloc[0]
+        first = int(np.flatnonzero(duplicated)[0])
+        row = frame.iloc[first]
         raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
-                         f"(first: {user}={_plain(first[user])!r}, {item}={_plain(first[item])!r}); "
-                         "keep one row per pair")
+                         f"(first: {user}={_plain(row[user])!r}, {item}={_plain(row[item])!r} in "
+                         f"{where(first)}); keep one row per pair")
 
 
 def _plain(value):

@@ -43,7 +43,8 @@ def _labels_and_scores(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _pair_counts_by_group(keys: np.ndarray, positive: np.ndarray, pos_per_group: np.ndarray,
-                          neg_per_group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                          neg_per_group: np.ndarray, *, keys_sorted: bool = False
+                          ) -> tuple[np.ndarray, np.ndarray]:
     """Per group, the positive-negative pairs won and won-or-tied, as exact int64.
 
     ``keys`` must order rows by group first and score second, and be equal
@@ -52,10 +53,14 @@ def _pair_counts_by_group(keys: np.ndarray, positive: np.ndarray, pos_per_group:
     below`` and ``hi = #neg below or tied`` (counted from the start of all
     negatives); summed over a group's positives, less the negatives of earlier
     groups, they are its wins W and W + T. With averaged ranks, the rank sum of
-    the positives less P(P+1)/2 is U = W + T/2 (Mann-Whitney).
+    the positives less P(P+1)/2 is U = W + T/2 (Mann-Whitney). Callers whose
+    rows are already in ascending key order pass ``keys_sorted=True``.
     """
-    pos_keys = np.sort(keys[positive])
-    neg_keys = np.sort(keys[~positive])
+    pos_keys = keys[positive]
+    neg_keys = keys[~positive]
+    if not keys_sorted:
+        pos_keys.sort()
+        neg_keys.sort()
     # Runs of equal positive keys: one pair of binary searches per run.
     new_run = np.empty(pos_keys.size, dtype=bool)
     new_run[:1] = True

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._validation import check_unique_pairs, id_column, numeric_column
 from .auc import GAUC_WEIGHTS, TIES
 from .frame import METRICS, compare, evaluate
 from .ranking import AP_DENOMINATORS, GAINS, IDEALS
@@ -144,62 +145,23 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     if len(frame) == 0:
         raise UsageError(f"{path} has no data rows; it needs at least one scored (user, item)")
 
-    for role in ("user", "item"):
-        if role not in columns:
-            continue
-        column = columns[role]
-        values = frame[column]
-        missing = values.isna().to_numpy()
-        if missing.any():
-            first = int(np.flatnonzero(missing)[0])
-            raise UsageError(f"{path}, column {column!r}: {int(missing.sum())} empty {role} id(s) "
-                             f"(first on {_where(kind, first)}); fill or drop those rows")
-        if not pd.api.types.is_string_dtype(values):
-            if pd.api.types.is_float_dtype(values) and (values % 1 == 0).all():
-                values = values.astype(np.int64)  # 7.0 -> "7", as the CSV reader would read it
-            frame[column] = values.astype(str)
-
-    for role in numbers + grades:
-        column = columns[role]
-        values = frame[column]
-        if pd.api.types.is_bool_dtype(values):
-            values = values.astype(np.int8)
-        if not pd.api.types.is_numeric_dtype(values):
-            converted = pd.to_numeric(values, errors="coerce")
-            bad = (converted.isna() & values.notna()).to_numpy()
-            if bad.any():
-                first = int(np.flatnonzero(bad)[0])
-                raise UsageError(f"{path}, column {column!r}: {values.iloc[first]!r} on "
-                                 f"{_where(kind, first)} is not a number; {role} values must be "
-                                 "numbers, fix or drop that row")
-            values = converted
-        missing = values.isna().to_numpy()
-        if missing.any():
-            first = int(np.flatnonzero(missing)[0])
-            raise UsageError(f"{path}, column {column!r}: {int(missing.sum())} empty or NaN "
-                             f"{role} value(s) (first on {_where(kind, first)}); fill or drop "
-                             "those rows")
-        if role in grades:
-            negative = (values < 0).to_numpy()
-            if negative.any():
-                first = int(np.flatnonzero(negative)[0])
-                raise UsageError(f"{path}, column {column!r}: negative {role} "
-                                 f"{values.iloc[first]:g} on {_where(kind, first)}; labels are "
-                                 "relevance grades >= 0 (0 = not relevant)")
-            if not np.isfinite(values.to_numpy(dtype=np.float64)).all():
-                raise UsageError(f"{path}, column {column!r}: infinite {role} values; labels "
-                                 "must be finite relevance grades >= 0")
-        frame[column] = values
-
-    if "user" in columns and "item" in columns:
-        pair = [columns["user"], columns["item"]]
-        duplicated = frame.duplicated(pair).to_numpy()
-        if duplicated.any():
-            first = int(np.flatnonzero(duplicated)[0])
-            row = frame.iloc[first]
-            raise UsageError(f"{path}: {int(duplicated.sum())} duplicate (user, item) row(s) "
-                             f"(first: {pair[0]}={row[pair[0]]!r}, {pair[1]}={row[pair[1]]!r} on "
-                             f"{_where(kind, first)}); keep one row per pair")
+    where = lambda row: _where(kind, row)  # noqa: E731  (0-based row -> "line N" in the file)
+    try:
+        for role in ("user", "item"):
+            if role in columns:
+                id_column(str(path), frame, columns[role], where=where)
+                values = frame[columns[role]]
+                if not pd.api.types.is_string_dtype(values):
+                    if pd.api.types.is_float_dtype(values) and (values % 1 == 0).all():
+                        values = values.astype(np.int64)  # 7.0 -> "7", as the CSV reader reads it
+                    frame[columns[role]] = values.astype(str)
+        for role in numbers + grades:
+            frame[columns[role]] = numeric_column(str(path), frame, columns[role],
+                                                  grades=role in grades, where=where)
+        if "user" in columns and "item" in columns:
+            check_unique_pairs(str(path), frame, columns["user"], columns["item"], where=where)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     return frame
 
 

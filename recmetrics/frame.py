@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import (RecmetricsWarning, as_frame, check_k, check_k_values, check_option,
-                          check_probability, check_unique_pairs, numeric_column)
+                          check_probability, check_unique_pairs, id_column, numeric_column)
 from .auc import GAUC_WEIGHTS, TIES, _auc_from_counts, _pair_counts_by_group
 from .ranking import (AP_DENOMINATORS, GAINS, IDEALS, _ap_kernel, _dcg_kernel, _hit_rate_kernel,
                       _hits_kernel, _ideal_dcg_kernel, _Layout, _rr_kernel)
@@ -48,6 +48,27 @@ METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg
 _AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
 
 
+def _rank_rows(users: np.ndarray, scores: np.ndarray, grades: np.ndarray,
+               ties: str) -> tuple[np.ndarray, np.ndarray]:
+    """Row orders: by user then score descending (then the tie policy), and by score alone.
+
+    Sorting by score first and then regrouping users stably through one sort of
+    int64 keys ``user * n + place`` is about twice as fast as ``np.lexsort``
+    and needs no extra key arrays.
+    """
+    n = scores.size
+    if ties == "average":  # the order inside a tie does not matter
+        by_score = np.argsort(scores)[::-1]
+    else:  # higher grades first (optimistic) or last (pessimistic) within a tie
+        by_score = np.lexsort((-grades if ties == "optimistic" else grades, -scores))
+    keys = users[by_score].astype(np.int64)
+    keys *= n
+    keys += np.arange(n)
+    keys.sort()
+    np.remainder(keys, n, out=keys)
+    return by_score[keys], by_score
+
+
 class _Prepared:
     """Validated input, rows ranked per user, and the per-user facts the metrics share."""
 
@@ -56,6 +77,8 @@ class _Prepared:
         if truth is None:
             columns["label"] = label
         as_frame("pred", pred, columns)
+        id_column("pred", pred, user)
+        id_column("pred", pred, item)
         check_unique_pairs("pred", pred, user, item)
         scores = numeric_column("pred", pred, score)
         if truth is None:
@@ -63,6 +86,8 @@ class _Prepared:
             missing_users, missing_grades = pred[user].iloc[:0], np.zeros(0)
         else:
             as_frame("truth", truth, {"user": user, "item": item, "label": label})
+            id_column("truth", truth, user)
+            id_column("truth", truth, item)
             check_unique_pairs("truth", truth, user, item)
             truth_grades = numeric_column("truth", truth, label, grades=True)
             judged = pd.DataFrame({"_u": truth[user].to_numpy(), "_i": truth[item].to_numpy(),
@@ -75,28 +100,31 @@ class _Prepared:
                                                       indicator=True)
             unscored = unscored[unscored["_merge"] == "left_only"]
             missing_users, missing_grades = unscored["_u"], unscored["_g"].to_numpy()
-        if pd.isna(pred[user]).any():
-            raise ValueError(f"pred column {user!r} has missing user ids; give every row a user")
-
-        codes, uniques = pd.factorize(pd.concat([pred[user], pd.Series(missing_users)],
-                                                ignore_index=True))
+        user_ids = pred[user] if len(missing_users) == 0 else pd.concat(
+            [pred[user], pd.Series(missing_users)], ignore_index=True)
+        codes, uniques = pd.factorize(user_ids)
         self.users = uniques
         self.n_users = len(uniques)
         self.n_rows = len(pred)
-        row_user = codes[:self.n_rows]
-        missing_user = codes[self.n_rows:]
-
-        # Rank each user's rows: user, then score descending, then the tie policy.
-        tiebreak = {"average": np.zeros(self.n_rows), "optimistic": -grades,
-                    "pessimistic": grades}[ties]
-        order = np.lexsort((tiebreak, -scores, row_user))
-        self.order = order
-        self.lists = row_user[order]
+        missing_user = codes[self.n_rows:].copy()
+        order, by_score = _rank_rows(codes[:self.n_rows], scores, grades, ties)
+        # global AUC counts now, while the rows are in score order (ascending for the kernel)
+        ascending = by_score[::-1]
+        positive = grades[ascending] > 0
+        self.n_positive = int(positive.sum())
+        self.global_pairs = _pair_counts_by_group(
+            scores[ascending], positive, np.array([self.n_positive]),
+            np.array([self.n_rows - self.n_positive]), keys_sorted=True)
+        del ascending, by_score, positive
+        self.lists = codes[order]
         self.scores = scores[order]
         self.grades = grades[order]
+        del order, codes, scores, grades
         new_group = None
         if ties == "average":
-            new_group = np.r_[True, self.scores[1:] != self.scores[:-1]]
+            new_group = np.empty(self.n_rows, dtype=bool)
+            new_group[:1] = True
+            np.not_equal(self.scores[1:], self.scores[:-1], out=new_group[1:])
         self.layout = _Layout(self.lists, self.grades, self.n_users, new_group)
 
         # Every judged relevant grade per user, found or not (for recall, AP, IDCG).
@@ -161,13 +189,20 @@ def _user_auc(prep: _Prepared, ties: str):
     positive = prep.grades > 0
     pos = np.bincount(prep.lists[positive], minlength=prep.n_users)
     neg = prep.n_rows_per_user - pos
-    # Rows are sorted by user, then score descending. A dense index that grows at
-    # each new (user, score) turned around gives keys that run by user, then by
-    # ascending score, with equal scores equal: what the AUC kernel needs.
-    steps = np.r_[0, (prep.scores[1:] != prep.scores[:-1]) | (prep.lists[1:] != prep.lists[:-1])]
-    dense = np.cumsum(steps)
-    keys = prep.lists.astype(np.int64) * (prep.n_rows + 1) + (dense[-1] - dense)
-    wins, wins_or_ties = _pair_counts_by_group(keys, positive, pos, neg)
+    # Rows run by user, then score descending; read backwards they run by user
+    # descending, then score ascending. A dense index of (user, score) along
+    # that backward order is then an ascending group-major key, equal exactly
+    # for ties: what the AUC kernel needs, already sorted.
+    back = slice(None, None, -1)
+    lists, scores = prep.lists[back], prep.scores[back]
+    steps = np.empty(prep.n_rows, dtype=np.int64)
+    steps[:1] = 0
+    np.not_equal(scores[1:], scores[:-1], out=steps[1:])
+    steps[1:] |= lists[1:] != lists[:-1]
+    keys = np.cumsum(steps, out=steps)
+    wins, wins_or_ties = _pair_counts_by_group(keys, positive[back], pos[::-1], neg[::-1],
+                                               keys_sorted=True)
+    wins, wins_or_ties = wins[::-1], wins_or_ties[::-1]
     pairs = pos * neg
     auc = np.full(prep.n_users, np.nan)
     ok = pairs > 0
@@ -176,14 +211,11 @@ def _user_auc(prep: _Prepared, ties: str):
 
 
 def _global_auc(prep: _Prepared, ties: str) -> float:
-    positive = prep.grades > 0
-    n_pos = int(positive.sum())
-    n_neg = prep.n_rows - n_pos
-    if n_pos == 0 or n_neg == 0:
+    n_neg = prep.n_rows - prep.n_positive
+    if prep.n_positive == 0 or n_neg == 0:
         return float("nan")
-    wins, wins_or_ties = _pair_counts_by_group(prep.scores, positive, np.array([n_pos]),
-                                               np.array([n_neg]))
-    return float(_auc_from_counts(wins[0], wins_or_ties[0], n_pos * n_neg, ties))
+    wins, wins_or_ties = (int(c[0]) for c in prep.global_pairs)
+    return float(_auc_from_counts(wins, wins_or_ties, prep.n_positive * n_neg, ties))
 
 
 def _auc_bootstrap(prep: _Prepared, ties: str, confidence: float, n_resamples: int, rng):

@@ -49,35 +49,48 @@ IDEALS = ("truth", "list", "full")
 
 
 class _Layout:
-    """Rows of ``n_lists`` ranked lists, sorted by list then rank, with tie groups."""
+    """Rows of ``n_lists`` ranked lists, sorted by list then rank, with tie groups.
+
+    Facts about tie groups are stored once per group in compact integers; the
+    per-row views (``t``, ``r``, ``j``, ``first``, ``r_before``) are gathered
+    on demand, so a layout of n rows holds about 24 bytes per row.
+    """
 
     def __init__(self, lists: np.ndarray, grades: np.ndarray, n_lists: int,
                  new_group: np.ndarray | None = None):
         n = lists.size
+        index = np.int32 if n < 2**31 - 1 else np.int64
         self.lists, self.grades, self.n_lists = lists, grades, n_lists
-        list_start = np.flatnonzero(np.r_[True, lists[1:] != lists[:-1]]) if n else np.zeros(0, int)
-        starts_of_row = np.repeat(list_start, np.diff(np.r_[list_start, n]))
-        self.pos = np.arange(1, n + 1) - starts_of_row  # 1-based position in the list
-        if new_group is None:
-            new_group = np.ones(n, dtype=bool)
-        else:
-            new_group = new_group.copy()
-            new_group[list_start] = True
+        new_list = np.empty(n, dtype=bool)
+        new_list[:1] = True
+        np.not_equal(lists[1:], lists[:-1], out=new_list[1:])
+        new_group = np.ones(n, dtype=bool) if new_group is None else new_group | new_list
+        list_start = np.flatnonzero(new_list)
+        row_list_start = list_start[np.cumsum(new_list) - 1]
+        self.pos = (np.arange(1, n + 1) - row_list_start).astype(index)  # 1-based position
         group_start = np.flatnonzero(new_group)
-        size = np.diff(np.r_[group_start, n])
-        relevant = (grades > 0).astype(np.float64)
-        rel_in_group = np.add.reduceat(relevant, group_start) if n else relevant
-        rel_cum = np.r_[0.0, np.cumsum(relevant)]
-        row_group = np.repeat(np.arange(group_start.size), size)
-        self.t = size[row_group].astype(np.float64)  # size of the row's tie group
-        self.r = rel_in_group[row_group]  # relevant rows in it
-        self.j = np.arange(n) - group_start[row_group] + 1  # place of the row inside its group
-        self.first = self.pos - self.j + 1  # position where the group starts
-        # relevant rows of the same list before the group
-        self.r_before = rel_cum[group_start[row_group]] - rel_cum[starts_of_row]
+        self._row_group = (np.cumsum(new_group, dtype=np.int64) - 1).astype(index)
+        rel_cum = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(grades > 0, out=rel_cum[1:])
+        size = np.diff(np.append(group_start, n))
+        self._size = size.astype(index)
+        self._rel = (rel_cum[group_start + size] - rel_cum[group_start]).astype(index)
+        self._rel_before = (rel_cum[group_start] - rel_cum[row_list_start[group_start]]).astype(index)
+        self._first = self.pos[group_start]  # position where each group starts
+        self._group_start = group_start.astype(index)
         self.group_gain_mean = {}  # cache per gain
         self._first_hit = None
-        self._group_start, self._row_group, self._size = group_start, row_group, size
+
+    # per-row views of the row's tie group
+    t = property(lambda self: self._size[self._row_group].astype(np.float64),
+                 doc="size of the row's tie group")
+    r = property(lambda self: self._rel[self._row_group].astype(np.float64),
+                 doc="relevant rows in the row's tie group")
+    r_before = property(lambda self: self._rel_before[self._row_group].astype(np.float64),
+                        doc="relevant rows of the same list ahead of the row's group")
+    first = property(lambda self: self._first[self._row_group],
+                     doc="position where the row's group starts")
+    j = property(lambda self: self.pos - self.first + 1, doc="place of the row inside its group")
 
     def expected_relevance(self) -> np.ndarray:
         """P(the row's position holds a relevant item) = r / t."""
@@ -88,7 +101,8 @@ class _Layout:
         if gain not in self.group_gain_mean:
             g = _gain(self.grades, gain)
             sums = np.add.reduceat(g, self._group_start) if g.size else g
-            self.group_gain_mean[gain] = (sums / self._size)[self._row_group]
+            self.group_gain_mean[gain] = (sums / self._size)[self._row_group] \
+                if self._size.size < g.size else sums  # all groups single: the gains themselves
         return self.group_gain_mean[gain]
 
     def first_hit(self) -> np.ndarray:
@@ -98,8 +112,9 @@ class _Layout:
         P(J = j) = C(t - j, r - 1) / C(t, r) for the j-th place of that group.
         """
         if self._first_hit is None:
-            rows = np.flatnonzero((self.r > 0) & (self.r_before == 0) & (self.t - self.j + 1 >= self.r))
-            t, r, j = self.t[rows], self.r[rows], self.j[rows].astype(np.float64)
+            t, r, j = self.t, self.r, self.j
+            rows = np.flatnonzero((r > 0) & (self.r_before == 0) & (t - j + 1 >= r))
+            t, r, j = t[rows], r[rows], j[rows].astype(np.float64)
             log_p = (gammaln(t - j + 1) - gammaln(t - j - r + 2) - gammaln(r) + gammaln(r + 1)
                      + gammaln(t - r + 1) - gammaln(t + 1))
             self._first_hit = np.zeros(self.pos.size)
@@ -115,7 +130,9 @@ class _Layout:
         """
         t, r = self.t, self.r
         within = np.where(t > 1, (self.j - 1) * (r - 1) / np.maximum(t - 1, 1), 0.0)
-        return (r / t) * (self.r_before + 1 + within) / self.pos
+        within += self.r_before + 1
+        within *= r / t
+        return within / self.pos
 
     def top(self, k: int | None) -> np.ndarray:
         return np.ones(self.pos.size, dtype=bool) if k is None else self.pos <= k
@@ -125,7 +142,8 @@ class _Layout:
 
     def straddling(self, k: int) -> np.ndarray:
         """Rows of a tie group that begins within the top k and ends below it."""
-        return (self.first <= k) & (self.first + self.t - 1 > k)
+        first = self.first
+        return (first <= k) & (first + self._size[self._row_group] - 1 > k)
 
 
 def _discount(pos: np.ndarray) -> np.ndarray:
