@@ -329,7 +329,7 @@ def numeric_column(name: str, frame, column: str, *, grades: bool = False,
             first = int(np.flatnonzero(bad)[0])
             raise ValueError(f"{name} column {column!r} must hold numbers, found "
                              f"{_plain(values.iloc[first])!r} in {where(first)}; fix or drop that "
-                             "row, or convert the column with pandas.to_numeric")
+                             "row")
         values = converted
     arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     nan = np.isnan(arr)
