@@ -221,30 +221,55 @@ def _global_auc(prep: _Prepared, ties: str) -> float:
 def _auc_bootstrap(prep: _Prepared, ties: str, confidence: float, n_resamples: int, rng):
     """Percentile interval of global AUC when users are resampled with replacement.
 
-    A resample only changes row weights (how often each user was drawn), so one
-    sort serves all: each positive's tied and lower negatives are located once,
-    and each resample sums weights over them (a weighted Mann-Whitney U).
+    A resample only changes row weights (how often each user was drawn), so the
+    rows are sorted once. Each positive's lower and tied negatives are located
+    once (``lo``, ``hi`` in the sorted negatives); the negatives between two
+    consecutive such boundaries are summarised per user in a sparse (gap x
+    user) count matrix, and the positives per user and boundary in another.
+    A chunk of resamples, as a (user x resample) matrix of draw counts, then
+    costs two sparse products: a weighted Mann-Whitney U for every resample.
     """
+    from scipy import sparse
+
     positive = prep.grades > 0
     if positive.all() or not positive.any():
         return float("nan"), float("nan")
-    pos_order = np.argsort(prep.scores[positive])
-    neg_order = np.argsort(prep.scores[~positive])
-    pos_users = prep.lists[positive][pos_order]
-    neg_users = prep.lists[~positive][neg_order]
+    neg_order = np.argsort(prep.scores[~positive], kind="stable")
     neg_sorted = prep.scores[~positive][neg_order]
-    pos_sorted = prep.scores[positive][pos_order]
-    lo = np.searchsorted(neg_sorted, pos_sorted, side="left")
-    hi = np.searchsorted(neg_sorted, pos_sorted, side="right")
+    neg_users = prep.lists[~positive][neg_order]
+    pos_scores, pos_users = prep.scores[positive], prep.lists[positive]
+    lo = np.searchsorted(neg_sorted, pos_scores, side="left")
+    hi = np.searchsorted(neg_sorted, pos_scores, side="right")
+    bounds, where = np.unique(np.r_[lo, hi], return_inverse=True)
+    gap_of_neg = np.searchsorted(bounds, np.arange(neg_sorted.size), side="right") - 1
+    keep = gap_of_neg >= 0  # negatives below the lowest boundary are below every positive
+    n_gaps, n_users = bounds.size, prep.n_users
+    # negatives of each user between boundary g and g + 1; a resample's cumulative sum over
+    # gaps gives, at boundary g, the weight of the negatives below it
+    gaps = sparse.csr_matrix((np.ones(int(keep.sum())), (gap_of_neg[keep], neg_users[keep])),
+                             shape=(n_gaps, n_users))
+    n_pos = lo.size
+    at_lo = sparse.csr_matrix((np.ones(n_pos), (where[:n_pos], pos_users)), shape=(n_gaps, n_users))
+    at_hi = sparse.csr_matrix((np.ones(n_pos), (where[n_pos:], pos_users)), shape=(n_gaps, n_users))
+    pos_per_user = np.bincount(pos_users, minlength=n_users).astype(np.float64)
+    neg_per_user = np.bincount(neg_users, minlength=n_users).astype(np.float64)
+    below_all = np.bincount(neg_users[~keep], minlength=n_users).astype(np.float64)
     values = np.empty(n_resamples)
-    for b in range(n_resamples):
-        w_user = np.bincount(rng.integers(0, prep.n_users, prep.n_users), minlength=prep.n_users)
-        w_pos, w_neg = w_user[pos_users], w_user[neg_users]
-        below = np.zeros(neg_sorted.size + 1)
-        np.cumsum(w_neg, out=below[1:])
-        wins, wins_or_ties = np.dot(w_pos, below[lo]), np.dot(w_pos, below[hi])
-        pairs = w_pos.sum() * below[-1]
-        values[b] = _auc_from_counts(wins, wins_or_ties, pairs, ties) if pairs else np.nan
+    chunk = max(1, min(n_resamples, 4_000_000 // max(n_gaps, n_users)))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        counts = np.empty((n_users, size))
+        for b in range(size):
+            counts[:, b] = np.bincount(rng.integers(0, n_users, n_users), minlength=n_users)
+        per_gap = gaps @ counts
+        below = np.cumsum(per_gap, axis=0)
+        below -= per_gap  # negatives in earlier gaps, i.e. below boundary g ...
+        below += below_all @ counts  # ... plus those below every boundary
+        wins = np.einsum("gr,gr->r", at_lo @ counts, below)
+        wins_or_ties = np.einsum("gr,gr->r", at_hi @ counts, below)
+        pairs = (pos_per_user @ counts) * (neg_per_user @ counts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values[start:start + size] = _auc_from_counts(wins, wins_or_ties, pairs, ties)
     low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
     return float(low), float(high)
 
