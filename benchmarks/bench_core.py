@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 import recmetrics as rm
-from _timing import best_time
+from _bench import best_time, print_table
 
 
 def per_user_loop_gauc(labels, scores, users):
@@ -105,12 +105,9 @@ def main() -> None:
     row(f"roc_auc(method='pairwise'), {p:.0e} x {p:.0e} pairs", t_pair, "roc_auc(method='rank')",
         t_rank_pair, f"report (peak traced memory {peak / 2**20:.0f} MiB; equal results)")
 
-    print(f"# recmetrics core benchmark ({platform.processor() or platform.machine()}, "
-          f"numpy {np.__version__}, {'quick' if args.quick else 'full'} sizes)\n")
-    print("| what | recmetrics | baseline | baseline time | ratio | target |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    print_table(f"recmetrics core benchmark ({platform.processor() or platform.machine()}, "
+                f"numpy {np.__version__}, {'quick' if args.quick else 'full'} sizes)",
+                ["what", "recmetrics", "baseline", "baseline time", "ratio", "target"], rows)
 
 
 if __name__ == "__main__":

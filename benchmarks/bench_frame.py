@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 import recmetrics as rm
-from _timing import best_time
+from _bench import best_time, print_table
 
 K = 10
 METRICS_RM = ["auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg"]
@@ -172,13 +172,10 @@ def main() -> None:
          "bytes of the input columns", f"{bytes_int / 2**20:.0f} MiB",
          f"{peak_int / bytes_int:.2f}x", "<= 4x", "met" if peak_int <= 4 * bytes_int else "NOT met"),
     ]
-    print(f"# recmetrics DataFrame benchmark ({platform.machine()}, {n:,} rows = {n_users:,} users x "
-          f"{n_items} items, {df.label.mean():.1%} relevant; numpy {np.__version__}, "
-          f"pandas {pd.__version__}; {'quick' if args.quick else 'full'} size)\n")
-    print("| recmetrics | time / memory | baseline | baseline | ratio | target | |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    print_table(f"recmetrics DataFrame benchmark ({platform.machine()}, {n:,} rows = {n_users:,} "
+                f"users x {n_items} items, {df.label.mean():.1%} relevant; numpy {np.__version__}, "
+                f"pandas {pd.__version__}; {'quick' if args.quick else 'full'} size)",
+                ["recmetrics", "time / memory", "baseline", "baseline", "ratio", "target", ""], rows)
     print(f"\nAgreement checked before timing (linear gain, AP denominator = relevant, distinct "
           f"scores; ranx and pytrec_eval equal to 1e-9): {', '.join(agreement)}; AUC equals "
           "scikit-learn's and GAUC recmetrics.group_auc. ranx was JIT-warmed on tiny data first. "

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import stats
 
 from recmetrics import sampling
-from _timing import best_time
+from _bench import best_time, print_table
 
 
 def choice_loop(exact_ranks, n_items, n_negatives, seed):
@@ -117,12 +117,9 @@ def main() -> None:
             row(f"correct_sampled_metric bv ({prior} prior), {label}", t_cold,
                 "naive sampled HR@10 (a mean)", t_naive, note)
 
-    print(f"# recmetrics.sampling benchmark ({platform.processor() or platform.machine()}, "
-          f"numpy {np.__version__}, {'quick' if args.quick else 'full'} sizes)\n")
-    print("| what | recmetrics | baseline | baseline time | ratio | note |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    print_table(f"recmetrics.sampling benchmark ({platform.processor() or platform.machine()}, "
+                f"numpy {np.__version__}, {'quick' if args.quick else 'full'} sizes)",
+                ["what", "recmetrics", "baseline", "baseline time", "ratio", "note"], rows)
 
 
 if __name__ == "__main__":
