@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The project's two commands, plus one for maintainers.
 
-    python3 tasks.py report    execute every notebook and write HTML pages to build/
+    python3 tasks.py report    execute every notebook and write the offline study site to build/
     python3 tasks.py test      run the whole test suite (unit tests and nbval)
     python3 tasks.py execute   re-execute notebooks in place, outputs stored (maintainers)
     python3 tasks.py bench     run the speed benchmarks (ratios against numpy, scikit-learn, ranx)
@@ -56,7 +56,7 @@ def ensure_venv() -> None:
 def main(argv: list[str]) -> None:
     commands = {
         "test": [PYTHON, "-m", "pytest"],
-        "report": [PYTHON, "tools/notebooks.py", "report"],
+        "report": [PYTHON, "tools/book.py"],
         "execute": [PYTHON, "tools/notebooks.py", "execute"],
         "bench": [PYTHON, "benchmarks/run_all.py"],
     }

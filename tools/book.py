@@ -1,0 +1,342 @@
+"""Build the offline study site in build/ from the notebooks. Run through tasks.py:
+
+    python3 tasks.py report                  every notebook -> build/index.html + one page each
+    python tools/book.py [--out DIR] [NOTEBOOK ...]
+
+Every notebook is executed top to bottom (two at a time), then written as one HTML page:
+
+* formulas are converted from LaTeX to MathML here, at build time (latex2mathml), so the pages
+  typeset them with no network and no script; a formula that does not convert stops the build;
+* the page is titled from the notebook's first heading and gets links home, to the previous and
+  next page, and a table of contents of its sections;
+* cells tagged ``remove-cell`` (only asserts, see tools/tag_cells.py) are left out, as are the
+  inputs of ``remove-input`` and the outputs of ``remove-output`` cells (nbval still runs them);
+* the answers of the exercises (from the first "*Answer" paragraph of a cell in the Exercises
+  section, with the code cells that check them) are folded in ``<details>``;
+* an error output shows its one-line message, never a traceback.
+
+Nothing on a page is loaded from the network: the CSS is inlined, figures are embedded PNG.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import html
+import re
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import latex2mathml.converter
+import nbformat
+from jinja2 import pass_context
+from nbconvert import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbconvert.preprocessors import TagRemovePreprocessor
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from notebooks import notebook_paths, run  # noqa: E402  (tools/notebooks.py, beside this file)
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+TEMPLATES = Path(__file__).resolve().parent / "site_template"
+SITE_NAME = "recmetrics"
+JOBS = 2                       # notebooks executed at once (each in its own kernel)
+
+HIDE_CELL, HIDE_INPUT, HIDE_OUTPUT = "remove-cell", "remove-input", "remove-output"
+
+# ---------------------------------------------------------------------------------------------
+# Formulas: LaTeX -> MathML
+
+
+class MathError(ValueError):
+    """A formula that latex2mathml cannot typeset faithfully."""
+
+
+# What latex2mathml does not know, rewritten to what it does (checked on every formula of
+# every notebook: the build stops on anything that still leaves a backslash in the output).
+_TEX_REWRITES = [
+    (re.compile(r"\\arg\\(min|max)(?![A-Za-z])"), r"\\mathrm{arg\\,\1}"),
+    (re.compile(r"\\dfrac(?![A-Za-z])"), r"\\frac"),
+    # amsmath's aligned is align* inside a formula; latex2mathml knows only the latter
+    (re.compile(r"\\(begin|end)\{(?:aligned|alignedat)\}(?:\{\d+\})?"), r"\\\1{align*}"),
+    (re.compile(r"\\(begin|end)\{gathered\}"), r"\\\1{gather*}"),
+    # the extra space after a line break, \\[4pt], is not understood: drop it
+    (re.compile(r"\\\\\[[^\]]*\]"), r"\\\\"),
+]
+_TEXT_ARG = re.compile(r"\\(text|mathrm|textrm|textbf|textit|mbox)\{((?:[^{}]|\{[^{}]*\})*)\}")
+_BARE_AMPERSAND = re.compile(r"&(?!#?[0-9A-Za-z]+;)")
+
+
+def _unescape_text(match: re.Match) -> str:
+    # inside \text{...}, \& \_ \% \$ \# are the characters themselves
+    body = re.sub(r"\\([&_%$#])", r"\1", match.group(2))
+    return f"\\{match.group(1)}{{{body}}}"
+
+
+def tex_to_mathml(tex: str, display: bool) -> str:
+    """One formula as a ``<math>`` element; ``MathError`` when it would show raw LaTeX."""
+    source = tex.strip()
+    for pattern, replacement in _TEX_REWRITES:
+        source = pattern.sub(replacement, source)
+    source = _TEXT_ARG.sub(_unescape_text, source)
+    try:
+        mathml = latex2mathml.converter.convert(source, display="block" if display else "inline")
+    except Exception as error:  # latex2mathml raises many types; report the formula
+        raise MathError(f"cannot convert {tex!r}: {type(error).__name__}: {error}") from None
+    mathml = _BARE_AMPERSAND.sub("&amp;", mathml)
+    visible = html.unescape(re.sub(r"<[^>]+>", "", mathml))
+    if ("\\" in visible or "<mi>&amp;</mi>" in mathml or re.search(r"\[[\d.]+(pt|em|ex|mm)\]", visible)
+            or ("\\begin" in source and "<mtable" not in mathml)):
+        raise MathError(f"cannot convert {tex!r}: the MathML would show {visible!r}")
+    alt = html.escape(" ".join(tex.split()), quote=True)
+    return mathml.replace("<math ", f'<math alttext="{alt}" ', 1)
+
+
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's Markdown renderer, with formulas typeset as MathML instead of left for MathJax."""
+
+    def block_math(self, body: str) -> str:
+        return tex_to_mathml(body, display=True)
+
+    def latex_environment(self, name: str, body: str) -> str:
+        return tex_to_mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", display=True)
+
+    def inline_math(self, body: str) -> str:
+        return tex_to_mathml(body, display=False)
+
+
+def markdown_to_html(source: str) -> str:
+    """Markdown with formulas, as nbconvert renders a notebook's Markdown cell."""
+    return MarkdownWithMath(renderer=MathMLRenderer(escape=False, anchor_link_text="¶")).render(source)
+
+
+class BookExporter(HTMLExporter):
+    """The JupyterLab HTML export, with MathML formulas and the site's template (no CDN)."""
+
+    def __init__(self, **kw):
+        super().__init__(extra_template_basedirs=[str(TEMPLATES)], template_name="site", **kw)
+
+    @pass_context
+    def markdown2html(self, context, source):
+        cell = context.get("cell", {})
+        renderer = MathMLRenderer(escape=False, attachments=cell.get("attachments", {}),
+                                  embed_images=True, anchor_link_text="¶")
+        return MarkdownWithMath(renderer=renderer).render(source)
+
+
+# ---------------------------------------------------------------------------------------------
+# Notebook -> what the reader sees
+
+
+def hide_tagged_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Drop ``remove-cell`` cells, ``remove-input`` inputs and ``remove-output`` outputs."""
+    remover = TagRemovePreprocessor(enabled=True, remove_cell_tags={HIDE_CELL},
+                                    remove_input_tags={HIDE_INPUT},
+                                    remove_all_outputs_tags={HIDE_OUTPUT})
+    nb, _ = remover.preprocess(copy.deepcopy(nb), {})
+    return nb
+
+
+_EXERCISES = re.compile(r"^#{1,3}\s.*\bExercises?\b", re.M | re.I)
+_HEADING = re.compile(r"^#{1,3}\s", re.M)
+_ANSWER = re.compile(r"^\s*\*{1,2}Answers?\b", re.M)
+
+
+def fold_answers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Mark the answers of the exercises, to be folded in ``<details>`` by the template.
+
+    In the Exercises section, a Markdown cell is cut at its first paragraph that starts with
+    "*Answer" or "**Answer(s)"; that part, the code cells after it and any Markdown cell that
+    itself starts with an answer form one fold, up to the next other Markdown cell.
+    """
+    cells, in_exercises, in_answer = [], False, False
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            if _HEADING.search(cell.source):
+                in_exercises = bool(_EXERCISES.search(cell.source)) or (
+                    in_exercises and not re.search(r"^#{1,2}\s", cell.source, re.M))
+            match = _ANSWER.search(cell.source) if in_exercises else None
+            if match is None:
+                in_answer = False
+                cells.append(cell)
+                continue
+            question, answer = cell.source[:match.start()], cell.source[match.start():]
+            if question.strip():
+                cells.append(nbformat.v4.new_markdown_cell(question))
+            answer_cell = nbformat.v4.new_markdown_cell(answer)
+            answer_cell.metadata["site"] = {"answer": True}
+            cells.append(answer_cell)
+            in_answer = True
+        else:
+            if in_answer:
+                cell.metadata.setdefault("site", {})["answer"] = True
+            cells.append(cell)
+    for i, cell in enumerate(cells):
+        if not cell.metadata.get("site", {}).get("answer"):
+            continue
+        site = cell.metadata["site"]
+        if i == 0 or not cells[i - 1].metadata.get("site", {}).get("answer"):
+            site["open_answer"] = "Show the answer (try the exercise first)"
+        if i + 1 == len(cells) or not cells[i + 1].metadata.get("site", {}).get("answer"):
+            site["close_answer"] = True
+    nb.cells = cells
+    return nb
+
+
+def plain_text(markdown: str) -> str:
+    """The text a line of Markdown shows (formulas as their MathML text)."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", markdown_to_html(markdown))).split())
+
+
+def title_and_summary(nb: nbformat.NotebookNode) -> tuple[str, str]:
+    """The first heading (Markdown) and the first paragraph after it (Markdown)."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("# "):
+                rest = "\n".join(lines[i + 1:]).strip()
+                summary = rest.split("\n\n")[0] if rest else ""
+                return line[2:].strip(), summary
+    return "", ""
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML after the export: heading ids, table of contents, links between pages
+
+_HEADING_TAG = re.compile(r'<h([1-6]) id="([^"]*)">(.*?)</h\1>', re.S)
+_ANCHOR_LINK = re.compile(r'<a class="anchor-link" href="[^"]*">[^<]*</a>')
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^\w]+", "-", text.lower(), flags=re.U).strip("-")
+    return slug or "section"
+
+
+def number_headings(body: str) -> tuple[str, list[tuple[int, str, str]]]:
+    """Give every heading a short unique id; return the page and its (level, id, text) list."""
+    seen: dict[str, int] = {}
+    headings: list[tuple[int, str, str]] = []
+
+    def replace(match: re.Match) -> str:
+        level, inner = int(match.group(1)), _ANCHOR_LINK.sub("", match.group(3))
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", inner)).split())
+        slug = _slug(text)
+        seen[slug] = seen.get(slug, 0) + 1
+        if seen[slug] > 1:
+            slug = f"{slug}-{seen[slug]}"
+        headings.append((level, slug, inner))
+        return (f'<h{level} id="{slug}">{inner}<a class="anchor-link" href="#{slug}" '
+                f'aria-label="link to this section">¶</a></h{level}>')
+
+    return _HEADING_TAG.sub(replace, body), headings
+
+
+def table_of_contents(headings: list[tuple[int, str, str]]) -> str:
+    items = [f'<li class="toc-h{level}"><a href="#{slug}">{_ANCHOR_LINK.sub("", inner)}</a></li>'
+             for level, slug, inner in headings if level in (2, 3)]
+    if not items:
+        return ""
+    return ('<nav class="site-toc" aria-label="On this page"><p class="site-toc-title">On this page</p>'
+            f'<ul>{"".join(items)}</ul></nav>')
+
+
+def link_pages(body: str, pages: set[str]) -> str:
+    """Links to ``NN-name.ipynb`` become links to the built ``NN-name.html``."""
+    def replace(match: re.Match) -> str:
+        stem, anchor = match.group(1), match.group(2) or ""
+        return f'href="{stem}.html{anchor}"' if stem in pages else match.group(0)
+    return re.sub(r'href="(?:\./)?([\w.-]+)\.ipynb(#[^"]*)?"', replace, body)
+
+
+def navigation(prev: tuple[str, str] | None, nxt: tuple[str, str] | None, where: str) -> str:
+    parts = [f'<a class="site-home" href="index.html" rel="home">{SITE_NAME} · all pages</a>']
+    if prev:
+        parts.append(f'<a class="site-prev" href="{prev[0]}" rel="prev">← {html.escape(prev[1])}</a>')
+    if nxt:
+        parts.append(f'<a class="site-next" href="{nxt[0]}" rel="next">{html.escape(nxt[1])} →</a>')
+    return f'<nav class="site-nav site-nav-{where}" aria-label="pages">{"".join(parts)}</nav>'
+
+
+CSS = (TEMPLATES / "site.css").read_text(encoding="utf-8")
+
+
+def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str]) -> str:
+    """One notebook, executed, as a self-contained HTML page."""
+    shown = fold_answers(hide_tagged_cells(nb))
+    site = {"title": f"{title} · {SITE_NAME}", "css": CSS, "toc_marker": "<!--toc-->",
+            "nav_top": navigation(prev, nxt, "top"), "nav_bottom": navigation(prev, nxt, "bottom")}
+    body, _ = BookExporter().from_notebook_node(shown, resources={"site": site})
+    body, headings = number_headings(body)
+    body = body.replace("<!--toc-->", table_of_contents(headings), 1)
+    return link_pages(body, pages)
+
+
+def index_notebook(entries: list[tuple[str, str, str]]) -> nbformat.NotebookNode:
+    """The index as a notebook of Markdown, rendered by the same exporter as every page."""
+    lines = [f"# {SITE_NAME}: evaluation metrics for recommenders and classifiers, explained\n",
+             "Each page below is a notebook of the kit, executed top to bottom when this site was "
+             "built: every number on it was computed, printed and checked. New here? Open the "
+             "first page, **Start here**: it suggests an order, says what each page needs and "
+             "holds a glossary of every term (中文 / English).\n"]
+    for href, title, summary in entries:
+        lines.append(f"### [{title}]({href})\n")
+        if summary:
+            lines.append(summary + "\n")
+    lines.append("The pages need no network: formulas are typeset in the page (MathML), figures "
+                 "are embedded. Rebuild them with `python3 tasks.py report`.")
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(lines))])
+
+
+def _write(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".part")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
+def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS) -> list[Path]:
+    """Execute ``paths`` and write ``out``/index.html plus one page each; return the pages."""
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        executed = list(pool.map(run, paths))
+    print(f"executed {len(paths)} notebook(s) in {time.perf_counter() - started:.0f} s", flush=True)
+
+    stems = {p.stem for p in paths}
+    info = []
+    for path, nb in zip(paths, executed):
+        title, summary = title_and_summary(nb)
+        info.append((f"{path.stem}.html", title or path.stem, summary))
+    written = []
+    for i, (path, nb) in enumerate(zip(paths, executed)):
+        prev = (info[i - 1][0], plain_text(info[i - 1][1])) if i > 0 else None
+        nxt = (info[i + 1][0], plain_text(info[i + 1][1])) if i + 1 < len(info) else None
+        try:
+            page = render_page(nb, plain_text(info[i][1]), prev, nxt, stems)
+        except MathError as error:
+            sys.exit(f"book.py: {path.name}: {error}")
+        target = out / info[i][0]
+        _write(target, page)
+        written.append(target)
+        print(f"wrote {target.relative_to(out.parent) if out.parent in target.parents else target}",
+              flush=True)
+    first = (info[0][0], plain_text(info[0][1])) if info else None
+    index = render_page(index_notebook(info), f"{SITE_NAME} · all pages", None, first, stems)
+    _write(out / "index.html", index)
+    print(f"wrote the index and {len(written)} page(s) in {time.perf_counter() - started:.0f} s")
+    return [out / "index.html", *written]
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", help="notebooks to build (default: all)")
+    parser.add_argument("--out", type=Path, default=BUILD, help="output folder (default: build/)")
+    args = parser.parse_args(argv)
+    build(notebook_paths(args.notebooks), args.out.resolve())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
