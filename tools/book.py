@@ -106,6 +106,12 @@ class MathMLRenderer(IPythonRenderer):
     def inline_math(self, body: str) -> str:
         return tex_to_mathml(body, display=False)
 
+    def heading(self, text: str, level: int, **attrs) -> str:
+        # nbconvert's add_anchor re-serialises the heading with ElementTree, which prefixes
+        # MathML tags (ns0:math) so that browsers no longer typeset them; ids and anchor
+        # links are added after the export instead (number_headings)
+        return f'<h{level} id="">{text}</h{level}>\n'
+
 
 def markdown_to_html(source: str) -> str:
     """Markdown with formulas, as nbconvert renders a notebook's Markdown cell."""
