@@ -35,8 +35,19 @@ from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import TagRemovePreprocessor
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from notebooks import notebook_paths, run  # noqa: E402  (tools/notebooks.py, beside this file)
+
+def _tool(name: str):
+    """A module of this folder by its path (``import notebooks`` could find notebooks/ instead)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"_recmetrics_tools_{name}",
+                                                  Path(__file__).resolve().parent / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_notebooks = _tool("notebooks")          # tools/notebooks.py: how a notebook is executed
+notebook_paths, run = _notebooks.notebook_paths, _notebooks.run
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -271,9 +282,9 @@ CSS = (TEMPLATES / "site.css").read_text(encoding="utf-8")
 
 
 def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str]) -> str:
-    """One notebook, executed, as a self-contained HTML page."""
+    """One notebook, executed, as a self-contained HTML page titled ``title``."""
     shown = fold_answers(hide_tagged_cells(nb))
-    site = {"title": f"{title} · {SITE_NAME}", "css": CSS, "toc_marker": "<!--toc-->",
+    site = {"title": title, "css": CSS, "toc_marker": "<!--toc-->",
             "nav_top": navigation(prev, nxt, "top"), "nav_bottom": navigation(prev, nxt, "bottom")}
     body, _ = BookExporter().from_notebook_node(shown, resources={"site": site})
     body, headings = number_headings(body)
@@ -321,7 +332,7 @@ def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS) -> list[Path]:
         prev = (info[i - 1][0], plain_text(info[i - 1][1])) if i > 0 else None
         nxt = (info[i + 1][0], plain_text(info[i + 1][1])) if i + 1 < len(info) else None
         try:
-            page = render_page(nb, plain_text(info[i][1]), prev, nxt, stems)
+            page = render_page(nb, f"{plain_text(info[i][1])} · {SITE_NAME}", prev, nxt, stems)
         except MathError as error:
             sys.exit(f"book.py: {path.name}: {error}")
         target = out / info[i][0]
@@ -330,7 +341,8 @@ def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS) -> list[Path]:
         print(f"wrote {target.relative_to(out.parent) if out.parent in target.parents else target}",
               flush=True)
     first = (info[0][0], plain_text(info[0][1])) if info else None
-    index = render_page(index_notebook(info), f"{SITE_NAME} · all pages", None, first, stems)
+    index_nb = index_notebook(info)
+    index = render_page(index_nb, plain_text(title_and_summary(index_nb)[0]), None, first, stems)
     _write(out / "index.html", index)
     print(f"wrote the index and {len(written)} page(s) in {time.perf_counter() - started:.0f} s")
     return [out / "index.html", *written]
