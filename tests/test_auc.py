@@ -123,7 +123,7 @@ def test_auc_exact_agreement_on_a_large_input_with_many_ties():
 
 
 def test_pairwise_memory_stays_bounded_by_the_chunk(monkeypatch):
-    monkeypatch.setattr(auc_module, "PAIRWISE_CHUNK", 1 << 16)
+    monkeypatch.setattr(_kernels, "PAIRWISE_CHUNK", 1 << 16)
     rng = np.random.default_rng(1)
     y = np.r_[np.ones(3000, int), np.zeros(3000, int)]  # 9 million pairs
     s = rng.random(6000)
