@@ -25,7 +25,7 @@ them into a value under a tie policy.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, expi, gammaln
+from scipy.special import expi, gammaln
 from scipy.stats import hypergeom
 
 #: Above this grade 2**grade - 1 is computed relative to the list's top grade (no overflow).
@@ -34,8 +34,9 @@ EXP_GAIN_SHIFT_ABOVE = 1000
 #: Largest number of positive-negative comparisons held in memory at once by the pairwise AUC.
 PAIRWISE_CHUNK = 1 << 22
 
-# Exact partial sums of 1/i and of 1/log2(i + 1) up to this many terms; beyond it closed forms.
-_EXACT_TERMS = 1 << 20
+# Partial sums of 1/i and of 1/log2(i + 1) are summed term by term up to this many terms
+# (rounding error ~1e-15); beyond, closed forms are more accurate than a long running sum.
+_EXACT_TERMS = 1024
 
 
 # --------------------------------------------------------------------------- ordering
@@ -178,14 +179,15 @@ def gauc(auc: np.ndarray, weights: np.ndarray) -> float:
 
 
 def harmonic(n: np.ndarray) -> np.ndarray:
-    """H(n) = 1 + 1/2 + ... + 1/n (H(0) = 0), exact sums up to 2**20 terms, digamma beyond."""
+    """H(n) = 1 + 1/2 + ... + 1/n (H(0) = 0): summed up to 1024 terms, beyond by the
+    asymptotic series ln n + gamma + 1/(2n) - 1/(12n^2) + 1/(120n^4) (error below 1e-20)."""
     n = np.asarray(n, dtype=np.int64)
     top = int(n.max(initial=0))
-    if top <= _EXACT_TERMS:
-        table = np.zeros(top + 1)
-        np.cumsum(1.0 / np.arange(1, top + 1), out=table[1:])
-        return table[n]
-    return np.where(n > 0, digamma(n + 1.0) + np.euler_gamma, 0.0)
+    table = np.zeros(min(top, _EXACT_TERMS) + 1)
+    np.cumsum(1.0 / np.arange(1, table.size), out=table[1:])
+    x = np.maximum(n, 1).astype(np.float64)
+    series = np.log(x) + np.euler_gamma + 1 / (2 * x) - 1 / (12 * x**2) + 1 / (120 * x**4)
+    return np.where(n < table.size, table[np.minimum(n, table.size - 1)], series)
 
 
 def discount(pos: np.ndarray) -> np.ndarray:
@@ -196,9 +198,8 @@ def discount(pos: np.ndarray) -> np.ndarray:
 def discount_sum(k: np.ndarray) -> np.ndarray:
     r"""S(k) = sum of 1/log2(i + 1) for i = 1..k, for any k up to 2**31.
 
-    Exact partial sums up to 2**20 terms; beyond, Euler-Maclaurin on
-    f(x) = ln 2 / ln(x + 1), whose integral is ln 2 * li(x + 1) (error below
-    1e-20 there).
+    Summed up to 1024 terms; beyond, Euler-Maclaurin on f(x) = ln 2 / ln(x + 1),
+    whose integral is ln 2 * li(x + 1) (relative error below 1e-15).
     """
     k = np.asarray(k, dtype=np.int64)
     exact_top = int(min(k.max(initial=0), _EXACT_TERMS))

@@ -402,7 +402,7 @@ def numeric_column(name: str, frame, column: str, *, grades: bool = False,
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
             raise ValueError(f"{name} column {column!r} must hold numbers, found "
-                             f"{_plain(values.iloc[first])!r} in {where(first)}; fix or drop that "
+                             f"{plain(values.iloc[first])!r} in {where(first)}; fix or drop that "
                              "row")
         values = converted
     exact = values.dropna() if pd.api.types.is_integer_dtype(values) else values.iloc[:0]
@@ -491,15 +491,15 @@ def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, 
         first = int(np.flatnonzero(duplicated)[0])
         row = frame.iloc[first]
         raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
-                         f"(first: {user}={_plain(row[user])!r}, {item}={_plain(row[item])!r} in "
+                         f"(first: {user}={plain(row[user])!r}, {item}={plain(row[item])!r} in "
                          f"{where(first)}; ids are compared as text, so 7, 7.0 and ' 7' are one "
                          "id); keep one row per pair")
 
 
 def warn_unmatched(what: str, n_missing: int, n_total: int, missing_examples, other_examples,
-                   other: str) -> None:
-    """Warn when more than half of truth's users or relevant rows find no scored row."""
-    if n_total == 0 or 2 * n_missing <= n_total:
+                   other: str, *, share: float, at_least: int = 1) -> None:
+    """Warn when more than ``share`` of truth's users or relevant rows find no scored row."""
+    if n_total < at_least or n_missing <= share * n_total:
         return
     shown = ", ".join(repr(x) for x in missing_examples[:3])
     seen = ", ".join(repr(x) for x in other_examples[:3])
@@ -516,11 +516,11 @@ def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) ->
         first = int(np.flatnonzero(duplicated)[0])
         row = frame.iloc[first]
         raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
-                         f"(first: {user}={_plain(row[user])!r}, {item}={_plain(row[item])!r} in "
+                         f"(first: {user}={plain(row[user])!r}, {item}={plain(row[item])!r} in "
                          f"{where(first)}); keep one row per pair")
 
 
-def _plain(value):
+def plain(value):
     """A numpy scalar as the Python value it holds, so messages read 1, not np.int64(1)."""
     return value.item() if isinstance(value, np.generic) else value
 

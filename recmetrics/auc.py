@@ -91,7 +91,8 @@ def roc_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     order = np.argsort(-scores, kind="stable")
     sorted_scores = scores[order]
     tps = np.cumsum(labels[order], dtype=np.int64)
-    last_of_threshold = np.r_[np.flatnonzero(np.diff(sorted_scores)), scores.size - 1]
+    # compare neighbours with != (np.diff of two equal infinities is NaN, which split one threshold)
+    last_of_threshold = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]), scores.size - 1]
     tps = np.r_[0, tps[last_of_threshold]]
     fps = np.r_[0, last_of_threshold + 1] - tps
     thresholds = np.r_[np.inf, sorted_scores[last_of_threshold]]
@@ -236,7 +237,7 @@ def group_auc_details(y_true, y_score, groups, *, gauc_weight: GaucWeight = "imp
         value = _undefined("GAUC is undefined: every group holds only positives or only "
                            "negatives, so no group has an AUC")
     table = pd.DataFrame({"group": uniques, "n": pos + neg, "positives": pos, "auc": auc,
-                          "weight": weights})
+                          "weight": weights.astype(np.int64)})  # rows, positives or 1: whole
     return GroupAUC(value=value, gauc_weight=gauc_weight, n_groups=n_groups,
                     n_skipped=int(n_groups - kept.sum()), table=table)
 

@@ -296,7 +296,7 @@ def _text_table(header: list[str], rows: list[list[str]], right: set[int]) -> st
 
 def _conventions_line(conventions: dict) -> str:
     return (f"ties={conventions['ties']}; NDCG gain={conventions['gain']}, "
-            f"ideal={conventions['ideal']}; AP denominator={conventions['ap_denominator']}; "
+            f"ideal={conventions['ideal']}; AP denominator={conventions['denominator']}; "
             f"GAUC weight={conventions['gauc_weight']}")
 
 

@@ -24,8 +24,8 @@ text. Surrounding whitespace is stripped and whole numbers are written as
 integers, so ``7``, ``7.0``, ``"7"`` and ``" 7"`` are one id, and an int
 column in ``pred`` joins a text column in ``truth``; any other text is kept
 as it is, so ``"001"`` and ``"1"`` are two ids. When more than half of
-truth's users with a relevant item (or of its relevant rows) find no scored
-row in ``pred``, a :class:`~recmetrics.RecmetricsWarning` gives the counts and
+truth's users with a relevant item (or more than 90% of at least ten
+relevant rows) find no scored row in ``pred``, a :class:`~recmetrics.RecmetricsWarning` gives the counts and
 example ids from both sides: the usual sign of ids written differently.
 
 Users with no relevant item
@@ -56,7 +56,7 @@ from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT
                           Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
                           Ties, as_frame, caller_stacklevel, canonical_ids, check_k_values,
                           check_metrics, check_n_resamples, check_option, check_probability,
-                          check_seed, check_unique_keys, id_column, numeric_column,
+                          check_seed, check_unique_keys, id_column, numeric_column, plain,
                           warn_unmatched)
 from .stats import bootstrap_ci
 
@@ -125,7 +125,8 @@ class _Prepared:
             self.n_without_predictions = int(lacking.size)
             if 2 * lacking.size > judged_users.size:
                 warn_unmatched("users with a relevant item", lacking.size, judged_users.size,
-                               list(user_ids[lacking[:3]]), list(user_ids[users[:3]]), "users")
+                               list(user_ids[lacking[:3]]), list(user_ids[users[:3]]), "users",
+                               share=0.5)
             else:
                 missing_rows = np.flatnonzero(unscored)
                 warn_unmatched("relevant (user, item) rows", missing_rows.size,
@@ -133,7 +134,7 @@ class _Prepared:
                                [(user_ids[truth_users[r]], item_ids[truth_items[r]])
                                 for r in missing_rows[:3]],
                                [(user_ids[u], item_ids[i]) for u, i in zip(users[:3], items[:3])],
-                               "rows")
+                               "rows", share=0.9, at_least=10)
             missing_users, missing_grades = truth_users[unscored], truth_grades[unscored]
             # The users are those with scored rows or relevant truth rows; drop the rest.
             present = with_rows
@@ -520,7 +521,8 @@ def _shared_truth(pred_a, pred_b, *, user, item, label) -> pd.DataFrame:
         first = differ[0]
         raise ValueError(
             f"pred_a and pred_b give different labels to {differ.size:,} (user, item) pair(s) "
-            f"(first: {user}={user_ids[users_b[first]]!r}, {item}={item_ids[items_b[first]]!r}: "
+            f"(first: {user}={plain(user_ids[users_b[first]])!r}, "
+            f"{item}={plain(item_ids[items_b[first]])!r}: "
             f"{grades_a[where[first]]:g} in A, {grades_b[first]:g} in B), so the models would be "
             "judged against different truths; put the labels in one truth table and pass it as "
             "truth= (--truth FILE on the command line)")
