@@ -12,7 +12,7 @@ from .ranking import (average_precision, cg, dcg, hit_rate_at_k, mean_average_pr
                       mean_reciprocal_rank, ndcg, precision_at_k, recall_at_k, reciprocal_rank)
 from .regression import mae, mse, rmse
 from .stats import ChiSquareResult, bootstrap_ci, chi_square_critical_value, chi_square_test
-from .frame import compare, evaluate
+from .frame import compare, evaluate, evaluate_per_user
 from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
 
 __version__ = "0.1.0"
@@ -29,5 +29,5 @@ __all__ = [
     "mean_average_precision", "mean_reciprocal_rank", "cg", "dcg", "ndcg",
     "mse", "rmse", "mae",
     "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
-    "evaluate", "compare", "sampling",
+    "evaluate", "evaluate_per_user", "compare", "sampling",
 ]

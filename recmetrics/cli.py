@@ -40,10 +40,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._validation import check_unique_pairs, id_column, numeric_column
-from .auc import GAUC_WEIGHTS, TIES
+from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, TIES, check_unique_pairs,
+                          id_column, numeric_column)
 from .frame import METRICS, compare, evaluate
-from .ranking import AP_DENOMINATORS, GAINS, IDEALS
 
 __all__ = ["main", "read_scores", "render_report", "UsageError"]
 
@@ -297,7 +296,7 @@ def _text_table(header: list[str], rows: list[list[str]], right: set[int]) -> st
 
 def _conventions_line(conventions: dict) -> str:
     return (f"ties={conventions['ties']}; NDCG gain={conventions['gain']}, "
-            f"ideal={conventions['ideal']}; AP denominator={conventions['ap_denominator']}; "
+            f"ideal={conventions['ideal']}; AP denominator={conventions['denominator']}; "
             f"GAUC weight={conventions['gauc_weight']}")
 
 
@@ -695,7 +694,7 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                              help="NDCG gain: 2^rel - 1 or rel (default: exponential)")
     conventions.add_argument("--ideal", choices=IDEALS, default="truth",
                              help="NDCG ideal DCG (default: truth, as trec_eval)")
-    conventions.add_argument("--denominator", choices=AP_DENOMINATORS, default="relevant",
+    conventions.add_argument("--denominator", choices=DENOMINATORS, default="relevant",
                              help="AP denominator (default: relevant, as trec_eval)")
     conventions.add_argument("--gauc-weight", choices=GAUC_WEIGHTS, default="impressions",
                              help="GAUC user weights (default: impressions)")

@@ -180,7 +180,8 @@ def test_compare_csv_and_parquet(capsys):
     assert (code, err) == (0, "")
     table = pd.read_csv(io.StringIO(out))
     assert table.columns.tolist() == ["metric", "k", "value_a", "value_b", "difference", "p_ttest",
-                                      "p_randomization", "n_users", "conventions", "verdict"]
+                                      "p_randomization", "n_users", "n_users_a", "n_users_b",
+                                      "conventions", "note", "verdict"]
 
 
 # --------------------------------------------------------------------------- processes
@@ -222,7 +223,7 @@ def test_a_progress_bar_is_shown_on_a_terminal_only():
     reader.start()
     try:
         done = subprocess.run([SCRIPT, "evaluate", str(PRED_A), "--truth", str(TRUTH), "--ci", "0.9",
-                               "--n-resamples", "50"], stdout=subprocess.PIPE, stderr=follower,
+                               "--n-resamples", "100"], stdout=subprocess.PIPE, stderr=follower,
                               timeout=600)
     finally:
         os.close(follower)
