@@ -6,7 +6,7 @@
 A cell qualifies when every statement in it is an ``assert`` (at least one; a ``for`` loop whose
 body is only asserts counts too), apart from blank lines, comments and imports of ``math``; and
 so does a cell without output that holds asserts plus lines computing what they compare, when
-no later cell reads a name it binds (hiding it takes nothing from what follows). nbval still runs such cells (the tag only tells the HTML
+no later cell that is shown reads a name it binds (hiding it takes nothing from what follows). nbval still runs such cells (the tag only tells the HTML
 build, tools/book.py, to leave them out, as Jupyter Book's ``remove-cell`` does). Only the
 metadata changes, so re-running this after editing a notebook needs no re-execution. A tagged cell
 that has output (it gained a print, say) is reported, not untagged: the tag may have been set by
@@ -56,31 +56,60 @@ def only_checks(source: str) -> bool:
     return bool(_count_asserts(tree.body))
 
 
-def _bound_names(tree: ast.Module) -> set[str]:
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+class _Names(ast.NodeVisitor):
+    """Names a cell binds and reads (line of first use), leaving out comprehension variables,
+    which live only inside their comprehension."""
+
+    def __init__(self) -> None:
+        self.hidden: list[set[str]] = []
+        self.stores: dict[str, int] = {}
+        self.loads: dict[str, int] = {}
+
+    def _comprehension(self, node) -> None:
+        targets = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        self.hidden.append(targets)
+        self.generic_visit(node)
+        self.hidden.pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if any(node.id in scope for scope in self.hidden):
+            return
+        into = self.loads if isinstance(node.ctx, ast.Load) else self.stores
+        into.setdefault(node.id, node.lineno)
+
+    def _binds(self, node) -> None:
+        self.stores.setdefault(node.name, node.lineno)
+        self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _binds
+
+    def visit_Import(self, node) -> None:
+        for alias in node.names:
+            self.stores.setdefault((alias.asname or alias.name).split(".")[0], node.lineno)
+
+    visit_ImportFrom = visit_Import
+
+
+def _names(tree: ast.AST) -> _Names:
+    names = _Names()
+    names.visit(tree)
     return names
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    return set(_names(tree).stores)
 
 
 def _reads_before_binding(source: str, name: str) -> tuple[bool, bool]:
     """(reads ``name`` before binding it, binds it) for one later cell's source."""
     try:
-        tree = ast.parse(source)
+        names = _names(ast.parse(source))
     except SyntaxError:                 # magics: fall back to a plain text search
         return bool(re.search(rf"\b{re.escape(name)}\b", source)), False
-    loads = [n.lineno for n in ast.walk(tree)
-             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-    stores = [n.lineno for n in ast.walk(tree)
-              if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
-    first_store = min(stores) if stores else None
-    read = bool(loads) and (first_store is None or min(loads) <= first_store)
-    return read, first_store is not None
+    load, store = names.loads.get(name), names.stores.get(name)
+    return load is not None and (store is None or load <= store), store is not None
 
 
 def private_check(source: str, later: list[str]) -> bool:
@@ -110,22 +139,30 @@ def private_check(source: str, later: list[str]) -> bool:
 
 
 def tag_notebook(path: Path, write: bool = True) -> tuple[list[int], list[int]]:
-    """Tag the qualifying cells; return (cells newly tagged, tagged cells that have output)."""
+    """Tag the qualifying cells; return (cells newly tagged, tagged cells that have output).
+
+    Repeated until nothing changes: a name that only hidden cells read is no reason to show
+    the cell that binds it.
+    """
     nb = nbformat.read(path, as_version=4)
-    added, stale = [], []
     code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    for n, (index, cell) in enumerate(code):
-        tags = cell.metadata.get("tags", [])
-        later = [c.source for _, c in code[n + 1:]]
-        if only_checks(cell.source) or (not cell.get("outputs") and private_check(cell.source, later)):
-            if TAG not in tags:
+    added: list[int] = []
+    changed = True
+    while changed:
+        changed = False
+        for n, (index, cell) in enumerate(code):
+            tags = cell.metadata.get("tags", [])
+            if TAG in tags:
+                continue
+            later = [c.source for _, c in code[n + 1:] if TAG not in c.metadata.get("tags", [])]
+            if only_checks(cell.source) or (not cell.get("outputs") and private_check(cell.source, later)):
                 cell.metadata["tags"] = [*tags, TAG]
                 added.append(index)
-        elif TAG in tags and cell.get("outputs"):
-            stale.append(index)
+                changed = True
+    stale = [i for i, c in code if TAG in c.metadata.get("tags", []) and c.get("outputs")]
     if added and write:
         nbformat.write(nb, path)
-    return added, stale
+    return sorted(added), stale
 
 
 def main(argv: list[str]) -> int:
