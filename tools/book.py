@@ -133,7 +133,9 @@ class BookExporter(HTMLExporter):
     """The JupyterLab HTML export, with MathML formulas and the site's template (no CDN)."""
 
     def __init__(self, **kw):
-        super().__init__(extra_template_basedirs=[str(TEMPLATES)], template_name="site", **kw)
+        # no In [n] prompts: the hidden check cells would leave gaps in the numbering
+        super().__init__(extra_template_basedirs=[str(TEMPLATES)], template_name="site",
+                         exclude_input_prompt=True, exclude_output_prompt=True, **kw)
 
     @pass_context
     def markdown2html(self, context, source):
