@@ -302,3 +302,26 @@ def test_glossary_rows_name_existing_functions_and_notebooks():
                 f"{name} is not public in recmetrics, but its notebook {row['notebook']} exists")
         if row["formula"]:
             book.tex_to_mathml(row["formula"], display=False)   # raises on what would show raw
+
+
+SOURCES = ROOT.parent / "shared" / "seeds"     # the five source documents, kept beside the repository
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"[\s$]+", "", text)
+
+
+@pytest.mark.skipif(not SOURCES.is_dir(), reason="the source documents are not beside this checkout")
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_quoted_passages_are_verbatim(path):
+    """Every Chinese passage a notebook quotes (a "> " block) is in a source document as written."""
+    documents = [_squeeze(p.read_text(encoding="utf-8")) for p in sorted(SOURCES.glob("*.txt"))]
+    quotes = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            quotes += [line[1:].strip() for line in cell.source.splitlines()
+                       if line.startswith(">") and re.search(r"[\u4e00-\u9fff]", line)]
+    for quote in quotes:
+        parts = re.findall(r"`([^`]+)`", quote) or [quote]   # code spans are checked one by one
+        for part in parts:
+            assert any(_squeeze(part) in doc for doc in documents), f"not found as written: {part!r}"
