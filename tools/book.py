@@ -299,8 +299,8 @@ def index_notebook(entries: list[tuple[str, str, str]]) -> nbformat.NotebookNode
     lines = [f"# {SITE_NAME}: evaluation metrics for recommenders and classifiers, explained\n",
              "Each page below is a notebook of the kit, executed top to bottom when this site was "
              "built: every number on it was computed, printed and checked. New here? Open the "
-             "first page, **Start here**: it suggests an order, says what each page needs and "
-             "holds a glossary of every term (中文 / English).\n"]
+             "first page, [Start here](00-start-here.ipynb): it suggests an order, says what each "
+             "page needs and holds a glossary of every term (中文 / English).\n"]
     for href, title, summary in entries:
         lines.append(f"### [{title}]({href})\n")
         if summary:
