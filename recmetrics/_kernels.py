@@ -227,6 +227,90 @@ def gain_values(grades: np.ndarray, gain: str, shift: np.ndarray | None = None) 
     return np.exp2(grades - shift) - np.exp2(-shift)
 
 
+# --------------------------------------------------------------------------- probabilities
+
+
+def log_loss(labels: np.ndarray, probs: np.ndarray, eps: float) -> np.ndarray:
+    """Per-sample log loss: -log of the probability given to the true class, clipped.
+
+    As scikit-learn: the probability of the true class (``p`` for a positive,
+    ``1 - p`` for a negative, subtracted before clipping) is clipped to
+    ``[eps, 1 - eps]``. With ``eps = 0`` a confident miss costs ``inf``.
+    """
+    given = np.where(labels == 1, probs, 1.0 - probs)
+    np.clip(given, eps, 1.0 - eps, out=given)
+    with np.errstate(divide="ignore"):
+        return -np.log(given)
+
+
+def brier(labels: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Per-sample squared error of the probability, (p - y)^2."""
+    diff = probs - labels
+    return diff * diff
+
+
+def binary_entropy(rate):
+    """Entropy in nats of a 0/1 variable with P(1) = rate (0 at rate 0 or 1)."""
+    rate = np.asarray(rate, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -(rate * np.log(rate) + (1.0 - rate) * np.log1p(-rate))
+    return np.where((rate > 0) & (rate < 1), h, 0.0)
+
+
+def pr_curve(labels: np.ndarray, scores: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Precision, recall and thresholds in scikit-learn's layout.
+
+    One threshold per distinct score, ascending; precision and recall have
+    one more entry, the final point (precision 1, recall 0) that has no
+    threshold. Needs at least one positive.
+    """
+    order = np.argsort(scores, kind="stable")[::-1]
+    sorted_scores = scores[order]
+    # last row of each run of equal scores (== keeps equal infinities together)
+    last = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]), scores.size - 1]
+    tps = np.cumsum(labels[order], dtype=np.int64)[last]
+    predicted = last + 1                         # rows with score >= threshold
+    precision = tps / predicted
+    recall = tps / tps[-1]
+    return (np.r_[precision[::-1], 1.0], np.r_[recall[::-1], 0.0],
+            sorted_scores[last][::-1].copy())
+
+
+def step_area(precision: np.ndarray, recall: np.ndarray) -> float:
+    """Step-wise area under a PR curve from :func:`pr_curve`: sum of dR * P.
+
+    Written as scikit-learn writes it (recall decreasing, last precision 1),
+    so the float is the same; the clip turns a rounding -0.0 into 0.0.
+    """
+    return max(0.0, float(-np.sum(np.diff(recall) * precision[:-1])))
+
+
+def calibration_edges(probs: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    """n_bins + 1 bin edges: equal widths on [0, 1], or quantiles of the probabilities."""
+    if strategy == "quantile":
+        return np.percentile(probs, np.linspace(0, 1, n_bins + 1) * 100)
+    return np.linspace(0.0, 1.0, n_bins + 1)
+
+
+def calibration_bins(labels: np.ndarray, probs: np.ndarray, edges: np.ndarray
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per bin: number of samples, number of positives, sum of probabilities.
+
+    Bin ``b`` holds the probabilities in ``(edges[b], edges[b + 1]]``; the first
+    bin also holds ``edges[0]``. A probability exactly on an inner edge joins
+    the lower bin, and 1.0 the last one (scikit-learn's ``searchsorted`` on the
+    inner edges).
+    """
+    n_bins = edges.size - 1
+    ids = np.searchsorted(edges[1:-1], probs)
+    count = np.bincount(ids, minlength=n_bins)
+    positives = np.bincount(ids, weights=labels, minlength=n_bins)
+    prob_sum = np.bincount(ids, weights=probs, minlength=n_bins)
+    return count, positives, prob_sum
+
+
+
 # --------------------------------------------------------------------------- the layout
 
 

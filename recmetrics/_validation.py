@@ -546,3 +546,53 @@ def check_metrics(metrics, known: tuple[str, ...]) -> list[str]:
     for name in names:
         check_option("metrics", name, known)
     return [m for m in known if m in names]
+
+
+# --------------------------------------------------------------------------- probabilities
+# Checks of recmetrics.probability (issue 12): predicted probabilities, the log-loss clip,
+# calibration bins, and the one degenerate case (a metric undefined for the data) that
+# warns and returns NaN instead of raising.
+
+
+def as_probabilities(name: str, values) -> np.ndarray:
+    """A non-empty 1-d float array of probabilities in [0, 1] (no NaN, no infinity)."""
+    arr = as_numbers(name, values)
+    outside = ~((arr >= 0) & (arr <= 1))
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{name} must hold probabilities in [0, 1], found {arr[first].item()!r} at "
+                         f"index {first} ({int(outside.sum())} value(s) outside [0, 1]); scores "
+                         "or logits are not probabilities: map them through a sigmoid or "
+                         "calibrate them first (roc_auc and pr_auc accept any score)")
+    return arr
+
+
+def check_eps(eps) -> float:
+    """The log-loss clip: a number with 0 <= eps < 0.5."""
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= eps < 0.5:
+        raise ValueError(f"eps={eps!r} must be a number with 0 <= eps < 0.5; probabilities are "
+                         "clipped to [eps, 1 - eps] (0 = no clip, then a confident miss costs inf)")
+    return float(eps)
+
+
+def check_n_bins(n_bins) -> int:
+    """A number of calibration bins: a whole number >= 1."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
+        raise ValueError(f"n_bins={n_bins!r} must be a whole number >= 1 (the number of bins "
+                         "the probabilities are grouped into), e.g. 10")
+    return int(n_bins)
+
+
+def check_has_positive(name: str, labels: np.ndarray) -> int:
+    """Recall divides by the number of positives; returns it (> 0) or raises."""
+    n_pos = int(np.count_nonzero(labels))
+    if n_pos == 0:
+        raise ValueError(f"{name} holds no positive (1); the precision-recall curve needs at least "
+                         "one positive sample (recall = TP / P)")
+    return n_pos
+
+
+def undefined_value(message: str) -> float:
+    """NaN for a metric the data leave undefined, with a RecmetricsWarning saying why."""
+    warnings.warn(f"{message}; returning NaN", RecmetricsWarning, stacklevel=caller_stacklevel())
+    return float("nan")
