@@ -311,6 +311,15 @@ def calibration_bins(labels: np.ndarray, probs: np.ndarray, edges: np.ndarray
 
 
 
+def expected_calibration_error(labels: np.ndarray, probs: np.ndarray, n_bins: int) -> float:
+    """Bin-size-weighted mean |observed rate - mean probability| over equal-width bins."""
+    count, positives, prob_sum = calibration_bins(labels, probs,
+                                                  calibration_edges(probs, n_bins, "uniform"))
+    kept = count != 0
+    gap = np.abs(positives[kept] / count[kept] - prob_sum[kept] / count[kept])
+    return float(np.sum(count[kept] / probs.size * gap))
+
+
 # --------------------------------------------------------------------------- the layout
 
 

@@ -510,6 +510,17 @@ def warn_unmatched(what: str, n_missing: int, n_total: int, missing_examples, ot
         RecmetricsWarning, stacklevel=caller_stacklevel())
 
 
+def check_probability_scores(name: str, column: str, scores: np.ndarray, metrics) -> None:
+    """Scores used as probabilities (log loss, calibration) must lie in [0, 1]."""
+    outside = ~((scores >= 0) & (scores <= 1))
+    if outside.any():
+        example = scores[outside][0]
+        raise ValueError(f"{name} column {column!r} holds {int(outside.sum()):,} score(s) outside "
+                         f"[0, 1] (e.g. {example:g}), so {', '.join(metrics)} cannot treat the scores "
+                         "as probabilities; drop those metrics, or map the scores through a sigmoid "
+                         "or a calibrator first (AUC and the ranking metrics accept any score)")
+
+
 def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) -> None:
     duplicated = frame.duplicated([user, item]).to_numpy()
     if duplicated.any():
@@ -534,10 +545,11 @@ def check_k_values(k) -> list[int]:
     return sorted({check_k(v) for v in values})
 
 
-def check_metrics(metrics, known: tuple[str, ...]) -> list[str]:
-    """``metrics=``: None (all), one name or a non-empty sequence of known names, in ``known`` order."""
+def check_metrics(metrics, known: tuple[str, ...], default: tuple[str, ...] | None = None) -> list[str]:
+    """``metrics=``: None (the default set), one name or a non-empty sequence of known names,
+    returned in ``known`` order."""
     if metrics is None:
-        return list(known)
+        return list(default or known)
     names = [metrics] if isinstance(metrics, str) else list(metrics) \
         if isinstance(metrics, Iterable) else [metrics]
     if not names:

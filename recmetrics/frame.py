@@ -56,26 +56,43 @@ from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT
                           Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
                           Ties, as_frame, caller_stacklevel, canonical_ids, check_k_values,
                           check_metrics, check_n_resamples, check_option, check_probability,
-                          check_seed, check_unique_keys, id_column, numeric_column, plain,
+                          check_probability_scores, check_seed, check_unique_keys, id_column,
+                          numeric_column, plain,
                           warn_unmatched)
+from .probability import DEFAULT_EPS
 from .stats import bootstrap_ci
 
-__all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
+           "PROBABILITY_METRICS"]
 
 #: Metric names accepted by ``metrics=``, in the order they are reported.
-METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg")
+METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg",
+           "logloss", "ne", "brier", "ece")
+#: The metrics computed when ``metrics=None``: those that need no probabilities.
+DEFAULT_METRICS = METRICS[:8]
 _AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
 _RANKING = _AT_K + ("mrr",)
+#: Metrics that read the scores as probabilities of relevance (grade > 0).
+PROBABILITY_METRICS = ("logloss", "ne", "brier", "ece")
+#: Equal-width bins of the ``ece`` metric (as recmetrics.expected_calibration_error's default).
+ECE_BINS = 10
 
 
 def _codes(*columns) -> tuple[list[np.ndarray], pd.Index]:
-    """Joint integer codes of id columns (after the id policy) and the distinct ids."""
-    ids = canonical_ids(*columns)
-    sizes = [len(c) for c in ids]
-    joined = np.concatenate(ids) if isinstance(ids[0], np.ndarray) else pd.concat(
-        ids, ignore_index=True)
-    codes, uniques = pd.factorize(joined)
-    return np.split(codes, np.cumsum(sizes)[:-1]), pd.Index(uniques)
+    """Joint integer codes of id columns under the id policy, and the distinct ids.
+
+    Each column is factorized as it is (hashing its native type), the id
+    policy is applied to its distinct values only, and the canonical values of
+    all columns are factorized together: the per-row work is one hash and one
+    gather, whatever the id type.
+    """
+    parts = [pd.factorize(c) for c in columns]
+    canonical = canonical_ids(*(pd.Series(uniques) for _, uniques in parts))
+    joined = np.concatenate(canonical) if isinstance(canonical[0], np.ndarray) else pd.concat(
+        canonical, ignore_index=True)
+    joint, uniques = pd.factorize(joined)
+    offsets = np.cumsum([0] + [len(u) for _, u in parts])
+    return [joint[offset + codes] for offset, (codes, _) in zip(offsets, parts)], pd.Index(uniques)
 
 
 class _Prepared:
@@ -143,6 +160,7 @@ class _Prepared:
             users, missing_users = remap[users], remap[missing_users]
             user_ids = user_ids[present]
         self.users = user_ids
+        self.score_column = score
         self.n_users = len(user_ids)
         self.n_rows = n
         order, by_score = _kernels.rank_rows(users, scores, grades, ties)
@@ -177,7 +195,7 @@ class _Prepared:
 
 
 def _check_options(*, k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant) -> dict:
-    return {"ks": check_k_values(k), "metrics": check_metrics(metrics, METRICS),
+    return {"ks": check_k_values(k), "metrics": check_metrics(metrics, METRICS, DEFAULT_METRICS),
             "ties": check_option("ties", ties, TIES), "gain": check_option("gain", gain, GAINS),
             "ideal": check_option("ideal", ideal, IDEALS),
             "denominator": check_option("denominator", denominator, DENOMINATORS),
@@ -196,6 +214,9 @@ def _convention(metric: str, o: dict) -> str:
     ties = f"ties={o['ties']}"
     if metric == "auc":
         return ties
+    if metric in PROBABILITY_METRICS:
+        return f"bins={ECE_BINS} uniform" if metric == "ece" else \
+            ("natural log, clipped at eps" if metric in ("logloss", "ne") else "")
     if metric == "gauc":
         return f"gauc_weight={o['gauc_weight']}, {ties}"
     users = f"no_relevant={o['no_relevant']}"
@@ -289,12 +310,50 @@ def _table(prep: _Prepared, o: dict, *, ci=None, n_resamples=1000, seed=0):
         value = kept.mean() if kept.size else float("nan")
         add(metric, int(cut) if cut else None, value, n_counted, n_skipped,
             prep.n_without_predictions, _RANKING_NOTE if np.isnan(value) else "", kept)
+    probability = [m for m in o["metrics"] if m in PROBABILITY_METRICS]
+    if probability:
+        _probability_rows(prep, probability, add)
     for metric, note in undefined.items():
         warnings.warn(f"{metric} is NaN: {note}", RecmetricsWarning, stacklevel=caller_stacklevel())
     table = pd.DataFrame(rows)
     table["k"] = table["k"].astype("Int64")
     table.attrs["conventions"] = _conventions(o)
     return table, columns
+
+
+def _probability_rows(prep: _Prepared, metrics: list[str], add) -> None:
+    """Log loss, normalized entropy, Brier score and ECE over every scored row.
+
+    The score is read as the probability that the row is relevant (grade > 0).
+    Relevant truth rows that were never scored have no probability and do not
+    count, as for AUC. Log loss and Brier get bootstrap intervals over users
+    (each user's mean loss, weighted by rows); NE and ECE, ratios of sums, do not.
+    """
+    check_probability_scores("pred", prep.score_column, prep.scores, metrics)
+    labels = (prep.grades > 0).astype(np.int8)
+    rows = prep.ranked.n_rows
+    has_rows = rows > 0
+    n_users = int(has_rows.sum())
+    base_rate = float(labels.mean())
+    for metric in metrics:
+        if metric in ("logloss", "brier", "ne"):
+            loss = _kernels.log_loss(labels, prep.scores, DEFAULT_EPS) if metric != "brier" \
+                else _kernels.brier(labels, prep.scores)
+            per_user = np.bincount(prep.lists, weights=loss, minlength=prep.n_users)[has_rows] \
+                / rows[has_rows]
+            if metric == "ne":
+                if base_rate in (0.0, 1.0):
+                    add(metric, None, float("nan"), n_users, 0, 0,
+                        "undefined: every scored row has the same class, so the entropy of the "
+                        "base rate (the denominator) is 0")
+                else:
+                    add(metric, None, loss.mean() / float(_kernels.binary_entropy(base_rate)),
+                        n_users, 0, 0)
+            else:
+                add(metric, None, loss.mean(), n_users, 0, 0, "", per_user, rows[has_rows])
+        else:
+            add(metric, None, _kernels.expected_calibration_error(labels, prep.scores, ECE_BINS),
+                n_users, 0, 0)
 
 
 def _user_table(prep: _Prepared, columns: dict) -> pd.DataFrame:
@@ -373,7 +432,12 @@ _PARAMETERS = r"""
     k : int or sequence of int, default 10
         Cut-off(s) for precision, recall, hit rate, MAP and NDCG.
     metrics : sequence of str, optional
-        Any of ``METRICS``; default all.
+        Any of ``METRICS``; default ``DEFAULT_METRICS`` (AUC, GAUC and the
+        ranking metrics). ``"logloss"``, ``"ne"`` (normalized entropy),
+        ``"brier"`` and ``"ece"`` (expected calibration error, 10 equal bins)
+        read each score as the probability that the row is relevant and are
+        computed over all scored rows when asked for; scores outside [0, 1]
+        are then refused.
     user, item, score, label : str
         Column names. Ids follow the id policy of the module docstring.
     ties : {"average", "optimistic", "pessimistic"}, default "average"
@@ -631,7 +695,7 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     for a, b in zip(tables[0].itertuples(index=False), tables[1].itertuples(index=False)):
         metric, cut = a.metric, a.k
         value_a, value_b, p_t, p_r, n, note = a.value, b.value, float("nan"), float("nan"), 0, ""
-        if metric == "auc":
+        if metric == "auc" or metric in PROBABILITY_METRICS:  # not a mean over users: no test
             n = n_shared
             note = a.note or b.note
         else:
