@@ -476,9 +476,20 @@ def canonical_ids(*columns):
             out.append(c.astype(np.int64).astype("str"))
         elif pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
             out.append(c.str.strip())
+        elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
+            out.append(c.astype("str").str.strip())
         else:
             out.append(c.map(_id_text).astype("str"))
     return out
+
+
+def check_id_codes(name: str, column: str, codes: np.ndarray) -> None:
+    """Codes from ``pandas.factorize`` of an id column: -1 marks a missing id."""
+    missing = codes < 0
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} column {column!r} has {int(missing.sum())} missing id(s) (first "
+                         f"in row {first}); fill or drop those rows")
 
 
 def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, *,

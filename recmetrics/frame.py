@@ -56,7 +56,7 @@ from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT
                           Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
                           Ties, as_frame, caller_stacklevel, canonical_ids, check_k_values,
                           check_metrics, check_n_resamples, check_option, check_probability,
-                          check_probability_scores, check_seed, check_unique_keys, id_column,
+                          check_probability_scores, check_id_codes, check_seed, check_unique_keys,
                           numeric_column, plain,
                           warn_unmatched)
 from .probability import DEFAULT_EPS
@@ -78,15 +78,20 @@ PROBABILITY_METRICS = ("logloss", "ne", "brier", "ece")
 ECE_BINS = 10
 
 
-def _codes(*columns) -> tuple[list[np.ndarray], pd.Index]:
-    """Joint integer codes of id columns under the id policy, and the distinct ids.
+def _codes(column: str, *frames) -> tuple[list[np.ndarray], pd.Index]:
+    """Joint integer codes of one id column of several named frames, and the distinct ids.
 
-    Each column is factorized as it is (hashing its native type), the id
-    policy is applied to its distinct values only, and the canonical values of
-    all columns are factorized together: the per-row work is one hash and one
+    ``frames`` are (name, DataFrame) pairs. Each column is factorized as it is
+    (hashing its native type; a missing id is refused), the id policy is
+    applied to its distinct values only, and the canonical values of all
+    columns are factorized together: the per-row work is one hash and one
     gather, whatever the id type.
     """
-    parts = [pd.factorize(c) for c in columns]
+    parts = []
+    for name, frame in frames:
+        codes, uniques = pd.factorize(frame[column])
+        check_id_codes(name, column, codes)
+        parts.append((codes, uniques))
     canonical = canonical_ids(*(pd.Series(uniques) for _, uniques in parts))
     joined = np.concatenate(canonical) if isinstance(canonical[0], np.ndarray) else pd.concat(
         canonical, ignore_index=True)
@@ -103,13 +108,11 @@ class _Prepared:
         if truth is None:
             columns["label"] = label
         as_frame("pred", pred, columns)
-        id_column("pred", pred, user)
-        id_column("pred", pred, item)
         scores = numeric_column("pred", pred, score)
         n = len(pred)
         if truth is None:
-            (users,), user_ids = _codes(pred[user])
-            (items,), _ = _codes(pred[item])
+            (users,), user_ids = _codes(user, ("pred", pred))
+            (items,), _ = _codes(item, ("pred", pred))
             keys = users.astype(np.int64) * (int(items.max()) + 1) + items
             check_unique_keys("pred", keys, pred, user, item)
             grades = numeric_column("pred", pred, label, grades=True)
@@ -117,11 +120,9 @@ class _Prepared:
             self.n_without_predictions = 0
         else:
             as_frame("truth", truth, {"user": user, "item": item, "label": label})
-            id_column("truth", truth, user)
-            id_column("truth", truth, item)
             truth_grades = numeric_column("truth", truth, label, grades=True)
-            (users, truth_users), user_ids = _codes(pred[user], truth[user])
-            (items, truth_items), item_ids = _codes(pred[item], truth[item])
+            (users, truth_users), user_ids = _codes(user, ("pred", pred), ("truth", truth))
+            (items, truth_items), item_ids = _codes(item, ("pred", pred), ("truth", truth))
             width = len(item_ids)
             keys = users.astype(np.int64) * width + items
             check_unique_keys("pred", keys, pred, user, item)
@@ -568,12 +569,10 @@ def _shared_truth(pred_a, pred_b, *, user, item, label) -> pd.DataFrame:
     """Both files' labels as one truth frame; refuse when they disagree on a pair."""
     for name, frame in (("pred_a", pred_a), ("pred_b", pred_b)):
         as_frame(name, frame, {"user": user, "item": item, "label": label})
-        id_column(name, frame, user)
-        id_column(name, frame, item)
     grades_a = numeric_column("pred_a", pred_a, label, grades=True)
     grades_b = numeric_column("pred_b", pred_b, label, grades=True)
-    (users_a, users_b), user_ids = _codes(pred_a[user], pred_b[user])
-    (items_a, items_b), item_ids = _codes(pred_a[item], pred_b[item])
+    (users_a, users_b), user_ids = _codes(user, ("pred_a", pred_a), ("pred_b", pred_b))
+    (items_a, items_b), item_ids = _codes(item, ("pred_a", pred_a), ("pred_b", pred_b))
     keys_a = users_a.astype(np.int64) * len(item_ids) + items_a
     keys_b = users_b.astype(np.int64) * len(item_ids) + items_b
     check_unique_keys("pred_a", keys_a, pred_a, user, item)
@@ -656,16 +655,14 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
         truth = _shared_truth(pred_a, pred_b, user=user, item=item, label=label)
     for name, frame in (("pred_a", pred_a), ("pred_b", pred_b)):
         as_frame(name, frame, {"user": user, "item": item, "score": score})
-        id_column(name, frame, user)
-        id_column(name, frame, item)
     as_frame("truth", truth, {"user": user, "item": item, "label": label})
-    id_column("truth", truth, user)
-    id_column("truth", truth, item)
     # one id form for all three frames, so that the two evaluations pair their users
-    frames = (pred_a, pred_b, truth)
-    ids = {column: canonical_ids(*(f[column] for f in frames)) for column in (user, item)}
-    pred_a, pred_b, truth = (f.assign(**{c: ids[c][i] for c in ids}) for i, f in enumerate(frames))
-    (users_a, users_b, users_t), user_ids = _codes(pred_a[user], pred_b[user], truth[user])
+    named = (("pred_a", pred_a), ("pred_b", pred_b), ("truth", truth))
+    codes = {column: _codes(column, *named) for column in (user, item)}
+    pred_a, pred_b, truth = (
+        frame.assign(**{column: codes[column][1][codes[column][0][i]] for column in (user, item)})
+        for i, (_, frame) in enumerate(named))
+    (users_a, users_b, users_t), user_ids = codes[user]
     in_a = np.zeros(len(user_ids), dtype=bool)
     in_a[users_a] = True
     in_b = np.zeros(len(user_ids), dtype=bool)
