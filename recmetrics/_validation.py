@@ -497,6 +497,9 @@ def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, 
     """One row per (user, item): ``keys`` are the pairs as int64 codes."""
     import pandas as pd
 
+    ordered = np.sort(keys)  # a sort needs far less memory than a hash table of the keys
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
     duplicated = pd.Index(keys).duplicated()
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
