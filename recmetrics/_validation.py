@@ -476,9 +476,20 @@ def canonical_ids(*columns):
             out.append(c.astype(np.int64).astype("str"))
         elif pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
             out.append(c.str.strip())
+        elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
+            out.append(c.astype("str").str.strip())
         else:
             out.append(c.map(_id_text).astype("str"))
     return out
+
+
+def check_id_codes(name: str, column: str, codes: np.ndarray) -> None:
+    """Codes from ``pandas.factorize`` of an id column: -1 marks a missing id."""
+    missing = codes < 0
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} column {column!r} has {int(missing.sum())} missing id(s) (first "
+                         f"in row {first}); fill or drop those rows")
 
 
 def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, *,
@@ -486,6 +497,9 @@ def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, 
     """One row per (user, item): ``keys`` are the pairs as int64 codes."""
     import pandas as pd
 
+    ordered = np.sort(keys)  # a sort needs far less memory than a hash table of the keys
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
     duplicated = pd.Index(keys).duplicated()
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
@@ -508,6 +522,17 @@ def warn_unmatched(what: str, n_missing: int, n_total: int, missing_examples, ot
         f"pred has {other} such as {seen}); if the ids should match, write them the same way in "
         "both (ids are compared as text: spaces stripped, 7.0 read as 7, but '001' is not '1')",
         RecmetricsWarning, stacklevel=caller_stacklevel())
+
+
+def check_probability_scores(name: str, column: str, scores: np.ndarray, metrics) -> None:
+    """Scores used as probabilities (log loss, calibration) must lie in [0, 1]."""
+    outside = ~((scores >= 0) & (scores <= 1))
+    if outside.any():
+        example = scores[outside][0]
+        raise ValueError(f"{name} column {column!r} holds {int(outside.sum()):,} score(s) outside "
+                         f"[0, 1] (e.g. {example:g}), so {', '.join(metrics)} cannot treat the scores "
+                         "as probabilities; drop those metrics, or map the scores through a sigmoid "
+                         "or a calibrator first (AUC and the ranking metrics accept any score)")
 
 
 def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) -> None:
@@ -534,10 +559,11 @@ def check_k_values(k) -> list[int]:
     return sorted({check_k(v) for v in values})
 
 
-def check_metrics(metrics, known: tuple[str, ...]) -> list[str]:
-    """``metrics=``: None (all), one name or a non-empty sequence of known names, in ``known`` order."""
+def check_metrics(metrics, known: tuple[str, ...], default: tuple[str, ...] | None = None) -> list[str]:
+    """``metrics=``: None (the default set), one name or a non-empty sequence of known names,
+    returned in ``known`` order."""
     if metrics is None:
-        return list(known)
+        return list(default or known)
     names = [metrics] if isinstance(metrics, str) else list(metrics) \
         if isinstance(metrics, Iterable) else [metrics]
     if not names:
@@ -546,3 +572,120 @@ def check_metrics(metrics, known: tuple[str, ...]) -> list[str]:
     for name in names:
         check_option("metrics", name, known)
     return [m for m in known if m in names]
+
+
+# --------------------------------------------------------------------------- probabilities
+# Checks of recmetrics.probability (issue 12): predicted probabilities, the log-loss clip,
+# calibration bins, and the one degenerate case (a metric undefined for the data) that
+# warns and returns NaN instead of raising.
+
+
+def as_probabilities(name: str, values) -> np.ndarray:
+    """A non-empty 1-d float array of probabilities in [0, 1] (no NaN, no infinity)."""
+    arr = as_numbers(name, values)
+    outside = ~((arr >= 0) & (arr <= 1))
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{name} must hold probabilities in [0, 1], found {arr[first].item()!r} at "
+                         f"index {first} ({int(outside.sum())} value(s) outside [0, 1]); scores "
+                         "or logits are not probabilities: map them through a sigmoid or "
+                         "calibrate them first (roc_auc and pr_auc accept any score)")
+    return arr
+
+
+def check_eps(eps) -> float:
+    """The log-loss clip: a number with 0 <= eps < 0.5."""
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= eps < 0.5:
+        raise ValueError(f"eps={eps!r} must be a number with 0 <= eps < 0.5; probabilities are "
+                         "clipped to [eps, 1 - eps] (0 = no clip, then a confident miss costs inf)")
+    return float(eps)
+
+
+def check_n_bins(n_bins) -> int:
+    """A number of calibration bins: a whole number >= 1."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
+        raise ValueError(f"n_bins={n_bins!r} must be a whole number >= 1 (the number of bins "
+                         "the probabilities are grouped into), e.g. 10")
+    return int(n_bins)
+
+
+def check_has_positive(name: str, labels: np.ndarray) -> int:
+    """Recall divides by the number of positives; returns it (> 0) or raises."""
+    n_pos = int(np.count_nonzero(labels))
+    if n_pos == 0:
+        raise ValueError(f"{name} holds no positive (1); the precision-recall curve needs at least "
+                         "one positive sample (recall = TP / P)")
+    return n_pos
+
+
+def undefined_value(message: str) -> float:
+    """NaN for a metric the data leave undefined, with a RecmetricsWarning saying why."""
+    warnings.warn(f"{message}; returning NaN", RecmetricsWarning, stacklevel=caller_stacklevel())
+    return float("nan")
+
+
+# --------------------------------------------------------------------------- sampled metrics
+# Checks of recmetrics.sampling: catalogue sizes, ranks, the metric and its cut-off, gamma.
+
+
+def check_count(name: str, value, minimum: int, why: str) -> int:
+    """A whole number >= ``minimum`` (bools and non-integral floats refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) \
+                and math.isfinite(value) and float(value).is_integer():
+            hint = f"; pass int({value!r})"
+        else:
+            hint = ""
+        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum} ({why}){hint}")
+    if value < minimum:
+        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum} ({why})")
+    return int(value)
+
+
+def check_catalogue(n_items, n_negatives) -> tuple[int, int]:
+    n_items = check_count("n_items", n_items, 2,
+                           "the catalogue holds the held-out item and at least one other")
+    n_negatives = check_count("n_negatives", n_negatives, 1, "at least one sampled negative")
+    if n_negatives > n_items - 1:
+        raise ValueError(f"n_negatives={n_negatives} is more than the {n_items - 1} other items "
+                         f"(n_items - 1); negatives are drawn without replacement, so pass "
+                         f"n_negatives <= {n_items - 1}")
+    return n_items, n_negatives
+
+
+def as_ranks(name: str, values, upper: int, upper_name: str) -> np.ndarray:
+    """Whole ranks 1 .. upper as float64 (the kernels' input)."""
+    ranks = as_numbers(name, values)
+    not_whole = ~np.isfinite(ranks) | (ranks != np.floor(ranks))
+    if not_whole.any():
+        first = int(np.flatnonzero(not_whole)[0])
+        raise ValueError(f"{name} contains {int(not_whole.sum())} value(s) that are not whole "
+                         f"numbers (first: {ranks[first].item()!r} at index {first}); ranks are "
+                         "positions 1, 2, 3, ...")
+    outside = (ranks < 1) | (ranks > upper)
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{name} contains {int(outside.sum())} value(s) outside 1..{upper} "
+                         f"(first: {ranks[first].item():g} at index {first}); ranks are 1-based "
+                         f"(best = 1) and at most {upper_name}")
+    return ranks
+
+
+def check_sampled_metric(metric, k, known: tuple[str, ...]) -> tuple[str, int | None]:
+    """A metric of recmetrics.sampling and its cut-off (required, optional or refused)."""
+    metric = check_option("metric", metric, known)
+    if metric == "auc":
+        if k is not None:
+            raise ValueError(f"k={k!r} does not apply to metric='auc', which looks at the whole "
+                             "list; leave k=None")
+        return metric, None
+    if k is None and metric in ("hit_rate", "precision"):
+        raise ValueError(f"metric={metric!r} needs a cut-off; pass k, e.g. k=10")
+    return metric, check_k(k, allow_none=True)
+
+
+def check_gamma(gamma) -> float:
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= gamma <= 1:
+        raise ValueError(f"gamma={gamma!r} must be a number from 0 to 1 (0: least bias, "
+                         "1: least mean squared error); the default is 0.01")
+    return float(gamma)

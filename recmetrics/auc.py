@@ -14,7 +14,6 @@ same float, bit for bit.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,8 +22,7 @@ import pandas as pd
 
 from . import _kernels
 from ._validation import (GAUC_WEIGHTS, TIES, GaucWeight, Ties, as_binary, as_groups, as_numbers,
-                          caller_stacklevel, check_both_classes, check_option, check_same_length)
-from ._validation import RecmetricsWarning
+                          check_both_classes, check_option, check_same_length, undefined_value)
 
 __all__ = ["roc_curve", "roc_auc", "group_auc", "group_auc_details", "GroupAUC"]
 
@@ -38,11 +36,6 @@ def _labels_and_scores(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
     scores = as_numbers("y_score", y_score)
     check_same_length(y_true=labels, y_score=scores)
     return labels, scores
-
-
-def _undefined(message: str) -> float:
-    warnings.warn(f"{message}; returning NaN", RecmetricsWarning, stacklevel=caller_stacklevel())
-    return float("nan")
 
 
 # --------------------------------------------------------------------------- ROC curve
@@ -159,7 +152,7 @@ def roc_auc(y_true, y_score, *, method: Literal["rank", "pairwise"] = "rank",
     n_neg = positive.size - n_pos
     if n_pos == 0 or n_neg == 0:
         only = "negatives (0)" if n_pos == 0 else "positives (1)"
-        return _undefined(f"AUC is undefined: y_true holds only {only}")
+        return undefined_value(f"AUC is undefined: y_true holds only {only}")
     pos, neg = scores[positive], scores[~positive]
     if method == "pairwise":
         wins, wins_or_ties = _kernels.pair_counts_pairwise(pos, neg)
@@ -234,7 +227,7 @@ def group_auc_details(y_true, y_score, groups, *, gauc_weight: GaucWeight = "imp
     if kept.any():
         value = _kernels.gauc(auc, weights)
     else:
-        value = _undefined("GAUC is undefined: every group holds only positives or only "
+        value = undefined_value("GAUC is undefined: every group holds only positives or only "
                            "negatives, so no group has an AUC")
     table = pd.DataFrame({"group": uniques, "n": pos + neg, "positives": pos, "auc": auc,
                           "weight": weights.astype(np.int64)})  # rows, positives or 1: whole
