@@ -73,7 +73,7 @@ COLLECT = r"""() => {
     hrefs: Array.from(document.querySelectorAll('a[href]'), a => a.getAttribute('href')),
     ids: Array.from(ids),
     homeLinks: document.querySelectorAll('nav a[href="index.html"]').length,
-    answers: document.querySelectorAll('details.site-answer').length,
+    answers: document.querySelectorAll('details').length,
     tables: Array.from(document.querySelectorAll('table'), t => ({
       header: Array.from(t.querySelectorAll('thead th'), th => th.innerText.trim()),
       rows: t.querySelectorAll('tbody tr').length})),
