@@ -38,11 +38,6 @@ GLOSSARY = rm.DATA_DIR / "glossary.csv"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
-# Notebooks being written on other branches while this one was (issue 11's capstone and issue
-# 12's probability metrics). A glossary row may name them, and functions they bring, before they
-# are merged; once a notebook exists, every check below is strict for its rows too.
-IN_FLIGHT = {"10-evaluate-your-model", "11-probabilities"}
-
 # LaTeX that must never reach a reader: a control word, display-math dollars, or a $...$ pair
 # holding TeX syntax.
 RAW_LATEX = re.compile(r"\\[A-Za-z]+|\$\$|\$[^$\n]{0,80}[\\^_{][^$\n]{0,80}\$")
@@ -294,12 +289,10 @@ def test_glossary_rows_name_existing_functions_and_notebooks():
     for row in rows:
         assert row["zh"].strip() and row["en"].strip(), row
         assert re.search(r"[\u4e00-\u9fff]", row["zh"]), f"no Chinese term in {row}"
-        exists = row["notebook"] in notebooks
-        assert exists or row["notebook"] in IN_FLIGHT, f"no notebook {row['notebook']!r}: {row}"
+        assert row["notebook"] in notebooks, f"no notebook {row['notebook']!r}: {row}"
         for name in row["functions"].split():
             assert name.startswith("rm."), f"write functions as rm.<name>: {name!r}"
-            assert _exists(name) or not exists, (
-                f"{name} is not public in recmetrics, but its notebook {row['notebook']} exists")
+            assert _exists(name), f"{name} is not public in recmetrics: {row}"
         if row["formula"]:
             book.tex_to_mathml(row["formula"], display=False)   # raises on what would show raw
 
