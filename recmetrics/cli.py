@@ -65,8 +65,9 @@ class _Progress:
     times a second by a background thread so that it never stands still.
     """
 
-    def __init__(self, stages: int, enabled: bool):
+    def __init__(self, stages: int, enabled: bool, file=None):
         self.enabled, self.stages, self.number = enabled, stages, 0
+        self.file = file
         self.bar = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -95,7 +96,7 @@ class _Progress:
             desc = f"[{self.number}/{self.stages}] {description}"
             fmt = ("{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}]"
                    if total else "{desc}: [{elapsed}]")
-            self.bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, unit=unit,
+            self.bar = tqdm(total=total, desc=desc, file=self.file or sys.stderr, leave=False, unit=unit,
                             unit_scale=unit == "B", unit_divisor=1024 if unit == "B" else 1000,
                             ncols=min(100, size.columns), nrows=size.lines, bar_format=fmt,
                             mininterval=0.1)

@@ -281,6 +281,9 @@ def _read_header(path: Path, compression, encoding: str | None, sep: str | None)
         bad = head[error.start:error.end].hex(" ")
         raise FileProblem(f"{path}: byte {bad} in line {line} cannot be read as "
                           f"{encoding or 'UTF-8'}; {_encoding_advice(encoding)}") from None
+    except UnicodeError as error:  # "UTF-16 stream does not start with BOM", say
+        raise FileProblem(f"{path} cannot be read as {encoding or 'UTF-8'} ({error}); "
+                          f"{_encoding_advice(encoding)}") from None
     decoded = decoded.lstrip("\ufeff")
     lines = [ln for ln in decoded.splitlines() if ln.strip()]
     if not lines:
@@ -318,7 +321,7 @@ def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
         with stream:
             table = pacsv.read_csv(stream, read_options=read_options, parse_options=parse_options,
                                    convert_options=convert_options)
-    except (pa.ArrowInvalid, UnicodeDecodeError) as error:
+    except (pa.ArrowInvalid, UnicodeError) as error:
         return None, ragged[0] if ragged else None, error
     return table, None, None
 
@@ -375,7 +378,7 @@ def _explain_csv_error(source: _CsvSource, error, ragged, encoding, types, colum
             raise FileProblem(f"{path} line {line} has {len(fields)} field(s) but the header "
                               f"names {width} ({shown!r}); fill in the missing values or drop "
                               "the row")
-    if isinstance(error, UnicodeDecodeError) or "invalid UTF8" in text or "UTF8" in text:
+    if isinstance(error, UnicodeError) or "invalid UTF8" in text or "UTF8" in text:
         bad = _first_bad_byte(path, source.compression, source.encoding)
         where = f"byte {bad[1].hex(' ')} in line {bad[0]}" if bad else "some bytes"
         raise FileProblem(f"{path}: {where} cannot be read as {encoding or 'UTF-8'}; "

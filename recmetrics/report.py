@@ -44,15 +44,13 @@ class ReportUnavailable(FileProblem):
 
 def require_jupyter() -> None:
     """Raise :class:`ReportUnavailable` (one line, with the pip command) if an extra is missing."""
-    import importlib.util
+    import importlib
 
     missing = []
     for name in _JUPYTER:
         try:
-            found = importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
+            importlib.import_module(name)
+        except ImportError:
             missing.append(name)
     if missing:
         raise ReportUnavailable(f"the report needs the Jupyter packages of the 'report' extra "
@@ -107,9 +105,6 @@ def matplotlib_fonts() -> list[str]:
     if not cjk:  # any other font that says it covers CJK
         cjk = sorted(name for name in installed if "CJK" in name)[:1]
     families = ["DejaVu Sans"] + cjk[:1]
-    mpl.rcParams["font.family"] = "sans-serif"
-    mpl.rcParams["font.sans-serif"] = families + [f for f in mpl.rcParams["font.sans-serif"]
-                                                  if f not in families]
     mpl.rcParams["font.family"] = families
     return families
 
