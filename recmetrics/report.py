@@ -100,10 +100,21 @@ def matplotlib_fonts() -> list[str]:
     import matplotlib as mpl
     from matplotlib import font_manager
 
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    cjk = [name for name in CJK_FONTS if name in installed]
-    if not cjk:  # any other font that says it covers CJK
-        cjk = sorted(name for name in installed if "CJK" in name)[:1]
+    def find():
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+        found = [name for name in CJK_FONTS if name in installed]
+        return found or sorted(name for name in installed if "CJK" in name)[:1]
+
+    cjk = find()
+    if not cjk:  # installed after matplotlib cached its font list: look at the system's files
+        hints = ("cjk", "wqy", "wenquanyi", "droidsansfallback", "sourcehan", "uming", "ukai")
+        for path in font_manager.findSystemFonts():
+            if any(h in Path(path).name.lower().replace("-", "") for h in hints):
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):
+                    continue
+        cjk = find()
     families = ["DejaVu Sans"] + cjk[:1]
     mpl.rcParams["font.family"] = families
     return families
