@@ -497,7 +497,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     ...                     columns={"user": "user", "item": "item", "score": "score"},
     ...                     numbers=("score",))
     >>> len(frame), frame["user"].iloc[0]
-    (27470, 'u1276')
+    (27470, 'u0398')
     """
     path = Path(path)
     hints = hints or {}
