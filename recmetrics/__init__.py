@@ -11,8 +11,10 @@ from .classification import (ConfusionMatrix, accuracy, confusion_matrix, f1_sco
 from .ranking import (average_precision, cg, dcg, hit_rate_at_k, mean_average_precision,
                       mean_reciprocal_rank, ndcg, precision_at_k, recall_at_k, reciprocal_rank)
 from .regression import mae, mse, rmse
+from .probability import (brier_score, calibration_curve, expected_calibration_error, log_loss,
+                          normalized_entropy, pr_auc, precision_recall_curve)
 from .stats import ChiSquareResult, bootstrap_ci, chi_square_critical_value, chi_square_test
-from .frame import compare, evaluate
+from .frame import compare, evaluate, evaluate_per_user
 from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
 
 __version__ = "0.1.0"
@@ -28,6 +30,8 @@ __all__ = [
     "precision_at_k", "recall_at_k", "hit_rate_at_k", "average_precision", "reciprocal_rank",
     "mean_average_precision", "mean_reciprocal_rank", "cg", "dcg", "ndcg",
     "mse", "rmse", "mae",
+    "log_loss", "brier_score", "normalized_entropy", "precision_recall_curve", "pr_auc",
+    "calibration_curve", "expected_calibration_error",
     "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
-    "evaluate", "compare", "sampling",
+    "evaluate", "evaluate_per_user", "compare", "sampling",
 ]

@@ -15,6 +15,7 @@ import os
 import sys
 import warnings
 from collections.abc import Iterable, Mapping
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -30,6 +31,27 @@ class RecmetricsWarning(UserWarning):
 
 
 # --------------------------------------------------------------------------- options
+# The vocabulary of the options, one spelling each, shared by every function,
+# table column and command-line flag.
+
+Ties = Literal["average", "optimistic", "pessimistic"]
+Gain = Literal["exponential", "linear"]
+Ideal = Literal["truth", "list", "full"]
+Denominator = Literal["relevant", "min_k", "hits"]
+GaucWeight = Literal["impressions", "clicks", "uniform"]
+NoRelevant = Literal["skip", "zero", "error"]
+
+TIES: tuple[str, ...] = get_args(Ties)
+GAINS: tuple[str, ...] = get_args(Gain)
+IDEALS: tuple[str, ...] = get_args(Ideal)
+DENOMINATORS: tuple[str, ...] = get_args(Denominator)
+GAUC_WEIGHTS: tuple[str, ...] = get_args(GaucWeight)
+NO_RELEVANT: tuple[str, ...] = get_args(NoRelevant)
+
+#: Largest cut-off accepted: beyond it k only means "the whole list".
+MAX_K = 2**31 - 1
+#: Resampling counts accepted by the bootstrap and randomization tests.
+MIN_RESAMPLES, MAX_RESAMPLES = 100, 10_000_000
 
 
 def check_option(name: str, value, allowed: Iterable[str]) -> str:
@@ -59,7 +81,7 @@ def check_zero_division(zero_division) -> str | float:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def _caller_stacklevel() -> int:
+def caller_stacklevel() -> int:
     """Stack level of the first frame outside recmetrics, so warnings point at user code."""
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
@@ -71,24 +93,68 @@ def zero_division_value(policy, message: str) -> float:
     """Value to return for a 0/0 under ``policy``; warns under "warn"."""
     if policy == "warn":
         warnings.warn(f"{message}; returning 0.0 (pass zero_division= to choose)",
-                      RecmetricsWarning, stacklevel=_caller_stacklevel())
+                      RecmetricsWarning, stacklevel=caller_stacklevel())
         return 0.0
     return float(policy)
 
 
-def check_k(k, *, name: str = "k", allow_none: bool = False) -> int | None:
+def check_whole(name: str, value, *, minimum: int, maximum: int, example: str) -> int:
+    """A whole number in [minimum, maximum]; the message names the option and gives an example."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) \
+                and math.isfinite(value) and float(value).is_integer():
+            hint = f"pass int({value!r})"
+        else:
+            hint = f"pass a whole number such as {example}"
+        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum}; {hint}")
+    if value < minimum:
+        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum}, e.g. {example}")
+    if value > maximum:
+        raise ValueError(f"{name}={value!r} is too large; use at most {maximum:,}")
+    return int(value)
+
+
+def check_k(k, *, allow_none: bool = False) -> int | None:
     """A cut-off must be a whole number >= 1 (or None where that means "all")."""
     if k is None and allow_none:
         return None
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        if isinstance(k, numbers.Real) and not isinstance(k, bool) and float(k).is_integer():
-            hint = f"; pass int({k!r})"
-        else:
-            hint = "; pass a whole number such as 10"
-        raise ValueError(f"{name}={k!r} must be an integer >= 1{hint}")
-    if k < 1:
-        raise ValueError(f"{name}={k!r} must be an integer >= 1; use k=1 for the top item only")
-    return int(k)
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k < 1:
+        raise ValueError(f"k={k!r} must be an integer >= 1; use k=1 for the top item only")
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k > MAX_K:
+        raise ValueError(f"k={k!r} is too large; a cut-off of at most {MAX_K:,} already covers "
+                         "any list (use k=None, where offered, for the whole list)")
+    return check_whole("k", k, minimum=1, maximum=MAX_K, example="10")
+
+
+def check_n_resamples(n_resamples) -> int:
+    """Resampling count of a bootstrap or randomization test."""
+    return check_whole("n_resamples", n_resamples, minimum=MIN_RESAMPLES,
+                       maximum=MAX_RESAMPLES, example="1000")
+
+
+def check_seed(seed):
+    """A seed accepted by numpy.random.default_rng: None, an int >= 0 or a Generator."""
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+        return int(seed)
+    raise ValueError(f"seed={seed!r} must be None, a whole number >= 0 or a "
+                     "numpy.random.Generator; pass e.g. seed=0")
+
+
+def no_relevant_value(policy: str, message: str, *, stacklevel: int | None = None) -> float:
+    """Value of a metric that is undefined because nothing is relevant, under ``no_relevant``.
+
+    "skip" returns NaN with a warning (a mean leaves it out), "zero" returns 0.0
+    silently, "error" raises ValueError.
+    """
+    if policy == "zero":
+        return 0.0
+    if policy == "error":
+        raise ValueError(f"{message}; pass no_relevant='skip' or 'zero' to accept such lists")
+    warnings.warn(f"{message}; returning NaN (pass no_relevant='zero' to count it as 0)",
+                  RecmetricsWarning, stacklevel=stacklevel or caller_stacklevel())
+    return float("nan")
 
 
 def check_positive_real(name: str, value) -> float:
@@ -262,6 +328,14 @@ def as_grades(name: str, grades) -> np.ndarray:
     return arr
 
 
+def check_exponential_gain(name: str, grades: np.ndarray, gain: str) -> None:
+    """2**grade - 1 overflows float64 from grade 1024 on: refuse, with the way out."""
+    if gain == "exponential" and grades.size and grades.max() >= 1024:
+        raise ValueError(f"{name} has grade {grades.max():g}, and the exponential gain 2**grade - 1 "
+                         "overflows float64 from grade 1024 on; use gain='linear', or ndcg(), "
+                         "which normalises without overflow")
+
+
 def check_same_number_of_lists(**lists) -> int:
     lengths = {name: len(v) for name, v in lists.items()}
     if len(set(lengths.values())) > 1:
@@ -328,9 +402,14 @@ def numeric_column(name: str, frame, column: str, *, grades: bool = False,
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
             raise ValueError(f"{name} column {column!r} must hold numbers, found "
-                             f"{_plain(values.iloc[first])!r} in {where(first)}; fix or drop that "
+                             f"{plain(values.iloc[first])!r} in {where(first)}; fix or drop that "
                              "row")
         values = converted
+    exact = values.dropna() if pd.api.types.is_integer_dtype(values) else values.iloc[:0]
+    if len(exact) and (int(exact.max()) > 2**53 or int(exact.min()) < -2**53):
+        warnings.warn(f"{name} column {column!r} holds integers above 2**53, which float64 cannot "
+                      "tell apart: some distinct values will compare equal (ties); rescale them "
+                      "or pass ranks", RecmetricsWarning, stacklevel=caller_stacklevel())
     arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     nan = np.isnan(arr)
     if nan.any():
@@ -347,17 +426,101 @@ def numeric_column(name: str, frame, column: str, *, grades: bool = False,
     return arr
 
 
+# --------------------------------------------------------------------------- ids
+# The id policy, the same for CSV, Parquet and DataFrames: ids are compared as
+# canonical text. Surrounding whitespace is stripped, whole numbers are written
+# as integers (7, 7.0 and "7" are one id), and any other text is kept as it is
+# ("001" and "1" stay two ids). When every id column involved holds whole
+# numbers, they are compared as int64 directly (the same result, faster).
+
+
+def _integral(values) -> bool:
+    import pandas as pd
+
+    if pd.api.types.is_integer_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return True
+    if pd.api.types.is_float_dtype(values):
+        arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        return bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+                    and np.all(np.abs(arr) < 2**63))
+    return False
+
+
+def _id_text(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def canonical_ids(*columns):
+    """Several id columns (pandas Series) in one comparable form, under the id policy.
+
+    Returns int64 arrays when every column holds whole numbers, else string
+    Series of canonical text.
+    """
+    import pandas as pd
+
+    if all(_integral(c) for c in columns):
+        return [c.to_numpy(dtype=np.int64) for c in columns]
+    out = []
+    for c in columns:
+        if isinstance(c.dtype, pd.CategoricalDtype):
+            categories = canonical_ids(pd.Series(c.cat.categories))[0]
+            out.append(pd.Series(np.asarray(categories, dtype=object)[c.cat.codes.to_numpy()],
+                                 index=c.index, dtype="str"))
+        elif _integral(c):
+            out.append(c.astype(np.int64).astype("str"))
+        elif pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
+            out.append(c.str.strip())
+        else:
+            out.append(c.map(_id_text).astype("str"))
+    return out
+
+
+def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, *,
+                      where=_row) -> None:
+    """One row per (user, item): ``keys`` are the pairs as int64 codes."""
+    import pandas as pd
+
+    duplicated = pd.Index(keys).duplicated()
+    if duplicated.any():
+        first = int(np.flatnonzero(duplicated)[0])
+        row = frame.iloc[first]
+        raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
+                         f"(first: {user}={plain(row[user])!r}, {item}={plain(row[item])!r} in "
+                         f"{where(first)}; ids are compared as text, so 7, 7.0 and ' 7' are one "
+                         "id); keep one row per pair")
+
+
+def warn_unmatched(what: str, n_missing: int, n_total: int, missing_examples, other_examples,
+                   other: str, *, share: float, at_least: int = 1) -> None:
+    """Warn when more than ``share`` of truth's users or relevant rows find no scored row."""
+    if n_total < at_least or n_missing <= share * n_total:
+        return
+    shown = ", ".join(repr(x) for x in missing_examples[:3])
+    seen = ", ".join(repr(x) for x in other_examples[:3])
+    warnings.warn(
+        f"{n_missing:,} of {n_total:,} {what} in truth have no scored row in pred (e.g. {shown}; "
+        f"pred has {other} such as {seen}); if the ids should match, write them the same way in "
+        "both (ids are compared as text: spaces stripped, 7.0 read as 7, but '001' is not '1')",
+        RecmetricsWarning, stacklevel=caller_stacklevel())
+
+
 def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) -> None:
     duplicated = frame.duplicated([user, item]).to_numpy()
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
         row = frame.iloc[first]
         raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
-                         f"(first: {user}={_plain(row[user])!r}, {item}={_plain(row[item])!r} in "
+                         f"(first: {user}={plain(row[user])!r}, {item}={plain(row[item])!r} in "
                          f"{where(first)}); keep one row per pair")
 
 
-def _plain(value):
+def plain(value):
     """A numpy scalar as the Python value it holds, so messages read 1, not np.int64(1)."""
     return value.item() if isinstance(value, np.generic) else value
 
@@ -369,3 +532,67 @@ def check_k_values(k) -> list[int]:
     if not values:
         raise ValueError("k is empty; pass a cut-off such as 10 or a list such as [5, 10, 20]")
     return sorted({check_k(v) for v in values})
+
+
+def check_metrics(metrics, known: tuple[str, ...]) -> list[str]:
+    """``metrics=``: None (all), one name or a non-empty sequence of known names, in ``known`` order."""
+    if metrics is None:
+        return list(known)
+    names = [metrics] if isinstance(metrics, str) else list(metrics) \
+        if isinstance(metrics, Iterable) else [metrics]
+    if not names:
+        raise ValueError("metrics is empty; pass None for every metric or names such as "
+                         "['auc', 'ndcg']")
+    for name in names:
+        check_option("metrics", name, known)
+    return [m for m in known if m in names]
+
+
+# --------------------------------------------------------------------------- probabilities
+# Checks of recmetrics.probability (issue 12): predicted probabilities, the log-loss clip,
+# calibration bins, and the one degenerate case (a metric undefined for the data) that
+# warns and returns NaN instead of raising.
+
+
+def as_probabilities(name: str, values) -> np.ndarray:
+    """A non-empty 1-d float array of probabilities in [0, 1] (no NaN, no infinity)."""
+    arr = as_numbers(name, values)
+    outside = ~((arr >= 0) & (arr <= 1))
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{name} must hold probabilities in [0, 1], found {arr[first].item()!r} at "
+                         f"index {first} ({int(outside.sum())} value(s) outside [0, 1]); scores "
+                         "or logits are not probabilities: map them through a sigmoid or "
+                         "calibrate them first (roc_auc and pr_auc accept any score)")
+    return arr
+
+
+def check_eps(eps) -> float:
+    """The log-loss clip: a number with 0 <= eps < 0.5."""
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= eps < 0.5:
+        raise ValueError(f"eps={eps!r} must be a number with 0 <= eps < 0.5; probabilities are "
+                         "clipped to [eps, 1 - eps] (0 = no clip, then a confident miss costs inf)")
+    return float(eps)
+
+
+def check_n_bins(n_bins) -> int:
+    """A number of calibration bins: a whole number >= 1."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
+        raise ValueError(f"n_bins={n_bins!r} must be a whole number >= 1 (the number of bins "
+                         "the probabilities are grouped into), e.g. 10")
+    return int(n_bins)
+
+
+def check_has_positive(name: str, labels: np.ndarray) -> int:
+    """Recall divides by the number of positives; returns it (> 0) or raises."""
+    n_pos = int(np.count_nonzero(labels))
+    if n_pos == 0:
+        raise ValueError(f"{name} holds no positive (1); the precision-recall curve needs at least "
+                         "one positive sample (recall = TP / P)")
+    return n_pos
+
+
+def undefined_value(message: str) -> float:
+    """NaN for a metric the data leave undefined, with a RecmetricsWarning saying why."""
+    warnings.warn(f"{message}; returning NaN", RecmetricsWarning, stacklevel=caller_stacklevel())
+    return float("nan")

@@ -38,15 +38,13 @@ import numpy as np
 import pandas as pd
 
 from . import io as rio
-from .auc import GAUC_WEIGHTS, TIES
+from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, MAX_K, TIES,
+                          check_n_resamples)
 from .frame import METRICS, compare, evaluate
-from .ranking import AP_DENOMINATORS, GAINS, IDEALS
 
 __all__ = ["main", "build_parser", "UsageError", "format_evaluation", "format_comparison"]
 
 PROG = "recmetrics"
-#: The largest cut-off: every integer up to 2^53 is exact as a float (the table's k column).
-MAX_K = 2 ** 53
 
 
 class UsageError(Exception):
@@ -260,7 +258,7 @@ def _text_table(header: list[str], rows: list[list[str]], right: set[int]) -> st
 
 def _conventions_line(conventions: dict) -> str:
     return (f"ties={conventions['ties']}; NDCG gain={conventions['gain']}, "
-            f"ideal={conventions['ideal']}; AP denominator={conventions['ap_denominator']}; "
+            f"ideal={conventions['ideal']}; AP denominator={conventions['denominator']}; "
             f"GAUC weight={conventions['gauc_weight']}")
 
 
@@ -510,8 +508,8 @@ def _cutoff(text: str) -> int:
                                          "e.g. --k 5 10 20")
     if value > MAX_K:
         raise argparse.ArgumentTypeError(
-            f"{text} is larger than 2^53 = {MAX_K:,}, the largest cut-off held exactly; a cut-off "
-            "longer than every list already counts each list whole")
+            f"{text} is too large; use at most {MAX_K:,} (a cut-off longer than every list "
+            "already counts each list whole)")
     return value
 
 
@@ -519,10 +517,12 @@ def _resamples(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1, e.g. 1000")
-    return value
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number, e.g. 1000") from None
+    try:  # the same bounds as recmetrics.evaluate and compare
+        return check_n_resamples(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).replace(f"n_resamples={value!r}",
+                                                            repr(text))) from None
 
 
 def _level(text: str) -> float:
@@ -595,7 +595,7 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                              help="NDCG gain: 2^rel - 1 or rel (default: exponential)")
     conventions.add_argument("--ideal", choices=IDEALS, default="truth",
                              help="NDCG ideal DCG (default: truth, as trec_eval)")
-    conventions.add_argument("--denominator", choices=AP_DENOMINATORS, default="relevant",
+    conventions.add_argument("--denominator", choices=DENOMINATORS, default="relevant",
                              help="AP denominator (default: relevant, as trec_eval)")
     conventions.add_argument("--gauc-weight", choices=GAUC_WEIGHTS, default="impressions",
                              help="GAUC user weights (default: impressions)")

@@ -10,12 +10,29 @@ averaged over users.
 Users and what happens to them
 ------------------------------
 * A user with no relevant item (in ``truth``, or among ``pred``'s labels) has
-  no recall, AP, RR or NDCG: the user is **skipped** for the ranking metrics
-  and counted in ``n_skipped``.
+  no recall, AP, RR or NDCG: by default the user is **skipped** for the
+  ranking metrics and counted in ``n_skipped`` (see ``no_relevant`` below).
 * A user with relevant items in ``truth`` but no row in ``pred`` scores 0 on
   every ranking metric and is counted in ``n_without_predictions``.
 * Relevant items of ``truth`` that ``pred`` did not score still count in
   recall, AP (denominator "relevant") and the ideal DCG, as in trec_eval.
+
+Ids
+---
+One id policy for DataFrames, CSV and Parquet: ids are compared as canonical
+text. Surrounding whitespace is stripped and whole numbers are written as
+integers, so ``7``, ``7.0``, ``"7"`` and ``" 7"`` are one id, and an int
+column in ``pred`` joins a text column in ``truth``; any other text is kept
+as it is, so ``"001"`` and ``"1"`` are two ids. When more than half of
+truth's users with a relevant item (or more than 90% of at least ten
+relevant rows) find no scored row in ``pred``, a :class:`~recmetrics.RecmetricsWarning` gives the counts and
+example ids from both sides: the usual sign of ids written differently.
+
+Users with no relevant item
+---------------------------
+``no_relevant`` decides, as in the single-list functions: ``"skip"`` (the
+default) leaves them out of every ranking mean and counts them in
+``n_skipped``; ``"zero"`` counts them as 0; ``"error"`` refuses.
 
 Ties in score
 -------------
@@ -34,43 +51,35 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._validation import (RecmetricsWarning, as_frame, check_k, check_k_values, check_option,
-                          check_probability, check_unique_pairs, id_column, numeric_column)
-from .auc import GAUC_WEIGHTS, TIES, _auc_from_counts, _pair_counts_by_group
-from .ranking import (AP_DENOMINATORS, GAINS, IDEALS, _ap_kernel, _dcg_kernel, _hit_rate_kernel,
-                      _hits_kernel, _ideal_dcg_kernel, _Layout, _rr_kernel)
+from . import _kernels
+from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT, TIES,
+                          Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
+                          Ties, as_frame, caller_stacklevel, canonical_ids, check_k_values,
+                          check_metrics, check_n_resamples, check_option, check_probability,
+                          check_seed, check_unique_keys, id_column, numeric_column, plain,
+                          warn_unmatched)
 from .stats import bootstrap_ci
 
-__all__ = ["evaluate", "compare", "METRICS"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS"]
 
 #: Metric names accepted by ``metrics=``, in the order they are reported.
 METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg")
 _AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
+_RANKING = _AT_K + ("mrr",)
 
 
-def _rank_rows(users: np.ndarray, scores: np.ndarray, grades: np.ndarray,
-               ties: str) -> tuple[np.ndarray, np.ndarray]:
-    """Row orders: by user then score descending (then the tie policy), and by score alone.
-
-    Sorting by score first and then regrouping users stably through one sort of
-    int64 keys ``user * n + place`` is about twice as fast as ``np.lexsort``
-    and needs no extra key arrays.
-    """
-    n = scores.size
-    if ties == "average":  # the order inside a tie does not matter
-        by_score = np.argsort(scores)[::-1]
-    else:  # higher grades first (optimistic) or last (pessimistic) within a tie
-        by_score = np.lexsort((-grades if ties == "optimistic" else grades, -scores))
-    keys = users[by_score].astype(np.int64)
-    keys *= n
-    keys += np.arange(n)
-    keys.sort()
-    np.remainder(keys, n, out=keys)
-    return by_score[keys], by_score
+def _codes(*columns) -> tuple[list[np.ndarray], pd.Index]:
+    """Joint integer codes of id columns (after the id policy) and the distinct ids."""
+    ids = canonical_ids(*columns)
+    sizes = [len(c) for c in ids]
+    joined = np.concatenate(ids) if isinstance(ids[0], np.ndarray) else pd.concat(
+        ids, ignore_index=True)
+    codes, uniques = pd.factorize(joined)
+    return np.split(codes, np.cumsum(sizes)[:-1]), pd.Index(uniques)
 
 
 class _Prepared:
-    """Validated input, rows ranked per user, and the per-user facts the metrics share."""
+    """Validated input: rows ranked per user, judged relevant grades, and AUC pair counts."""
 
     def __init__(self, pred, truth, *, user, item, score, label, ties):
         columns = {"user": user, "item": item, "score": score}
@@ -79,143 +88,222 @@ class _Prepared:
         as_frame("pred", pred, columns)
         id_column("pred", pred, user)
         id_column("pred", pred, item)
-        check_unique_pairs("pred", pred, user, item)
         scores = numeric_column("pred", pred, score)
+        n = len(pred)
         if truth is None:
+            (users,), user_ids = _codes(pred[user])
+            (items,), _ = _codes(pred[item])
+            keys = users.astype(np.int64) * (int(items.max()) + 1) + items
+            check_unique_keys("pred", keys, pred, user, item)
             grades = numeric_column("pred", pred, label, grades=True)
-            missing_users, missing_grades = pred[user].iloc[:0], np.zeros(0)
+            missing_users, missing_grades = np.zeros(0, dtype=np.intp), np.zeros(0)
+            self.n_without_predictions = 0
         else:
             as_frame("truth", truth, {"user": user, "item": item, "label": label})
             id_column("truth", truth, user)
             id_column("truth", truth, item)
-            check_unique_pairs("truth", truth, user, item)
             truth_grades = numeric_column("truth", truth, label, grades=True)
-            judged = pd.DataFrame({"_u": truth[user].to_numpy(), "_i": truth[item].to_numpy(),
-                                   "_g": truth_grades})
-            keys = pd.DataFrame({"_u": pred[user].to_numpy(), "_i": pred[item].to_numpy()})
-            merged = keys.merge(judged, on=["_u", "_i"], how="left", sort=False)
-            grades = merged["_g"].fillna(0.0).to_numpy()
-            # relevant items the model did not score: they count in recall, AP and IDCG
-            unscored = judged[judged["_g"] > 0].merge(keys, on=["_u", "_i"], how="left",
-                                                      indicator=True)
-            unscored = unscored[unscored["_merge"] == "left_only"]
-            missing_users, missing_grades = unscored["_u"], unscored["_g"].to_numpy()
-        user_ids = pred[user] if len(missing_users) == 0 else pd.concat(
-            [pred[user], pd.Series(missing_users)], ignore_index=True)
-        codes, uniques = pd.factorize(user_ids)
-        self.users = uniques
-        self.n_users = len(uniques)
-        self.n_rows = len(pred)
-        missing_user = codes[self.n_rows:].copy()
-        order, by_score = _rank_rows(codes[:self.n_rows], scores, grades, ties)
-        # global AUC counts now, while the rows are in score order (ascending for the kernel)
-        ascending = by_score[::-1]
-        positive = grades[ascending] > 0
+            (users, truth_users), user_ids = _codes(pred[user], truth[user])
+            (items, truth_items), item_ids = _codes(pred[item], truth[item])
+            width = len(item_ids)
+            keys = users.astype(np.int64) * width + items
+            check_unique_keys("pred", keys, pred, user, item)
+            truth_keys = truth_users.astype(np.int64) * width + truth_items
+            check_unique_keys("truth", truth_keys, truth, user, item)
+            where = pd.Index(truth_keys).get_indexer(keys)
+            scored = where >= 0
+            grades = np.zeros(n)
+            grades[scored] = truth_grades[where[scored]]
+            found = np.zeros(truth_keys.size, dtype=bool)
+            found[where[scored]] = True
+            relevant = truth_grades > 0
+            unscored = relevant & ~found
+            judged_users = np.unique(truth_users[relevant])
+            with_rows = np.zeros(len(user_ids), dtype=bool)
+            with_rows[users] = True
+            lacking = judged_users[~with_rows[judged_users]]
+            self.n_without_predictions = int(lacking.size)
+            if 2 * lacking.size > judged_users.size:
+                warn_unmatched("users with a relevant item", lacking.size, judged_users.size,
+                               list(user_ids[lacking[:3]]), list(user_ids[users[:3]]), "users",
+                               share=0.5)
+            else:
+                missing_rows = np.flatnonzero(unscored)
+                warn_unmatched("relevant (user, item) rows", missing_rows.size,
+                               int(relevant.sum()),
+                               [(user_ids[truth_users[r]], item_ids[truth_items[r]])
+                                for r in missing_rows[:3]],
+                               [(user_ids[u], item_ids[i]) for u, i in zip(users[:3], items[:3])],
+                               "rows", share=0.9, at_least=10)
+            missing_users, missing_grades = truth_users[unscored], truth_grades[unscored]
+            # The users are those with scored rows or relevant truth rows; drop the rest.
+            present = with_rows
+            present[missing_users] = True
+            remap = np.cumsum(present) - 1
+            users, missing_users = remap[users], remap[missing_users]
+            user_ids = user_ids[present]
+        self.users = user_ids
+        self.n_users = len(user_ids)
+        self.n_rows = n
+        order, by_score = _kernels.rank_rows(users, scores, grades, ties)
+        positive = grades[by_score] > 0
         self.n_positive = int(positive.sum())
-        self.global_pairs = _pair_counts_by_group(
-            scores[ascending], positive, np.array([self.n_positive]),
-            np.array([self.n_rows - self.n_positive]), keys_sorted=True)
-        del ascending, by_score, positive
-        self.lists = codes[order]
+        self.global_pairs = _kernels.group_pair_counts(
+            np.zeros(n, dtype=np.int8), scores[by_score], positive, 1)[:2]
+        del by_score, positive
+        self.lists = users[order]
         self.scores = scores[order]
         self.grades = grades[order]
-        del order, codes, scores, grades
-        new_group = None
-        if ties == "average":
-            new_group = np.empty(self.n_rows, dtype=bool)
-            new_group[:1] = True
-            np.not_equal(self.scores[1:], self.scores[:-1], out=new_group[1:])
-        self.layout = _Layout(self.lists, self.grades, self.n_users, new_group)
+        del order, users, scores, grades
+        new_group = _kernels.starts(self.scores) if ties == "average" else None
+        layout = _kernels.Layout(self.lists, self.grades, self.n_users, new_group)
+        relevant_rows = self.grades > 0
+        self.ranked = _kernels.RankedLists(
+            layout, np.r_[self.lists[relevant_rows], missing_users],
+            np.r_[self.grades[relevant_rows], missing_grades])
 
-        # Every judged relevant grade per user, found or not (for recall, AP, IDCG).
-        rel_lists = np.r_[self.lists[self.grades > 0], missing_user]
-        rel_grades = np.r_[self.grades[self.grades > 0], missing_grades]
-        self.n_relevant = np.bincount(rel_lists, minlength=self.n_users)
-        ideal_order = np.lexsort((-rel_grades, rel_lists))
-        self.ideal_lists, self.ideal_grades = rel_lists[ideal_order], rel_grades[ideal_order]
-        self.n_rows_per_user = np.bincount(self.lists, minlength=self.n_users)
-        self.evaluated = self.n_relevant > 0
-        self.without_predictions = self.evaluated & (self.n_rows_per_user == 0)
+    def user_auc(self, ties: str):
+        """Per-user AUC (NaN for one-class users), positives and negatives."""
+        wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
+            self.lists, self.scores, self.grades > 0, self.n_users)
+        return _kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties), pos, neg
 
-    def ideal_dcg(self, k: int, gain: str, ideal: str) -> np.ndarray:
-        if ideal == "truth":
-            return _ideal_dcg_kernel(self.ideal_grades, self.ideal_lists, self.n_users, k, gain)
-        if ideal == "full":
-            top = np.zeros(self.n_users)
-            np.maximum.at(top, self.ideal_lists, self.ideal_grades)
-            full = np.repeat(top, k)
-            return _ideal_dcg_kernel(full, np.repeat(np.arange(self.n_users), k), self.n_users,
-                                     None, gain)
-        # "list": the user's own top-k grades, re-sorted
-        layout = self.layout
-        straddle = layout.straddling(k)
-        if straddle.any():
-            group_id = np.cumsum(layout.j == 1)[straddle]
-            grade = layout.grades[straddle]
-            mixed = pd.Series(grade).groupby(group_id).nunique().gt(1)
-            if mixed.any():
-                raise ValueError(
-                    f"ideal='list' with ties='average' is undefined here: a tie of scores "
-                    f"straddles position k={k} and mixes grades, so the list's own top {k} is "
-                    "random; use ideal='truth' (the standard), or ties='optimistic' or "
-                    "'pessimistic'")
-        top = layout.top(k)
-        lists, grades = self.lists[top], self.grades[top]
-        order = np.lexsort((-grades, lists))
-        return _ideal_dcg_kernel(grades[order], lists[order], self.n_users, None, gain)
+    def global_auc(self, ties: str) -> float:
+        n_neg = self.n_rows - self.n_positive
+        if self.n_positive == 0 or n_neg == 0:
+            return float("nan")
+        wins, wins_or_ties = (int(c[0]) for c in self.global_pairs)
+        return float(_kernels.auc_from_counts(wins, wins_or_ties, self.n_positive * n_neg, ties))
 
 
-def _per_user_ranking(prep: _Prepared, metric: str, k, *, gain, ideal, denominator):
-    layout = prep.layout
-    if metric == "precision":
-        return _hits_kernel(layout, k) / k
-    if metric == "recall":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return _hits_kernel(layout, k) / prep.n_relevant
-    if metric == "hit_rate":
-        return _hit_rate_kernel(layout, k)
+def _check_options(*, k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant) -> dict:
+    return {"ks": check_k_values(k), "metrics": check_metrics(metrics, METRICS),
+            "ties": check_option("ties", ties, TIES), "gain": check_option("gain", gain, GAINS),
+            "ideal": check_option("ideal", ideal, IDEALS),
+            "denominator": check_option("denominator", denominator, DENOMINATORS),
+            "gauc_weight": check_option("gauc_weight", gauc_weight, GAUC_WEIGHTS),
+            "no_relevant": check_option("no_relevant", no_relevant, NO_RELEVANT)}
+
+
+def _conventions(o: dict) -> dict:
+    return {"ties": o["ties"], "gain": o["gain"], "ideal": o["ideal"],
+            "denominator": o["denominator"], "gauc_weight": o["gauc_weight"],
+            "no_relevant": o["no_relevant"], "k": o["ks"]}
+
+
+def _convention(metric: str, o: dict) -> str:
+    """The conventions that change one metric's number, as shown in the table."""
+    ties = f"ties={o['ties']}"
+    if metric == "auc":
+        return ties
+    if metric == "gauc":
+        return f"gauc_weight={o['gauc_weight']}, {ties}"
+    users = f"no_relevant={o['no_relevant']}"
     if metric == "map":
-        return _ap_kernel(layout, k, denominator, prep.n_relevant)
-    if metric == "mrr":
-        return _rr_kernel(layout, None)
-    dcg = _dcg_kernel(layout, k, gain)
-    idcg = prep.ideal_dcg(k, gain, ideal)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(idcg > 0, dcg / idcg, 0.0)
+        return f"denominator={o['denominator']}, {ties}, {users}"
+    if metric == "ndcg":
+        return f"gain={o['gain']}, ideal={o['ideal']}, {ties}, {users}"
+    return f"{ties}, {users}"
 
 
-def _user_auc(prep: _Prepared, ties: str):
-    """Per-user AUC (NaN for single-class users) from the rows ranked per user."""
-    positive = prep.grades > 0
-    pos = np.bincount(prep.lists[positive], minlength=prep.n_users)
-    neg = prep.n_rows_per_user - pos
-    # Rows run by user, then score descending; read backwards they run by user
-    # descending, then score ascending. A dense index of (user, score) along
-    # that backward order is then an ascending group-major key, equal exactly
-    # for ties: what the AUC kernel needs, already sorted.
-    back = slice(None, None, -1)
-    lists, scores = prep.lists[back], prep.scores[back]
-    steps = np.empty(prep.n_rows, dtype=np.int64)
-    steps[:1] = 0
-    np.not_equal(scores[1:], scores[:-1], out=steps[1:])
-    steps[1:] |= lists[1:] != lists[:-1]
-    keys = np.cumsum(steps, out=steps)
-    wins, wins_or_ties = _pair_counts_by_group(keys, positive[back], pos[::-1], neg[::-1],
-                                               keys_sorted=True)
-    wins, wins_or_ties = wins[::-1], wins_or_ties[::-1]
-    pairs = pos * neg
-    auc = np.full(prep.n_users, np.nan)
-    ok = pairs > 0
-    auc[ok] = _auc_from_counts(wins[ok], wins_or_ties[ok], pairs[ok], ties)
-    return auc, pos, neg
+def _auc_note(prep: _Prepared) -> str:
+    if prep.n_positive == 0:
+        return "undefined: no scored row is relevant, and AUC needs positives and negatives"
+    return "undefined: every scored row is relevant, and AUC needs positives and negatives"
 
 
-def _global_auc(prep: _Prepared, ties: str) -> float:
-    n_neg = prep.n_rows - prep.n_positive
-    if prep.n_positive == 0 or n_neg == 0:
-        return float("nan")
-    wins, wins_or_ties = (int(c[0]) for c in prep.global_pairs)
-    return float(_auc_from_counts(wins, wins_or_ties, prep.n_positive * n_neg, ties))
+_GAUC_NOTE = "undefined: no user has both a relevant and a non-relevant scored row"
+_RANKING_NOTE = "undefined: no user has a relevant item"
+
+
+def _per_user(prep: _Prepared, o: dict):
+    """Every requested per-user value, as {column: array}, with the users each mean counts.
+
+    Returns (columns, counted, auc_parts): ``counted`` marks the users the
+    ranking means include under ``no_relevant``; ``auc_parts`` is (per-user
+    AUC, positives, negatives) when GAUC is requested.
+    """
+    ranked = prep.ranked
+    has_relevant = ranked.has_relevant
+    if o["no_relevant"] == "error" and not has_relevant.all():
+        lacking = np.flatnonzero(~has_relevant)
+        raise ValueError(f"{lacking.size:,} user(s) have no relevant item (e.g. "
+                         f"{', '.join(repr(u) for u in prep.users[lacking[:3]])}), so their "
+                         "ranking metrics are undefined; pass no_relevant='skip' to leave them out "
+                         "or 'zero' to count them as 0")
+    counted = has_relevant if o["no_relevant"] == "skip" else np.ones(prep.n_users, dtype=bool)
+    columns, auc_parts = {}, None
+    if "gauc" in o["metrics"]:
+        auc_parts = prep.user_auc(o["ties"])
+        columns["auc"] = auc_parts[0]
+    for metric in (m for m in o["metrics"] if m in _RANKING):
+        for cut in ([None] if metric == "mrr" else o["ks"]):
+            values = ranked.metric(metric, cut, gain=o["gain"], ideal=o["ideal"],
+                                   denominator=o["denominator"])
+            values = np.where(has_relevant, values, 0.0 if o["no_relevant"] == "zero" else np.nan)
+            columns[metric if cut is None else f"{metric}@{cut}"] = values
+    return columns, counted, auc_parts
+
+
+def _table(prep: _Prepared, o: dict, *, ci=None, n_resamples=1000, seed=0):
+    """The tidy table: one row per metric and cut-off."""
+    columns, counted, auc_parts = _per_user(prep, o)
+    rng = np.random.default_rng(seed)
+    n_counted = int(counted.sum())
+    n_skipped = prep.n_users - n_counted
+    rows, undefined = [], {}
+
+    def add(metric, cut, value, n_users, n_skipped, n_without, note="", values=None,
+            weights=None, interval=None):
+        row = {"metric": metric, "k": cut, "value": float(value), "n_users": n_users,
+               "n_skipped": n_skipped, "n_without_predictions": n_without,
+               "conventions": _convention(metric, o), "note": note}
+        if note:
+            undefined.setdefault(metric, note)
+        if ci is not None:
+            low, high = interval or (float("nan"), float("nan"))
+            if values is not None and len(values) > 1:
+                low, high = bootstrap_ci(values, weights=weights, confidence=ci,
+                                         n_resamples=n_resamples, seed=rng)
+            row["ci_low"], row["ci_high"] = low, high
+        rows.append(row)
+
+    if "auc" in o["metrics"]:
+        value = prep.global_auc(o["ties"])
+        interval = _auc_bootstrap(prep, o["ties"], ci, n_resamples, rng) \
+            if ci is not None and not np.isnan(value) else None
+        add("auc", None, value, int((prep.ranked.n_rows > 0).sum()), 0, 0,
+            _auc_note(prep) if np.isnan(value) else "", interval=interval)
+    if auc_parts is not None:
+        user_auc, pos, neg = auc_parts
+        weights = _kernels.gauc_weights(pos, neg, o["gauc_weight"])
+        defined = ~np.isnan(user_auc)
+        value = _kernels.gauc(user_auc, weights)
+        add("gauc", None, value, int(defined.sum()), int((~defined).sum()), 0,
+            _GAUC_NOTE if np.isnan(value) else "", user_auc[defined], weights[defined])
+    for name, values in columns.items():
+        if name == "auc":
+            continue
+        metric, _, cut = name.partition("@")
+        kept = values[counted]
+        value = kept.mean() if kept.size else float("nan")
+        add(metric, int(cut) if cut else None, value, n_counted, n_skipped,
+            prep.n_without_predictions, _RANKING_NOTE if np.isnan(value) else "", kept)
+    for metric, note in undefined.items():
+        warnings.warn(f"{metric} is NaN: {note}", RecmetricsWarning, stacklevel=caller_stacklevel())
+    table = pd.DataFrame(rows)
+    table["k"] = table["k"].astype("Int64")
+    table.attrs["conventions"] = _conventions(o)
+    return table, columns
+
+
+def _user_table(prep: _Prepared, columns: dict) -> pd.DataFrame:
+    ranked = prep.ranked
+    table = pd.DataFrame({"user": prep.users, "n_items": ranked.n_rows,
+                          "n_positives": np.bincount(prep.lists[prep.grades > 0],
+                                                     minlength=prep.n_users),
+                          "n_relevant": ranked.n_relevant, **columns})
+    return table
 
 
 def _auc_bootstrap(prep: _Prepared, ties: str, confidence: float, n_resamples: int, rng):
@@ -269,20 +357,12 @@ def _auc_bootstrap(prep: _Prepared, ties: str, confidence: float, n_resamples: i
         wins_or_ties = np.einsum("gr,gr->r", at_hi @ counts, below)
         pairs = (pos_per_user @ counts) * (neg_per_user @ counts)
         with np.errstate(invalid="ignore", divide="ignore"):
-            values[start:start + size] = _auc_from_counts(wins, wins_or_ties, pairs, ties)
+            values[start:start + size] = _kernels.auc_from_counts(wins, wins_or_ties, pairs, ties)
     low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
     return float(low), float(high)
 
 
-def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
-             score: str = "score", label: str = "label", ties: str = "average",
-             per_user: bool = False, gain: str = "exponential", ideal: str = "truth",
-             denominator: str = "relevant", gauc_weight: str = "impressions", ci: float | None = None,
-             n_resamples: int = 1000, seed: int | None = 0):
-    r"""Evaluate scored (user, item) rows: AUC, GAUC, P@k, R@k, HR@k, MAP@k, MRR and NDCG@k.
-
-    Parameters
-    ----------
+_PARAMETERS = r"""
     pred : pandas.DataFrame
         One row per scored (user, item): columns ``user``, ``item``, ``score``
         and, when ``truth`` is None, ``label`` (a relevance grade >= 0; 0 = not
@@ -295,34 +375,52 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     metrics : sequence of str, optional
         Any of ``METRICS``; default all.
     user, item, score, label : str
-        Column names.
+        Column names. Ids follow the id policy of the module docstring.
     ties : {"average", "optimistic", "pessimistic"}, default "average"
         See the module docstring.
-    per_user : bool, default False
-        Also return one row per user with every per-user value.
     gain, ideal : str
         NDCG conventions, as in :func:`recmetrics.ndcg` (defaults "exponential",
         "truth").
     denominator : str
         AP denominator, as in :func:`recmetrics.average_precision` (default
         "relevant": all relevant items, as trec_eval's map_cut).
-    gauc_weight : str
-        GAUC weights, as ``weight`` in :func:`recmetrics.group_auc`.
+    gauc_weight : {"impressions", "clicks", "uniform"}, default "impressions"
+        GAUC user weights, as in :func:`recmetrics.group_auc`.
+    no_relevant : {"skip", "zero", "error"}, default "skip"
+        Users with no relevant item: left out of the ranking means (counted in
+        ``n_skipped``), counted as 0, or refused; as in the single-list
+        functions."""
+
+
+def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
+             score: str = "score", label: str = "label", ties: Ties = "average",
+             gain: Gain = "exponential", ideal: Ideal = "truth",
+             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+             no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
+             seed=0) -> pd.DataFrame:
+    r"""Evaluate scored (user, item) rows: AUC, GAUC, P@k, R@k, HR@k, MAP@k, MRR and NDCG@k.
+
+    Parameters
+    ----------{parameters}
     ci : float, optional
         Confidence level (e.g. 0.95) for percentile bootstrap intervals from
-        resampling users (``n_resamples`` times, seeded by ``seed``); adds
-        columns ``ci_low`` and ``ci_high``. Means over users use
-        :func:`recmetrics.bootstrap_ci`; global AUC is recomputed on each
-        resample with the drawn users' rows weighted by how often they were drawn.
+        resampling users (``n_resamples`` times, 100 to 10,000,000, seeded by
+        ``seed``); adds columns ``ci_low`` and ``ci_high``. Means over users
+        use :func:`recmetrics.bootstrap_ci`; global AUC is recomputed on each
+        resample with the drawn users' rows weighted by how often they were
+        drawn.
 
     Returns
     -------
-    pandas.DataFrame, or (DataFrame, DataFrame) when ``per_user``
+    pandas.DataFrame
         One row per metric and cut-off: ``metric, k, value, n_users,
-        n_skipped, n_without_predictions, conventions`` (``k`` is missing for
-        AUC, GAUC and MRR). ``n_users`` counts the users averaged (for AUC: all
-        users with rows; for GAUC: users with both classes). The conventions
-        used are also in ``result.attrs["conventions"]``.
+        n_skipped, n_without_predictions, conventions, note`` (``k`` is
+        missing for AUC, GAUC and MRR). ``n_users`` counts the users averaged
+        (for AUC: all users with scored rows; for GAUC: users with both
+        classes). ``note`` says why a value is NaN (a
+        :class:`~recmetrics.RecmetricsWarning` says it too). The conventions
+        used are also in ``result.attrs["conventions"]``. Per-user values:
+        :func:`evaluate_per_user`.
 
     References
     ----------
@@ -331,91 +429,62 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
 
     Examples
     --------
-    >>> pred = pd.DataFrame({"user": [1, 1, 1, 2, 2], "item": list("abcab"),
-    ...                      "score": [0.9, 0.5, 0.1, 0.3, 0.8], "label": [1, 0, 1, 0, 1]})
+    >>> pred = pd.DataFrame({{"user": [1, 1, 1, 2, 2], "item": list("abcab"),
+    ...                      "score": [0.9, 0.5, 0.1, 0.3, 0.8], "label": [1, 0, 1, 0, 1]}})
     >>> table = evaluate(pred, k=2, metrics=["precision", "mrr"])
     >>> table[["metric", "value", "n_users"]].values.tolist()
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
     """
-    ties = check_option("ties", ties, TIES)
-    gain = check_option("gain", gain, GAINS)
-    ideal = check_option("ideal", ideal, IDEALS)
-    denominator = check_option("denominator", denominator, AP_DENOMINATORS)
-    gauc_weight = check_option("gauc_weight", gauc_weight, GAUC_WEIGHTS)
-    ks = check_k_values(k)
-    if metrics is None:
-        metrics = METRICS
-    elif isinstance(metrics, str):
-        metrics = [metrics]
-    for m in metrics:
-        check_option("metrics", m, METRICS)
+    o = _check_options(k=k, metrics=metrics, ties=ties, gain=gain, ideal=ideal,
+                       denominator=denominator, gauc_weight=gauc_weight, no_relevant=no_relevant)
     if ci is not None:
         ci = check_probability("ci", ci)
+        n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
+    prep = _Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"])
+    return _table(prep, o, ci=ci, n_resamples=n_resamples, seed=seed)[0]
 
-    prep = _Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=ties)
-    conventions = {"ties": ties, "gain": gain, "ideal": ideal, "ap_denominator": denominator,
-                   "gauc_weight": gauc_weight, "k": ks}
-    n_eval = int(prep.evaluated.sum())
-    n_skip = int(prep.n_users - n_eval)
-    if n_eval == 0 and any(m in _AT_K + ("mrr",) for m in metrics):
-        warnings.warn("no user has a relevant item, so the ranking metrics are undefined (NaN)",
-                      RecmetricsWarning, stacklevel=2)
 
-    rows, columns = [], {"user": prep.users}
-    rng = np.random.default_rng(seed)
+evaluate.__doc__ = evaluate.__doc__.format(parameters=_PARAMETERS)
 
-    def add(metric, cut, value, n_users, n_skipped, n_without, convention, per_user_values=None,
-            weights=None, interval=None):
-        row = {"metric": metric, "k": cut, "value": float(value), "n_users": n_users,
-               "n_skipped": n_skipped, "n_without_predictions": n_without,
-               "conventions": convention}
-        if ci is not None:
-            low, high = interval or (float("nan"), float("nan"))
-            if per_user_values is not None and len(per_user_values) > 1:
-                low, high = bootstrap_ci(per_user_values, weights=weights, confidence=ci,
-                                         n_resamples=n_resamples, seed=rng)
-            row["ci_low"], row["ci_high"] = low, high
-        rows.append(row)
 
-    if "auc" in metrics:
-        interval = _auc_bootstrap(prep, ties, ci, n_resamples, rng) if ci is not None else None
-        add("auc", None, _global_auc(prep, ties), prep.n_users - int(prep.without_predictions.sum()),
-            0, 0, f"ties={ties}", interval=interval)
-    if "gauc" in metrics or per_user:
-        user_auc, pos, neg = _user_auc(prep, ties)
-        columns["auc"] = user_auc
-    if "gauc" in metrics:
-        has_auc = ~np.isnan(user_auc)
-        w = {"impressions": pos + neg, "clicks": pos, "uniform": np.ones(prep.n_users)}[gauc_weight]
-        value = np.dot(w[has_auc], user_auc[has_auc]) / w[has_auc].sum() if has_auc.any() \
-            else float("nan")
-        add("gauc", None, value, int(has_auc.sum()), int((~has_auc).sum()), 0,
-            f"weight={gauc_weight}, ties={ties}", user_auc[has_auc], w[has_auc])
+def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
+                      item: str = "item", score: str = "score", label: str = "label",
+                      ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+                      denominator: Denominator = "relevant",
+                      gauc_weight: GaucWeight = "impressions",
+                      no_relevant: NoRelevant = "skip") -> pd.DataFrame:
+    r"""One row per user with every per-user value behind :func:`evaluate`'s means.
 
-    n_without = int(prep.without_predictions.sum())
-    for metric in [m for m in METRICS if m in metrics and (m in _AT_K or m == "mrr")]:
-        for cut in ([None] if metric == "mrr" else ks):
-            values = _per_user_ranking(prep, metric, cut, gain=gain, ideal=ideal,
-                                       denominator=denominator)
-            kept = values[prep.evaluated]
-            convention = {"map": f"denominator={denominator}, ties={ties}",
-                          "ndcg": f"gain={gain}, ideal={ideal}, ties={ties}"}.get(
-                              metric, f"ties={ties}")
-            add(metric, cut, kept.mean() if kept.size else float("nan"), n_eval, n_skip,
-                n_without, convention, kept)
-            name = metric if cut is None else f"{metric}@{cut}"
-            columns[name] = np.where(prep.evaluated, values, np.nan)
+    Parameters
+    ----------{parameters}
 
-    result = pd.DataFrame(rows)
-    result["k"] = result["k"].astype("Int64")
-    result.attrs["conventions"] = conventions
-    if not per_user:
-        return result
-    table = pd.DataFrame(columns)
-    table.insert(1, "n_items", prep.n_rows_per_user)
-    table.insert(2, "n_positives", np.bincount(prep.lists[prep.grades > 0], minlength=prep.n_users))
-    table.insert(3, "n_relevant", prep.n_relevant)
-    return result, table
+    Returns
+    -------
+    pandas.DataFrame
+        ``user, n_items, n_positives, n_relevant`` and one column per metric
+        and cut-off (``ndcg@10``, ``mrr``, ...; ``auc`` is the user's own AUC
+        when GAUC is requested). A user left out of a mean has NaN there: no
+        relevant item (under ``no_relevant="skip"``) or, for ``auc``, one
+        class only. ``n_items`` counts scored rows; ``n_relevant`` counts
+        relevant items, scored or not. ``gauc_weight`` is accepted for
+        symmetry with :func:`evaluate` and does not change any column.
+
+    Examples
+    --------
+    >>> pred = pd.DataFrame({{"user": [1, 1, 1, 2, 2], "item": list("abcab"),
+    ...                      "score": [0.9, 0.5, 0.1, 0.3, 0.8], "label": [1, 0, 1, 0, 1]}})
+    >>> users = evaluate_per_user(pred, k=2, metrics=["mrr"])
+    >>> users["user"].tolist(), users["mrr"].tolist()
+    ([1, 2], [1.0, 1.0])
+    """
+    o = _check_options(k=k, metrics=metrics, ties=ties, gain=gain, ideal=ideal,
+                       denominator=denominator, gauc_weight=gauc_weight, no_relevant=no_relevant)
+    prep = _Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"])
+    return _user_table(prep, _per_user(prep, o)[0])
+
+
+evaluate_per_user.__doc__ = evaluate_per_user.__doc__.format(parameters=_PARAMETERS)
 
 
 def _sign_flip_p_value(d: np.ndarray, w: np.ndarray, n_resamples: int, rng) -> float:
@@ -431,27 +500,74 @@ def _sign_flip_p_value(d: np.ndarray, w: np.ndarray, n_resamples: int, rng) -> f
     return (extreme + 1) / (n_resamples + 1)
 
 
+def _shared_truth(pred_a, pred_b, *, user, item, label) -> pd.DataFrame:
+    """Both files' labels as one truth frame; refuse when they disagree on a pair."""
+    for name, frame in (("pred_a", pred_a), ("pred_b", pred_b)):
+        as_frame(name, frame, {"user": user, "item": item, "label": label})
+        id_column(name, frame, user)
+        id_column(name, frame, item)
+    grades_a = numeric_column("pred_a", pred_a, label, grades=True)
+    grades_b = numeric_column("pred_b", pred_b, label, grades=True)
+    (users_a, users_b), user_ids = _codes(pred_a[user], pred_b[user])
+    (items_a, items_b), item_ids = _codes(pred_a[item], pred_b[item])
+    keys_a = users_a.astype(np.int64) * len(item_ids) + items_a
+    keys_b = users_b.astype(np.int64) * len(item_ids) + items_b
+    check_unique_keys("pred_a", keys_a, pred_a, user, item)
+    check_unique_keys("pred_b", keys_b, pred_b, user, item)
+    where = pd.Index(keys_a).get_indexer(keys_b)
+    both = np.flatnonzero(where >= 0)
+    differ = both[grades_b[both] != grades_a[where[both]]]
+    if differ.size:
+        first = differ[0]
+        raise ValueError(
+            f"pred_a and pred_b give different labels to {differ.size:,} (user, item) pair(s) "
+            f"(first: {user}={plain(user_ids[users_b[first]])!r}, "
+            f"{item}={plain(item_ids[items_b[first]])!r}: "
+            f"{grades_a[where[first]]:g} in A, {grades_b[first]:g} in B), so the models would be "
+            "judged against different truths; put the labels in one truth table and pass it as "
+            "truth= (--truth FILE on the command line)")
+    only_b = where < 0
+    return pd.DataFrame({user: np.r_[user_ids[users_a], user_ids[users_b[only_b]]],
+                         item: np.r_[item_ids[items_a], item_ids[items_b[only_b]]],
+                         label: np.r_[grades_a, grades_b[only_b]]})
+
+
 def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user",
-            item: str = "item", score: str = "score", label: str = "label", ties: str = "average",
-            gain: str = "exponential", ideal: str = "truth", denominator: str = "relevant",
-            gauc_weight: str = "impressions", n_resamples: int = 10_000, seed: int | None = 0):
+            item: str = "item", score: str = "score", label: str = "label",
+            ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+            denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+            no_relevant: NoRelevant = "skip", n_resamples: int = 10_000,
+            seed=0) -> pd.DataFrame:
     r"""Is model B better than model A? Per metric: both values, B - A, and paired p-values.
 
-    Both models are evaluated with :func:`evaluate` (same options). Each
-    per-user metric is paired over the users it is defined for in both, and
+    Like is compared with like. Both models are judged on the **same users**:
+    those that both scored (at least one row each). Users only one model
+    scored are left out, with a :class:`~recmetrics.RecmetricsWarning` giving
+    the counts, because a mean over different users can make the worse model
+    look better. Both models are judged against the **same truth**: ``truth``
+    if given, else the union of the label columns of both frames (which must
+    agree on every pair both scored; if they differ, pass ``truth``).
+
+    Every value, the difference and the tests use those users only. Each
+    per-user metric is paired over the users where it is defined for both, and
     the mean difference is tested two ways: the paired t-test
-    (``scipy.stats.ttest_rel``) and a paired randomization test that flips
-    the sign of each user's difference at random ``n_resamples`` times
+    (``scipy.stats.ttest_rel``) and a paired randomization test that flips the
+    sign of each user's difference at random ``n_resamples`` times
     (p = (1 + #|flipped mean| >= |observed mean|) / (1 + n_resamples)). GAUC
-    is tested as the weighted mean of per-user AUC differences (weights from
-    model A: impressions, positives or 1), by randomization only. Global AUC is
-    not a mean over users, so it gets no paired p-value.
+    is the weighted mean of per-user AUCs over users with both classes under
+    both models, each user weighted by the mean of the two models' weights
+    (equal when both scored the same rows), and is tested by randomization
+    only. Global AUC is recomputed on the shared users' rows; it is not a mean
+    over users, so it gets no paired p-value.
 
     Returns
     -------
     pandas.DataFrame
         ``metric, k, value_a, value_b, difference, p_ttest, p_randomization,
-        n_users, conventions``; ``difference`` is B - A.
+        n_users, n_users_a, n_users_b, conventions, note``; ``difference`` is
+        B - A, ``n_users`` the users paired for that metric, ``n_users_a`` /
+        ``n_users_b`` the users each model scored before restricting to the
+        shared ones.
 
     References
     ----------
@@ -468,41 +584,91 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     """
     from scipy import stats as _stats
 
-    options = dict(k=k, metrics=metrics, user=user, item=item, score=score, label=label, ties=ties,
-                   gain=gain, ideal=ideal, denominator=denominator, gauc_weight=gauc_weight)
-    table_a, users_a = evaluate(pred_a, truth, per_user=True, **options)
-    table_b, users_b = evaluate(pred_b, truth, per_user=True, **options)
-    check_option("n_resamples", "ok", ("ok",)) if isinstance(n_resamples, int) and n_resamples >= 1         else check_k(n_resamples, name="n_resamples")
+    o = _check_options(k=k, metrics=metrics, ties=ties, gain=gain, ideal=ideal,
+                       denominator=denominator, gauc_weight=gauc_weight, no_relevant=no_relevant)
+    n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
+    if truth is None:
+        truth = _shared_truth(pred_a, pred_b, user=user, item=item, label=label)
+    for name, frame in (("pred_a", pred_a), ("pred_b", pred_b)):
+        as_frame(name, frame, {"user": user, "item": item, "score": score})
+        id_column(name, frame, user)
+        id_column(name, frame, item)
+    as_frame("truth", truth, {"user": user, "item": item, "label": label})
+    id_column("truth", truth, user)
+    id_column("truth", truth, item)
+    # one id form for all three frames, so that the two evaluations pair their users
+    frames = (pred_a, pred_b, truth)
+    ids = {column: canonical_ids(*(f[column] for f in frames)) for column in (user, item)}
+    pred_a, pred_b, truth = (f.assign(**{c: ids[c][i] for c in ids}) for i, f in enumerate(frames))
+    (users_a, users_b, users_t), user_ids = _codes(pred_a[user], pred_b[user], truth[user])
+    in_a = np.zeros(len(user_ids), dtype=bool)
+    in_a[users_a] = True
+    in_b = np.zeros(len(user_ids), dtype=bool)
+    in_b[users_b] = True
+    shared = in_a & in_b
+    n_a, n_b, n_shared = int(in_a.sum()), int(in_b.sum()), int(shared.sum())
+    if n_shared == 0:
+        raise ValueError(f"pred_a and pred_b share no user ({n_a:,} and {n_b:,} users), so there is "
+                         "nothing to compare; check that both hold the same users' ids, written "
+                         "the same way")
+    if n_shared < max(n_a, n_b):
+        warnings.warn(f"model A scored {n_a:,} users and model B {n_b:,}; both are compared on the "
+                      f"{n_shared:,} users both scored", RecmetricsWarning,
+                      stacklevel=caller_stacklevel())
+    preps, tables, columns = [], [], []
+    for frame, codes in ((pred_a, users_a), (pred_b, users_b)):
+        kept = frame if shared[codes].all() else frame[shared[codes]]
+        prep = _Prepared(kept, truth[shared[users_t]], user=user, item=item, score=score,
+                         label=label, ties=o["ties"])
+        table, per_user = _table(prep, o)
+        preps.append(prep)
+        tables.append(table)
+        columns.append(pd.DataFrame(per_user, index=prep.users))
+    paired = columns[0].merge(columns[1], left_index=True, right_index=True, suffixes=("_a", "_b"))
     rng = np.random.default_rng(seed)
-    paired = users_a.merge(users_b, on="user", how="inner", suffixes=("_a", "_b"))
     rows = []
-    for (_, a), (_, b) in zip(table_a.iterrows(), table_b.iterrows()):
-        metric, cut = a["metric"], a["k"]
-        p_t = p_r = float("nan")
-        n = 0
-        if metric != "auc":
+    for a, b in zip(tables[0].itertuples(index=False), tables[1].itertuples(index=False)):
+        metric, cut = a.metric, a.k
+        value_a, value_b, p_t, p_r, n, note = a.value, b.value, float("nan"), float("nan"), 0, ""
+        if metric == "auc":
+            n = n_shared
+            note = a.note or b.note
+        else:
             column = "auc" if metric == "gauc" else (metric if pd.isna(cut) else f"{metric}@{cut}")
             va, vb = paired[f"{column}_a"].to_numpy(), paired[f"{column}_b"].to_numpy()
             both = ~(np.isnan(va) | np.isnan(vb))
-            d = vb[both] - va[both]
             n = int(both.sum())
             if metric == "gauc":
-                w = {"impressions": paired["n_items_a"], "clicks": paired["n_positives_a"],
-                     "uniform": pd.Series(np.ones(len(paired)))}[gauc_weight].to_numpy()[both]
+                w = np.zeros(len(paired))
+                for prep in preps:
+                    _, pos, neg = prep.user_auc(o["ties"])
+                    own = pd.Series(_kernels.gauc_weights(pos, neg, o["gauc_weight"]),
+                                    index=prep.users)
+                    w += own.reindex(paired.index).to_numpy() / 2
+                w = w[both]
             else:
                 w = np.ones(n)
+            if n == 0:
+                value_a = value_b = float("nan")
+                note = _GAUC_NOTE + " under both models" if metric == "gauc" else _RANKING_NOTE
+            else:
+                value_a = float(np.dot(w, va[both]) / w.sum())
+                value_b = float(np.dot(w, vb[both]) / w.sum())
+            d = vb[both] - va[both]
             if n >= 2 and np.any(d != 0):
-                p_r = _sign_flip_p_value(d, w.astype(np.float64), n_resamples, rng)
+                p_r = _sign_flip_p_value(d, w, n_resamples, rng)
                 if metric != "gauc":
                     with warnings.catch_warnings():  # near-constant differences: p still valid
                         warnings.simplefilter("ignore", RuntimeWarning)
                         p_t = float(_stats.ttest_rel(vb[both], va[both]).pvalue)
             elif n >= 1:
                 p_t = p_r = 1.0  # identical per-user values: no evidence of a difference
-        rows.append({"metric": metric, "k": cut, "value_a": a["value"], "value_b": b["value"],
-                     "difference": b["value"] - a["value"], "p_ttest": p_t,
-                     "p_randomization": p_r, "n_users": n, "conventions": a["conventions"]})
+        rows.append({"metric": metric, "k": cut, "value_a": value_a, "value_b": value_b,
+                     "difference": value_b - value_a, "p_ttest": p_t, "p_randomization": p_r,
+                     "n_users": n, "n_users_a": n_a, "n_users_b": n_b,
+                     "conventions": a.conventions, "note": note})
     result = pd.DataFrame(rows)
     result["k"] = result["k"].astype("Int64")
-    result.attrs["conventions"] = table_a.attrs["conventions"]
+    result.attrs["conventions"] = tables[0].attrs["conventions"]
     return result

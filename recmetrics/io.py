@@ -559,23 +559,6 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         raise
     except ValueError as error:
         raise FileProblem(str(error)) from None
-    return _until_id_policy(frame, columns)
-
-
-def _until_id_policy(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
-    """Interim: non-text id columns (Parquet ints) as text, so they join CSV ids.
-
-    TODO(lead, at merge): delete this function and its call once ``evaluate``
-    canonicalises ids itself (API-DECISIONS.md, "Id policy"); Parquet ids then
-    stay native here, as the module docstring says.
-    """
-    for role in ("user", "item"):
-        if role in columns:
-            values = frame[columns[role]]
-            if not (pd.api.types.is_string_dtype(values) or values.dtype == object):
-                if pd.api.types.is_float_dtype(values) and (values % 1 == 0).all():
-                    values = values.astype(np.int64)
-                frame[columns[role]] = values.astype(str)
     return frame
 
 

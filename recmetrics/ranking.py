@@ -13,227 +13,90 @@ Conventions that change the number, spelled out:
 * **Short lists.** A list shorter than ``k`` counts the missing positions as
   non-relevant: precision@k still divides by ``k`` (trec_eval's ``P_k``).
 * **No relevant item.** Recall, hit rate, AP, RR and NDCG are undefined for a
-  list with nothing relevant. The ``zero_division`` option decides: "warn"
-  (0.0 with a :class:`~recmetrics.RecmetricsWarning`), 0.0, 1.0 or nan; the
-  ``mean_*`` functions leave nan lists out of the mean.
+  list with nothing relevant. The ``no_relevant`` option decides, the same
+  way here, in the ``mean_*`` functions and in :func:`recmetrics.evaluate`:
+  ``"skip"`` (the default) leaves such a list out of a mean (a single list
+  returns NaN with a :class:`~recmetrics.RecmetricsWarning`), ``"zero"``
+  counts it as 0, ``"error"`` raises ``ValueError``.
 * **AP denominator**, **gain** and **ideal DCG** are options; see
   :func:`average_precision` and :func:`ndcg`.
+
+Every option, ``k`` included, is keyword-only: ``ndcg(ranked, relevant, k=5)``.
 """
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln
-from scipy.stats import hypergeom
 
-from ._validation import (as_grades, as_ranked, as_relevance, check_k, check_option,
-                          check_same_number_of_lists, check_zero_division, zero_division_value)
+from . import _kernels
+from ._validation import (DENOMINATORS, GAINS, IDEALS, NO_RELEVANT, Denominator, Gain, Ideal,
+                          NoRelevant, RecmetricsWarning, as_grades, as_ranked, as_relevance,
+                          caller_stacklevel, check_exponential_gain, check_k, check_option,
+                          check_same_number_of_lists, no_relevant_value)
 
 __all__ = ["precision_at_k", "recall_at_k", "hit_rate_at_k", "average_precision",
            "reciprocal_rank", "mean_average_precision", "mean_reciprocal_rank", "cg", "dcg",
-           "ndcg", "AP_DENOMINATORS", "GAINS", "IDEALS"]
-
-AP_DENOMINATORS = ("relevant", "min_k", "hits")
-GAINS = ("exponential", "linear")
-IDEALS = ("truth", "list", "full")
-
-
-# --------------------------------------------------------------------------- kernels
-# All kernels work on a flat layout: the rows of many ranked lists, sorted by
-# list and then by rank, each row with its list id, its 1-based position and
-# its grade, plus the tie group it belongs to (rows of one list with equal
-# scores). A tie group of size t holding r relevant rows may come in any of t!
-# orders; the kernels return the expected value over those orders (McSherry &
-# Najork 2008). A list without ties has groups of size 1 and the formulas
-# reduce to the usual ones, so the teaching functions below and
-# recmetrics.frame.evaluate run the same code.
-
-
-class _Layout:
-    """Rows of ``n_lists`` ranked lists, sorted by list then rank, with tie groups.
-
-    Facts about tie groups are stored once per group in compact integers; the
-    per-row views (``t``, ``r``, ``j``, ``first``, ``r_before``) are gathered
-    on demand, so a layout of n rows holds about 24 bytes per row.
-    """
-
-    def __init__(self, lists: np.ndarray, grades: np.ndarray, n_lists: int,
-                 new_group: np.ndarray | None = None):
-        n = lists.size
-        index = np.int32 if n < 2**31 - 1 else np.int64
-        self.lists, self.grades, self.n_lists = lists, grades, n_lists
-        new_list = np.empty(n, dtype=bool)
-        new_list[:1] = True
-        np.not_equal(lists[1:], lists[:-1], out=new_list[1:])
-        new_group = np.ones(n, dtype=bool) if new_group is None else new_group | new_list
-        list_start = np.flatnonzero(new_list)
-        row_list_start = list_start[np.cumsum(new_list) - 1]
-        self.pos = (np.arange(1, n + 1) - row_list_start).astype(index)  # 1-based position
-        group_start = np.flatnonzero(new_group)
-        self._row_group = (np.cumsum(new_group, dtype=np.int64) - 1).astype(index)
-        rel_cum = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(grades > 0, out=rel_cum[1:])
-        size = np.diff(np.append(group_start, n))
-        self._size = size.astype(index)
-        self._rel = (rel_cum[group_start + size] - rel_cum[group_start]).astype(index)
-        self._rel_before = (rel_cum[group_start] - rel_cum[row_list_start[group_start]]).astype(index)
-        self._first = self.pos[group_start]  # position where each group starts
-        self._group_start = group_start.astype(index)
-        self.group_gain_mean = {}  # cache per gain
-        self._first_hit = None
-
-    # per-row views of the row's tie group
-    t = property(lambda self: self._size[self._row_group].astype(np.float64),
-                 doc="size of the row's tie group")
-    r = property(lambda self: self._rel[self._row_group].astype(np.float64),
-                 doc="relevant rows in the row's tie group")
-    r_before = property(lambda self: self._rel_before[self._row_group].astype(np.float64),
-                        doc="relevant rows of the same list ahead of the row's group")
-    first = property(lambda self: self._first[self._row_group],
-                     doc="position where the row's group starts")
-    j = property(lambda self: self.pos - self.first + 1, doc="place of the row inside its group")
-
-    def expected_relevance(self) -> np.ndarray:
-        """P(the row's position holds a relevant item) = r / t."""
-        return self.r / self.t
-
-    def expected_gain(self, gain: str) -> np.ndarray:
-        """Mean gain of the row's tie group: the expected gain at its position."""
-        if gain not in self.group_gain_mean:
-            g = _gain(self.grades, gain)
-            sums = np.add.reduceat(g, self._group_start) if g.size else g
-            self.group_gain_mean[gain] = (sums / self._size)[self._row_group] \
-                if self._size.size < g.size else sums  # all groups single: the gains themselves
-        return self.group_gain_mean[gain]
-
-    def first_hit(self) -> np.ndarray:
-        """P(the first relevant item of the list is at the row's position).
-
-        Non-zero only in the list's first tie group that holds a relevant row:
-        P(J = j) = C(t - j, r - 1) / C(t, r) for the j-th place of that group.
-        """
-        if self._first_hit is None:
-            t, r, j = self.t, self.r, self.j
-            rows = np.flatnonzero((r > 0) & (self.r_before == 0) & (t - j + 1 >= r))
-            t, r, j = t[rows], r[rows], j[rows].astype(np.float64)
-            log_p = (gammaln(t - j + 1) - gammaln(t - j - r + 2) - gammaln(r) + gammaln(r + 1)
-                     + gammaln(t - r + 1) - gammaln(t + 1))
-            self._first_hit = np.zeros(self.pos.size)
-            self._first_hit[rows] = np.exp(log_p)
-        return self._first_hit
-
-    def ap_terms(self) -> np.ndarray:
-        """Expected P@i * rel(i) at the row's position i.
-
-        Given that place j of a group (t rows, r relevant, r_before relevant
-        rows ahead of it) is relevant, the j - 1 places before it hold
-        (j - 1)(r - 1)/(t - 1) relevant rows on average.
-        """
-        t, r = self.t, self.r
-        within = np.where(t > 1, (self.j - 1) * (r - 1) / np.maximum(t - 1, 1), 0.0)
-        within += self.r_before + 1
-        within *= r / t
-        return within / self.pos
-
-    def top(self, k: int | None) -> np.ndarray:
-        return np.ones(self.pos.size, dtype=bool) if k is None else self.pos <= k
-
-    def per_list(self, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        return np.bincount(self.lists[rows], weights=values[rows], minlength=self.n_lists)
-
-    def straddling(self, k: int) -> np.ndarray:
-        """Rows of a tie group that begins within the top k and ends below it."""
-        first = self.first
-        return (first <= k) & (first + self._size[self._row_group] - 1 > k)
-
-
-def _discount(pos: np.ndarray) -> np.ndarray:
-    """1 / log2(i + 1) for 1-based positions i."""
-    return 1.0 / np.log2(pos + 1.0)
-
-
-def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
-    return np.exp2(grades) - 1.0 if gain == "exponential" else grades
-
-
-def _hits_kernel(layout: _Layout, k: int | None) -> np.ndarray:
-    """Expected number of relevant items in the top k of each list."""
-    return layout.per_list(layout.expected_relevance(), layout.top(k))
-
-
-def _hit_rate_kernel(layout: _Layout, k: int | None) -> np.ndarray:
-    return layout.per_list(layout.first_hit(), layout.top(k))
-
-
-def _rr_kernel(layout: _Layout, k: int | None) -> np.ndarray:
-    return layout.per_list(layout.first_hit() / np.maximum(layout.pos, 1), layout.top(k))
-
-
-def _dcg_kernel(layout: _Layout, k: int | None, gain: str) -> np.ndarray:
-    return layout.per_list(layout.expected_gain(gain) * _discount(layout.pos), layout.top(k))
-
-
-def _ideal_dcg_kernel(grades_desc: np.ndarray, lists: np.ndarray, n_lists: int, k: int | None,
-                      gain: str) -> np.ndarray:
-    """DCG of each list's ideal grades (given sorted by list, grade descending)."""
-    return _dcg_kernel(_Layout(lists, grades_desc, n_lists), k, gain)
-
-
-def _ap_kernel(layout: _Layout, k: int | None, denominator: str, n_relevant: np.ndarray) -> np.ndarray:
-    """Expected AP@k of each list; ``n_relevant`` counts all relevant items, found or not."""
-    top = layout.top(k)
-    if denominator != "hits" or k is None:
-        total = layout.per_list(layout.ap_terms(), top)
-        d = n_relevant if denominator == "relevant" or k is None else np.minimum(k, n_relevant)
-        if denominator == "hits":
-            d = layout.per_list(layout.expected_relevance(), top)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(total > 0, total / d, 0.0)
-    # "hits" with a cut-off: the number of hits is random when a tie group
-    # straddles position k, so condition on how many of its relevant rows
-    # (h) land in the c places above the cut.
-    straddle = layout.straddling(k)
-    fixed = top & ~straddle
-    s_fixed = layout.per_list(layout.ap_terms(), fixed)
-    h_fixed = layout.per_list(layout.expected_relevance(), fixed)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        result = np.where(h_fixed > 0, s_fixed / h_fixed, 0.0)
-    rows = np.flatnonzero(straddle & (layout.j == 1) & (layout.r > 0))  # one row per such group
-    if rows.size:
-        lists = layout.lists[rows]
-        t, r, a = layout.t[rows], layout.r[rows], layout.first[rows].astype(np.float64)
-        c = k - a + 1
-        h_before, s_before = h_fixed[lists], s_fixed[lists]
-        harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, k + 1))]
-        d1 = harmonic[k] - harmonic[(a - 1).astype(int)]  # sum of 1/i for i = a .. k
-        expected = np.zeros(rows.size)
-        for h in range(0, int(min(r.max(), c.max())) + 1):
-            p_h = hypergeom.pmf(h, t, r, c)
-            slope = np.where(c > 1, (h - 1) / np.maximum(c - 1, 1), 0.0)
-            c_h = (h / c) * ((h_before + 1) * d1 + slope * (c - a * d1))
-            denom = h_before + h
-            with np.errstate(invalid="ignore", divide="ignore"):
-                value = np.where(denom > 0, (s_before + c_h) / denom, 0.0)
-            expected += np.where(h <= np.minimum(r, c), p_h * value, 0.0)
-        result[lists] = expected
-    return result
+           "ndcg"]
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _one_list(ranked, relevance, *, name="relevant"):
-    """Validated (items, grades dict, layout of the whole list, number of relevant items)."""
-    items = as_ranked("ranked", ranked)
-    grades = as_relevance(name, relevance)
-    row = np.array([grades.get(item, 0.0) for item in items], dtype=np.float64)
-    layout = _Layout(np.zeros(row.size, dtype=np.intp), row, 1)
-    return items, grades, layout, sum(1 for g in grades.values() if g > 0)
+def _grades_of(ranked, relevant, where: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """(grade of each ranked position, every judged grade) of one validated list."""
+    items = as_ranked(f"ranked{where}", ranked)
+    grades = as_relevance(f"relevant{where}", relevant)
+    row = np.fromiter((grades.get(item, 0.0) for item in items), dtype=np.float64,
+                      count=len(items))
+    return row, np.fromiter(grades.values(), dtype=np.float64, count=len(grades))
+
+
+def _one_list(ranked, relevant) -> _kernels.RankedLists:
+    row, judged = _grades_of(ranked, relevant)
+    return _kernels.RankedLists.from_lists([row], [judged])
+
+
+def _single(lists: _kernels.RankedLists, values: np.ndarray, no_relevant: str, what: str) -> float:
+    if not lists.has_relevant[0]:
+        return no_relevant_value(no_relevant, f"{what} is undefined: no relevant item")
+    return float(values[0])
+
+
+def _many_lists(ranked_lists, relevant_lists) -> _kernels.RankedLists:
+    check_same_number_of_lists(ranked_lists=ranked_lists, relevant_lists=relevant_lists)
+    rows, judged = [], []
+    for i, (ranked, relevant) in enumerate(zip(ranked_lists, relevant_lists)):
+        row, grades = _grades_of(ranked, relevant, f"_lists[{i}]")
+        rows.append(row)
+        judged.append(grades)
+    return _kernels.RankedLists.from_lists(rows, judged)
+
+
+def _mean(lists: _kernels.RankedLists, values: np.ndarray, no_relevant: str, what: str) -> float:
+    """Mean over lists under the ``no_relevant`` policy (one warning for all skipped lists)."""
+    empty = ~lists.has_relevant
+    if empty.any():
+        if no_relevant == "error":
+            first = int(np.flatnonzero(empty)[0])
+            raise ValueError(f"relevant_lists[{first}] has no relevant item, so its {what} is "
+                             "undefined; pass no_relevant='skip' or 'zero' to accept such lists")
+        if no_relevant == "zero":
+            values = np.where(empty, 0.0, values)
+        else:
+            import warnings
+
+            kept = int((~empty).sum())
+            warnings.warn(f"{int(empty.sum())} of {empty.size} lists have no relevant item and are "
+                          f"left out of the mean {what} (pass no_relevant='zero' to count them as 0)"
+                          + ("; no list is left, so the mean is NaN" if kept == 0 else ""),
+                          RecmetricsWarning, stacklevel=caller_stacklevel())
+            values = values[~empty]
+    return float(values.mean()) if values.size else float("nan")
 
 
 # --------------------------------------------------------------------------- P, R, HR
 
 
-def precision_at_k(ranked, relevant, k: int) -> float:
+def precision_at_k(ranked, relevant, *, k: int) -> float:
     r"""Precision at k (P@k, 前 k 项精确率): share of the top k that is relevant.
 
     .. math:: P@k = \frac{|\{\text{relevant items in the top } k\}|}{k}
@@ -247,15 +110,14 @@ def precision_at_k(ranked, relevant, k: int) -> float:
 
     Examples
     --------
-    >>> precision_at_k(["a", "b", "c", "d"], {"b", "d", "x"}, 2)
+    >>> precision_at_k(["a", "b", "c", "d"], {"b", "d", "x"}, k=2)
     0.5
     """
     k = check_k(k)
-    layout = _one_list(ranked, relevant)[2]
-    return float(_hits_kernel(layout, k)[0] / k)
+    return float(_one_list(ranked, relevant).precision(k)[0])
 
 
-def recall_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
+def recall_at_k(ranked, relevant, *, k: int, no_relevant: NoRelevant = "skip") -> float:
     r"""Recall at k (R@k, 前 k 项召回率): share of the relevant items found in the top k.
 
     .. math:: R@k = \frac{|\{\text{relevant items in the top } k\}|}{|\text{relevant}|}
@@ -267,18 +129,16 @@ def recall_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
 
     Examples
     --------
-    >>> recall_at_k(["a", "b", "c", "d"], {"b", "d", "x"}, 2)
+    >>> recall_at_k(["a", "b", "c", "d"], {"b", "d", "x"}, k=2)
     0.3333333333333333
     """
     k = check_k(k)
-    zero_division = check_zero_division(zero_division)
-    _, _, layout, n_rel = _one_list(ranked, relevant)
-    if n_rel == 0:
-        return zero_division_value(zero_division, "recall@k is undefined: no relevant item")
-    return float(_hits_kernel(layout, k)[0] / n_rel)
+    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
+    lists = _one_list(ranked, relevant)
+    return _single(lists, lists.recall(k), no_relevant, "recall@k")
 
 
-def hit_rate_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
+def hit_rate_at_k(ranked, relevant, *, k: int, no_relevant: NoRelevant = "skip") -> float:
     r"""Hit rate at k (HR@k, 命中率): 1.0 if any of the top k is relevant, else 0.0.
 
     .. math:: HR@k = \mathbb 1\big[\,|\{\text{relevant items in the top } k\}| > 0\,\big]
@@ -294,22 +154,21 @@ def hit_rate_at_k(ranked, relevant, k: int, *, zero_division="warn") -> float:
 
     Examples
     --------
-    >>> hit_rate_at_k(["a", "b", "c"], {"c"}, 2), hit_rate_at_k(["a", "b", "c"], {"c"}, 3)
+    >>> hit_rate_at_k(["a", "b", "c"], {"c"}, k=2), hit_rate_at_k(["a", "b", "c"], {"c"}, k=3)
     (0.0, 1.0)
     """
     k = check_k(k)
-    zero_division = check_zero_division(zero_division)
-    _, _, layout, n_rel = _one_list(ranked, relevant)
-    if n_rel == 0:
-        return zero_division_value(zero_division, "hit rate@k is undefined: no relevant item")
-    return float(_hit_rate_kernel(layout, k)[0])
+    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
+    lists = _one_list(ranked, relevant)
+    return _single(lists, lists.hit_rate(k), no_relevant, "hit rate@k")
 
 
 # --------------------------------------------------------------------------- AP, RR
 
 
-def average_precision(ranked, relevant, *, k: int | None = None, denominator: str = "relevant",
-                      zero_division="warn") -> float:
+def average_precision(ranked, relevant, *, k: int | None = None,
+                      denominator: Denominator = "relevant",
+                      no_relevant: NoRelevant = "skip") -> float:
     r"""Average precision (AP@k, 平均精度): mean of P@i over the ranks i of the hits.
 
     .. math:: AP@k = \frac{1}{D}\sum_{i=1}^{k} P@i \cdot \mathrm{rel}(i)
@@ -329,8 +188,8 @@ def average_precision(ranked, relevant, *, k: int | None = None, denominator: st
         items are relevant (RecBole, Microsoft Recommenders). ``"hits"``: the
         relevant items found in the top k (rewards short, precise lists; 0
         when nothing is found).
-    zero_division : "warn", 0.0, 1.0 or nan
-        Result when nothing is relevant.
+    no_relevant : {"skip", "zero", "error"}, default "skip"
+        When nothing is relevant: NaN with a warning, 0.0, or ValueError.
 
     References
     ----------
@@ -349,15 +208,15 @@ def average_precision(ranked, relevant, *, k: int | None = None, denominator: st
     0.8333333333333333
     """
     k = check_k(k, allow_none=True)
-    denominator = check_option("denominator", denominator, AP_DENOMINATORS)
-    zero_division = check_zero_division(zero_division)
-    _, _, layout, n_rel = _one_list(ranked, relevant)
-    if n_rel == 0:
-        return zero_division_value(zero_division, "average precision is undefined: no relevant item")
-    return float(_ap_kernel(layout, k, denominator, np.array([n_rel]))[0])
+    denominator = check_option("denominator", denominator, DENOMINATORS)
+    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
+    lists = _one_list(ranked, relevant)
+    return _single(lists, lists.average_precision(k, denominator), no_relevant,
+                   "average precision")
 
 
-def reciprocal_rank(ranked, relevant, *, k: int | None = None, zero_division="warn") -> float:
+def reciprocal_rank(ranked, relevant, *, k: int | None = None,
+                    no_relevant: NoRelevant = "skip") -> float:
     r"""Reciprocal rank (RR, 倒数排名): 1 / position of the first relevant item.
 
     .. math:: RR = \frac{1}{\mathrm{rank}_1}, \text{ or 0 if no relevant item is in the top } k
@@ -372,29 +231,22 @@ def reciprocal_rank(ranked, relevant, *, k: int | None = None, zero_division="wa
     0.3333333333333333
     """
     k = check_k(k, allow_none=True)
-    zero_division = check_zero_division(zero_division)
-    _, _, layout, n_rel = _one_list(ranked, relevant)
-    if n_rel == 0:
-        return zero_division_value(zero_division, "reciprocal rank is undefined: no relevant item")
-    return float(_rr_kernel(layout, k)[0])
-
-
-def _mean_over_lists(metric, ranked_lists, relevant_lists, **options) -> float:
-    check_same_number_of_lists(ranked_lists=ranked_lists, relevant_lists=relevant_lists)
-    values = np.array([metric(r, g, **options) for r, g in zip(ranked_lists, relevant_lists)])
-    if np.isnan(values).all():
-        return float("nan")
-    return float(np.nanmean(values))
+    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
+    lists = _one_list(ranked, relevant)
+    return _single(lists, lists.reciprocal_rank(k), no_relevant, "reciprocal rank")
 
 
 def mean_average_precision(ranked_lists, relevant_lists, *, k: int | None = None,
-                           denominator: str = "relevant", zero_division="warn") -> float:
+                           denominator: Denominator = "relevant",
+                           no_relevant: NoRelevant = "skip") -> float:
     r"""Mean average precision (MAP@k, 平均精度均值): AP@k averaged over users.
 
     .. math:: MAP@k = \frac{1}{|U|}\sum_{u \in U} AP_u@k
 
-    Lists with no relevant item follow ``zero_division``; with
-    ``zero_division=float("nan")`` they are left out of the mean.
+    Lists with no relevant item follow ``no_relevant``: by default they are
+    left out of the mean, with one warning saying how many (as
+    :func:`recmetrics.evaluate` does, which reports them as ``n_skipped``).
+    All lists go through one vectorised kernel.
 
     References
     ----------
@@ -406,12 +258,15 @@ def mean_average_precision(ranked_lists, relevant_lists, *, k: int | None = None
     >>> mean_average_precision([["a", "b"], ["c", "d"]], [{"a"}, {"d"}])
     0.75
     """
-    return _mean_over_lists(average_precision, ranked_lists, relevant_lists, k=k,
-                            denominator=denominator, zero_division=zero_division)
+    k = check_k(k, allow_none=True)
+    denominator = check_option("denominator", denominator, DENOMINATORS)
+    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
+    lists = _many_lists(ranked_lists, relevant_lists)
+    return _mean(lists, lists.average_precision(k, denominator), no_relevant, "average precision")
 
 
 def mean_reciprocal_rank(ranked_lists, relevant_lists, *, k: int | None = None,
-                         zero_division="warn") -> float:
+                         no_relevant: NoRelevant = "skip") -> float:
     r"""Mean reciprocal rank (MRR, 平均倒数排名): RR averaged over users.
 
     .. math:: MRR = \frac{1}{|U|}\sum_{u \in U} \frac{1}{\mathrm{rank}_u}
@@ -425,14 +280,16 @@ def mean_reciprocal_rank(ranked_lists, relevant_lists, *, k: int | None = None,
     >>> mean_reciprocal_rank([["a", "b", "c"], ["d", "e"]], [{"c"}, {"d"}])
     0.6666666666666666
     """
-    return _mean_over_lists(reciprocal_rank, ranked_lists, relevant_lists, k=k,
-                            zero_division=zero_division)
+    k = check_k(k, allow_none=True)
+    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
+    lists = _many_lists(ranked_lists, relevant_lists)
+    return _mean(lists, lists.reciprocal_rank(k), no_relevant, "reciprocal rank")
 
 
 # --------------------------------------------------------------------------- CG, DCG, NDCG
 
 
-def cg(gains, k: int | None = None) -> float:
+def cg(grades, *, k: int | None = None) -> float:
     r"""Cumulative gain (CG@k, 累计增益): the sum of the top k relevance grades.
 
     .. math:: CG@k = \sum_{i=1}^{k} \mathrm{rel}_i
@@ -450,11 +307,10 @@ def cg(gains, k: int | None = None) -> float:
     11.0
     """
     k = check_k(k, allow_none=True)
-    grades = as_grades("gains", gains)[:k]
-    return float(grades.sum())
+    return float(as_grades("grades", grades)[:k].sum())
 
 
-def dcg(gains, k: int | None = None, *, gain: str = "exponential") -> float:
+def dcg(grades, *, k: int | None = None, gain: Gain = "exponential") -> float:
     r"""Discounted cumulative gain (DCG@k, 折损累计增益).
 
     .. math::
@@ -464,7 +320,7 @@ def dcg(gains, k: int | None = None, *, gain: str = "exponential") -> float:
 
     Parameters
     ----------
-    gains : sequence of float
+    grades : sequence of float
         Relevance grade of each position, best position first (>= 0).
     k : int or None
         Cut-off; None uses every position.
@@ -488,12 +344,14 @@ def dcg(gains, k: int | None = None, *, gain: str = "exponential") -> float:
     """
     k = check_k(k, allow_none=True)
     gain = check_option("gain", gain, GAINS)
-    grades = as_grades("gains", gains)
-    return float(_ideal_dcg_kernel(grades, np.zeros(grades.size, dtype=np.intp), 1, k, gain)[0])
+    values = as_grades("grades", grades)
+    check_exponential_gain("grades", values[:k], gain)
+    layout = _kernels.Layout(np.zeros(values.size, dtype=np.intp), values, 1)
+    return float(_kernels.dcg(layout, k, gain)[0])
 
 
-def ndcg(ranked, relevance, *, k: int | None = None, gain: str = "exponential",
-         ideal: str = "truth", zero_division="warn") -> float:
+def ndcg(ranked, relevant, *, k: int | None = None, gain: Gain = "exponential",
+         ideal: Ideal = "truth", no_relevant: NoRelevant = "skip") -> float:
     r"""Normalised DCG (NDCG@k, 归一化折损累计增益): DCG@k divided by an ideal DCG.
 
     .. math:: NDCG@k = \frac{DCG@k}{IDCG@k}
@@ -502,7 +360,7 @@ def ndcg(ranked, relevance, *, k: int | None = None, gain: str = "exponential",
     ----------
     ranked : sequence
         Distinct item ids, best first.
-    relevance : mapping item -> grade, or set of items
+    relevant : mapping item -> grade, or set of items
         Judged grades (>= 0); a set gives each of its items grade 1. Items not
         mentioned have grade 0.
     k : int or None, default None
@@ -517,8 +375,16 @@ def ndcg(ranked, relevance, *, k: int | None = None, gain: str = "exponential",
         re-sorted (ignores relevant items the system missed, so it
         overstates). ``"full"``: every one of the k positions holds the top
         grade (as if k relevant items existed; understates when fewer do).
-    zero_division : "warn", 0.0, 1.0 or nan
-        Result when IDCG is 0 (nothing relevant).
+    no_relevant : {"skip", "zero", "error"}, default "skip"
+        When nothing is relevant: NaN with a warning, 0.0, or ValueError. (With
+        ``ideal="list"``, a list that holds none of the relevant items scores
+        0: its own ideal DCG is 0, but there was something to find.)
+
+    Notes
+    -----
+    Grades of 1024 and more overflow :math:`2^g - 1` in float64; NDCG is then
+    computed with every gain divided by :math:`2^{g_{max}}` (the list's top
+    grade), which leaves the ratio unchanged.
 
     References
     ----------
@@ -538,20 +404,6 @@ def ndcg(ranked, relevance, *, k: int | None = None, gain: str = "exponential",
     k = check_k(k, allow_none=True)
     gain = check_option("gain", gain, GAINS)
     ideal = check_option("ideal", ideal, IDEALS)
-    zero_division = check_zero_division(zero_division)
-    items, grades, layout, _ = _one_list(ranked, relevance, name="relevance")
-    depth = len(items) if k is None else k
-    if ideal == "truth":
-        best = np.sort(np.fromiter(grades.values(), dtype=np.float64, count=len(grades)))[::-1]
-        best = best if k is None else best[:k]
-    elif ideal == "list":
-        best = np.sort(layout.grades[:depth])[::-1]
-    else:
-        best = np.full(depth, max(grades.values(), default=0.0))
-    idcg = float(_ideal_dcg_kernel(best, np.zeros(best.size, dtype=np.intp), 1, None, gain)[0])
-    if idcg == 0.0:
-        why = ("NDCG is undefined: the list holds no relevant item, so its own ideal DCG is 0"
-               if ideal == "list" and any(g > 0 for g in grades.values())
-               else "NDCG is undefined: no relevant item")
-        return zero_division_value(zero_division, why)
-    return float(_dcg_kernel(layout, k, gain)[0]) / idcg
+    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
+    lists = _one_list(ranked, relevant)
+    return _single(lists, lists.ndcg(k, gain, ideal), no_relevant, "NDCG")

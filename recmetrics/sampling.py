@@ -37,7 +37,7 @@ The setting and its conventions, shared by every function here:
   ``"auc"``                  :math:`(L - R)/(L - 1)`                   not allowed
   ``"hit_rate"``             :math:`\mathbb 1[R \le k]`                required
   ``"precision"``            :math:`\mathbb 1[R \le k]/k`              required
-  ``"average_precision"``    :math:`\mathbb 1[R \le k]/R`              optional
+  ``"map"``                  :math:`\mathbb 1[R \le k]/R`              optional
   ``"ndcg"``                 :math:`\mathbb 1[R \le k]/\log_2(R + 1)`  optional
   =========================  ========================================  ============
 
@@ -62,21 +62,23 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from typing import Literal, get_args
 
 import numpy as np
 from scipy.special import gammaln, xlog1py, xlogy
 
-from ._validation import as_counts, as_numbers, check_k, check_option
+from ._validation import TIES, Ties, as_counts, as_numbers, check_k, check_option, check_seed
 
 __all__ = ["METRICS", "DISTRIBUTIONS", "CORRECTIONS", "RANK_PRIORS", "TIES",
            "rank_of_held_out", "sample_ranks", "sampled_rank_distribution", "exact_metric",
            "expected_sampled_metric", "bv_correction", "correct_sampled_metric"]
 
-METRICS = ("auc", "hit_rate", "precision", "average_precision", "ndcg")
-DISTRIBUTIONS = ("hypergeometric", "binomial")
-CORRECTIONS = ("bv", "rescale")
+METRICS = ("auc", "hit_rate", "precision", "map", "ndcg")
+Distribution = Literal["hypergeometric", "binomial"]
+Correction = Literal["bv", "rescale"]
+DISTRIBUTIONS = get_args(Distribution)
+CORRECTIONS = get_args(Correction)
 RANK_PRIORS = ("sampled", "uniform")
-TIES = ("pessimistic", "optimistic")
 
 #: Largest number of P(r | R) entries held in memory at once (4 Mi floats, 32 MiB).
 CHUNK_ENTRIES = 1 << 22
@@ -130,7 +132,7 @@ def _metric_kernel(ranks: np.ndarray, list_length: int, metric: str, k: int | No
         return inside.astype(np.float64)
     if metric == "precision":
         return inside / k
-    if metric == "average_precision":
+    if metric == "map":
         return np.where(inside, 1.0 / ranks, 0.0)
     return np.where(inside, 1.0 / np.log2(ranks + 1.0), 0.0)          # ndcg
 
@@ -311,19 +313,10 @@ def _check_gamma(gamma) -> float:
     return float(gamma)
 
 
-def _check_seed(seed):
-    if seed is None or isinstance(seed, np.random.Generator):
-        return seed
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be None, a whole number >= 0 or a "
-                         "numpy.random.Generator; pass seed=2024, say, to repeat a draw")
-    return int(seed)
-
-
 # --------------------------------------------------------------------------- from scores
 
 
-def rank_of_held_out(y_score, held_out, *, ties: str = "pessimistic") -> np.ndarray:
+def rank_of_held_out(y_score, held_out, *, ties: Ties = "pessimistic") -> np.ndarray:
     r"""Exact rank of each user's held-out item among all items, from a score matrix.
 
     .. math:: R_u = 1 + \#\{i \ne h_u : s_{ui} > s_{u h_u}\}
@@ -342,7 +335,10 @@ def rank_of_held_out(y_score, held_out, *, ties: str = "pessimistic") -> np.ndar
     ties : {"pessimistic", "optimistic"}, default "pessimistic"
         Whether items tied with the held-out item count as ranked above it
         (pessimistic: a constant scorer gets the worst rank, so ties earn no
-        credit) or below it (optimistic).
+        credit) or below it (optimistic). The package's third tie policy,
+        ``"average"``, is refused here: it would give a fractional rank, and a
+        metric of the average rank is not the average of the metric, which is
+        what every function of this module needs.
 
     Returns
     -------
@@ -363,6 +359,10 @@ def rank_of_held_out(y_score, held_out, *, ties: str = "pessimistic") -> np.ndar
     [2, 2]
     """
     ties = check_option("ties", ties, TIES)
+    if ties == "average":
+        raise ValueError("ties='average' gives a fractional rank, and the sampled-metric functions "
+                         "need whole ranks; use ties='pessimistic' (the usual choice) or "
+                         "'optimistic', which bound the metric from below and above")
     scores = np.asarray(y_score)
     if scores.ndim != 2:
         raise ValueError(f"y_score must be a 2-d array (one row per user, one column per item), "
@@ -435,13 +435,13 @@ def sample_ranks(exact_ranks, n_items: int, n_negatives: int, *, seed=None) -> n
                          "numpy's hypergeometric generator handles; the binomial approximation "
                          "(Generator.binomial(m, (R - 1)/(n - 1))) is exact to within m/n there")
     ranks = _as_ranks("exact_ranks", exact_ranks, n_items, "n_items").astype(np.int64)
-    rng = np.random.default_rng(_check_seed(seed))
+    rng = np.random.default_rng(check_seed(seed))
     above = rng.hypergeometric(ranks - 1, n_items - ranks, n_negatives)
     return above.astype(np.int64) + 1
 
 
 def sampled_rank_distribution(exact_ranks, n_items: int, n_negatives: int, *,
-                              method: str = "hypergeometric") -> np.ndarray:
+                              distribution: Distribution = "hypergeometric") -> np.ndarray:
     r"""P(sampled rank = r | exact rank R) for r = 1 .. m + 1, one row per exact rank.
 
     .. math::
@@ -461,7 +461,7 @@ def sampled_rank_distribution(exact_ranks, n_items: int, n_negatives: int, *,
         Exact ranks, 1-based, at most ``n_items``.
     n_items, n_negatives : int
         Catalogue size *n* and number of sampled negatives *m*.
-    method : {"hypergeometric", "binomial"}, default "hypergeometric"
+    distribution : {"hypergeometric", "binomial"}, default "hypergeometric"
         The exact law of sampling without replacement, or its approximation.
 
     Returns
@@ -479,14 +479,14 @@ def sampled_rank_distribution(exact_ranks, n_items: int, n_negatives: int, *,
     >>> p = sampled_rank_distribution(3, 5, 2)      # 2 of the 4 other items, 2 of them beat it
     >>> [round(x, 4) for x in p.tolist()]           # r = 1, 2, 3: 1/6, 4/6, 1/6
     [0.1667, 0.6667, 0.1667]
-    >>> [round(x, 4) for x in sampled_rank_distribution(3, 5, 2, method="binomial").tolist()]
+    >>> [round(x, 4) for x in sampled_rank_distribution(3, 5, 2, distribution="binomial").tolist()]
     [0.25, 0.5, 0.25]
     """
-    method = check_option("method", method, DISTRIBUTIONS)
+    distribution = check_option("distribution", distribution, DISTRIBUTIONS)
     n_items, n_negatives = _check_catalogue(n_items, n_negatives)
     single = np.ndim(exact_ranks) == 0
     ranks = _as_ranks("exact_ranks", np.atleast_1d(exact_ranks), n_items, "n_items")
-    pmf = _pmf_kernel(ranks, n_items, n_negatives, n_negatives + 1, method)
+    pmf = _pmf_kernel(ranks, n_items, n_negatives, n_negatives + 1, distribution)
     return pmf[0] if single else pmf
 
 
@@ -501,7 +501,7 @@ def exact_metric(exact_ranks, n_items: int, metric: str, *, k: int | None = None
               \tfrac{\mathbb 1[R \le k]}{k},\; \tfrac{\mathbb 1[R \le k]}{R},\;
               \tfrac{\mathbb 1[R \le k]}{\log_2(R + 1)}\Big\}
 
-    for ``metric`` = "auc", "hit_rate", "precision", "average_precision",
+    for ``metric`` = "auc", "hit_rate", "precision", "map",
     "ndcg" (see the module docstring). The **naive sampled metric** is the same
     formula on the short list: ``exact_metric(sampled_ranks, n_negatives + 1,
     metric, k=k)``.
@@ -512,7 +512,7 @@ def exact_metric(exact_ranks, n_items: int, metric: str, *, k: int | None = None
         One rank per user, 1-based, at most ``n_items``.
     n_items : int
         Length of the ranked list (the catalogue, >= 2).
-    metric : {"auc", "hit_rate", "precision", "average_precision", "ndcg"}
+    metric : {"auc", "hit_rate", "precision", "map", "ndcg"}
     k : int or None
         Cut-off: required for hit rate and precision, optional for AP and NDCG
         (None: no cut-off), not allowed for AUC.
@@ -529,7 +529,7 @@ def exact_metric(exact_ranks, n_items: int, metric: str, *, k: int | None = None
     --------
     >>> exact_metric([2, 40, 100], 10_000, "hit_rate", k=10)
     0.3333333333333333
-    >>> exact_metric([2, 40, 100], 10_000, "average_precision")     # (1/2 + 1/40 + 1/100) / 3
+    >>> exact_metric([2, 40, 100], 10_000, "map")     # (1/2 + 1/40 + 1/100) / 3
     0.17833333333333334
     >>> round(exact_metric([1, 10_000], 10_000, "auc"), 4)
     0.5
@@ -541,7 +541,8 @@ def exact_metric(exact_ranks, n_items: int, metric: str, *, k: int | None = None
 
 
 def expected_sampled_metric(exact_ranks, n_items: int, n_negatives: int, metric: str, *,
-                            k: int | None = None, method: str = "hypergeometric") -> float:
+                            k: int | None = None,
+                            distribution: Distribution = "hypergeometric") -> float:
     r"""Expected value of the sampled metric, given each user's exact rank.
 
     .. math:: E[M_{\mathrm{sampled}}] = \frac{1}{|U|}\sum_{u \in U}
@@ -560,10 +561,10 @@ def expected_sampled_metric(exact_ranks, n_items: int, n_negatives: int, metric:
         One rank per user, 1-based, at most ``n_items``.
     n_items, n_negatives : int
         Catalogue size *n* and number of sampled negatives *m*.
-    metric : {"auc", "hit_rate", "precision", "average_precision", "ndcg"}
+    metric : {"auc", "hit_rate", "precision", "map", "ndcg"}
     k : int or None
         Cut-off, applied to the sampled list (see :func:`exact_metric`).
-    method : {"hypergeometric", "binomial"}, default "hypergeometric"
+    distribution : {"hypergeometric", "binomial"}, default "hypergeometric"
         Law of the sampled rank (see :func:`sampled_rank_distribution`).
 
     Returns
@@ -586,12 +587,12 @@ def expected_sampled_metric(exact_ranks, n_items: int, n_negatives: int, metric:
     >>> round(expected_sampled_metric(A, 10_000, 99, "auc"), 6) == round(exact_metric(A, 10_000, "auc"), 6)
     True
     """
-    method = check_option("method", method, DISTRIBUTIONS)
+    distribution = check_option("distribution", distribution, DISTRIBUTIONS)
     n_items, n_negatives = _check_catalogue(n_items, n_negatives)
     metric, k = _check_metric(metric, k)
     ranks = _as_ranks("exact_ranks", exact_ranks, n_items, "n_items")
     distinct, counts = np.unique(ranks, return_counts=True)
-    per_rank = _expected_sampled_kernel(distinct, n_items, n_negatives, metric, k, method)
+    per_rank = _expected_sampled_kernel(distinct, n_items, n_negatives, metric, k, distribution)
     return float(per_rank @ counts / ranks.size)
 
 
@@ -646,7 +647,7 @@ def bv_correction(n_items: int, n_negatives: int, metric: str, *, k: int | None 
     ----------
     n_items, n_negatives : int
         Catalogue size *n* and number of sampled negatives *m*.
-    metric : {"auc", "hit_rate", "precision", "average_precision", "ndcg"}
+    metric : {"auc", "hit_rate", "precision", "map", "ndcg"}
     k : int or None
         Cut-off of the *exact* metric being estimated.
     gamma : float in [0, 1], default 0.01
@@ -691,11 +692,12 @@ def bv_correction(n_items: int, n_negatives: int, metric: str, *, k: int | None 
 
 
 def correct_sampled_metric(sampled_ranks, n_items: int, n_negatives: int, metric: str, *,
-                           k: int | None = None, method: str = "bv", gamma: float = 0.01,
+                           k: int | None = None, correction: Correction = "bv",
+                           gamma: float = 0.01,
                            rank_prior: str = "sampled") -> float:
     r"""Estimate the exact metric from sampled ranks.
 
-    ``method="rescale"``, the simple estimate: map each sampled rank to the
+    ``correction="rescale"``, the simple estimate: map each sampled rank to the
     exact rank it estimates without bias, :math:`\hat R = 1 + (r - 1)(n - 1)/m`
     (since :math:`E[r - 1 \mid R] = m (R - 1)/(n - 1)`), and average the exact
     metric :math:`M(\hat R)` over users. It keeps AUC unbiased, but the metrics
@@ -703,7 +705,7 @@ def correct_sampled_metric(sampled_ranks, n_items: int, n_negatives: int, metric
     with n = 10,000 and m = 99, a user with r = 1 counts as a hit at rank 1 and
     anyone else falls beyond rank 10, so HR@10 is overstated.
 
-    ``method="bv"``: the average of :math:`\hat M(r_u)`, the bias-variance
+    ``correction="bv"``: the average of :math:`\hat M(r_u)`, the bias-variance
     correction of Krichene & Rendle computed by :func:`bv_correction`. The fit
     needs a distribution *p(R)* of exact ranks, which is unknown:
 
@@ -724,10 +726,10 @@ def correct_sampled_metric(sampled_ranks, n_items: int, n_negatives: int, metric
         One sampled rank per user, 1 .. n_negatives + 1 (as from :func:`sample_ranks`).
     n_items, n_negatives : int
         Catalogue size *n* and number of sampled negatives *m* of the experiment.
-    metric : {"auc", "hit_rate", "precision", "average_precision", "ndcg"}
+    metric : {"auc", "hit_rate", "precision", "map", "ndcg"}
     k : int or None
         Cut-off of the exact metric being estimated.
-    method : {"bv", "rescale"}, default "bv"
+    correction : {"bv", "rescale"}, default "bv"
     gamma : float in [0, 1], default 0.01
         BV only: weight of the variance against the squared bias.
     rank_prior : {"sampled", "uniform"}, default "sampled"
@@ -753,13 +755,13 @@ def correct_sampled_metric(sampled_ranks, n_items: int, n_negatives: int, metric
     >>> bool(abs(corrected - truth) < abs(naive - truth) / 5)
     True
     """
-    method = check_option("method", method, CORRECTIONS)
+    correction = check_option("correction", correction, CORRECTIONS)
     rank_prior = check_option("rank_prior", rank_prior, RANK_PRIORS)
     n_items, n_negatives = _check_catalogue(n_items, n_negatives)
     metric, k = _check_metric(metric, k)
     gamma = _check_gamma(gamma)
     ranks = _as_ranks("sampled_ranks", sampled_ranks, n_negatives + 1, "n_negatives + 1")
-    if method == "rescale":
+    if correction == "rescale":
         return float(np.mean(_rescale_kernel(ranks, n_items, n_negatives, metric, k)))
     share = np.bincount(ranks.astype(np.int64) - 1, minlength=n_negatives + 1) / ranks.size
     if rank_prior == "uniform":

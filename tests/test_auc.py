@@ -1,5 +1,7 @@
 """ROC curve, AUC (both methods) and group AUC against literal references and peers."""
+import math
 import tracemalloc
+import warnings
 from collections import defaultdict
 
 import numpy as np
@@ -10,7 +12,7 @@ from scipy import stats
 from sklearn import metrics as skm
 
 import recmetrics as rm
-from recmetrics import auc as auc_module
+from recmetrics import _kernels
 
 
 def auc_literal(y_true, y_score):
@@ -123,7 +125,7 @@ def test_auc_exact_agreement_on_a_large_input_with_many_ties():
 
 
 def test_pairwise_memory_stays_bounded_by_the_chunk(monkeypatch):
-    monkeypatch.setattr(auc_module, "PAIRWISE_CHUNK", 1 << 16)
+    monkeypatch.setattr(_kernels, "PAIRWISE_CHUNK", 1 << 16)
     rng = np.random.default_rng(1)
     y = np.r_[np.ones(3000, int), np.zeros(3000, int)]  # 9 million pairs
     s = rng.random(6000)
@@ -177,10 +179,10 @@ def test_group_auc_equals_a_per_group_loop(data, weight):
     try:
         expected = gauc_literal(y, s, g, weight)
     except ZeroDivisionError:
-        with pytest.raises(ValueError, match="no group has an AUC"):
-            rm.group_auc(y, s, g, weight=weight)
+        with pytest.warns(rm.RecmetricsWarning, match="no group has an AUC; returning NaN"):
+            assert math.isnan(rm.group_auc(y, s, g, gauc_weight=weight))
         return
-    assert rm.group_auc(y, s, g, weight=weight) == pytest.approx(expected, abs=1e-12)
+    assert rm.group_auc(y, s, g, gauc_weight=weight) == pytest.approx(expected, abs=1e-12)
 
 
 @given(grouped(), st.randoms(use_true_random=False))
@@ -188,12 +190,11 @@ def test_group_auc_does_not_depend_on_row_order(data, rnd):
     y, s, g = data
     order = list(range(len(y)))
     rnd.shuffle(order)
-    try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)  # NaN when no group has an AUC
         value = rm.group_auc(y, s, g)
-    except ValueError:
-        return
-    assert rm.group_auc([y[i] for i in order], [s[i] for i in order], [g[i] for i in order]) \
-        == pytest.approx(value, abs=1e-12)
+        shuffled = rm.group_auc([y[i] for i in order], [s[i] for i in order], [g[i] for i in order])
+    assert shuffled == pytest.approx(value, abs=1e-12, nan_ok=True)
 
 
 def test_group_auc_with_one_group_is_roc_auc():
@@ -208,14 +209,14 @@ def test_group_auc_details_by_hand():
     s = [0.9, 0.2, 0.5, 0.3, 0.1, 0.4, 0.4, 0.6, 0.7]
     g = ["u1", "u1", "u1", "u2", "u2", "u3", "u3", "u3", "u4"]
     d = rm.group_auc_details(y, s, g)
-    assert d.n_groups == 4 and d.n_skipped == 2 and d.weight == "impressions"
+    assert d.n_groups == 4 and d.n_skipped == 2 and d.gauc_weight == "impressions"
     assert d.table["group"].tolist() == ["u1", "u2", "u3", "u4"]
     assert d.table["n"].tolist() == [3, 2, 3, 1]
     assert d.table["positives"].tolist() == [1, 2, 1, 0]
     np.testing.assert_array_equal(d.table["auc"].to_numpy(), [1.0, np.nan, 0.25, np.nan])
     assert d.value == (3 * 1.0 + 3 * 0.25) / 6
-    assert rm.group_auc(y, s, g, weight="clicks") == (1 * 1.0 + 1 * 0.25) / 2
-    assert rm.group_auc(y, s, g, weight="uniform") == 0.625
+    assert rm.group_auc(y, s, g, gauc_weight="clicks") == (1 * 1.0 + 1 * 0.25) / 2
+    assert rm.group_auc(y, s, g, gauc_weight="uniform") == 0.625
 
 
 def test_group_auc_large_input_against_a_pandas_groupby():
@@ -243,14 +244,50 @@ def test_tie_policies_bound_the_average(data):
     neg = [v for t, v in zip(y, s) if not t]
     assert low == sum(p > n for p in pos for n in neg) / (len(pos) * len(neg))
     g = [i % 3 for i in range(len(y))]
-    try:
-        assert rm.group_auc(y, s, g, ties="pessimistic") <= rm.group_auc(y, s, g) \
-            <= rm.group_auc(y, s, g, ties="optimistic")
-    except ValueError:
-        pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)  # NaN when no group has an AUC
+        values = [rm.group_auc(y, s, g, ties=t) for t in ("pessimistic", "average", "optimistic")]
+    assert all(math.isnan(v) for v in values) or values[0] <= values[1] <= values[2]
 
 
 def test_tuple_group_ids_are_one_key_each():
     """Bug fixed: a list of tuples was read as a 2-d array and rejected."""
     y, s = [1, 0, 1, 0], [0.9, 0.1, 0.2, 0.8]
     assert rm.group_auc(y, s, [("u", 1), ("u", 1), ("v", 2), ("v", 2)]) == rm.group_auc(y, s, ["a", "a", "b", "b"])
+
+
+def test_one_class_gives_nan_with_a_warning_everywhere():
+    """One documented policy: AUC of one class is NaN with a warning (roc_auc, group_auc, evaluate)."""
+    with pytest.warns(rm.RecmetricsWarning, match=r"AUC is undefined: y_true holds only positives"):
+        assert math.isnan(rm.roc_auc([1, 1], [0.2, 0.3]))
+    with pytest.warns(rm.RecmetricsWarning, match=r"GAUC is undefined"):
+        assert math.isnan(rm.group_auc([0, 1], [0.1, 0.2], ["a", "b"]))
+    pred = pd.DataFrame({"user": [1, 1], "item": [1, 2], "score": [0.2, 0.3], "label": [1, 1]})
+    with pytest.warns(rm.RecmetricsWarning, match=r"auc is NaN: undefined: every scored row is relevant"):
+        table = rm.evaluate(pred, metrics=["auc"])
+    assert math.isnan(table.value.iloc[0]) and "every scored row is relevant" in table.note.iloc[0]
+
+
+@settings(max_examples=100)
+@given(grouped())
+def test_group_pair_counts_equal_a_literal_count_per_group(data):
+    """The shared linear kernel behind group_auc and evaluate: exact integer wins and ties."""
+    y, s, g = data
+    codes, _ = pd.factorize(pd.Series(g))
+    order, _ = _kernels.rank_rows(codes, np.asarray(s, float), None, "average")
+    wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
+        codes[order], np.asarray(s, float)[order], np.asarray(y, bool)[order], codes.max() + 1)
+    for code in range(codes.max() + 1):
+        rows = [i for i in range(len(y)) if codes[i] == code]
+        p = [s[i] for i in rows if y[i]]
+        n = [s[i] for i in rows if not y[i]]
+        assert (pos[code], neg[code]) == (len(p), len(n))
+        assert wins[code] == sum(a > b for a in p for b in n)
+        assert wins_or_ties[code] == sum(a >= b for a in p for b in n)
+
+
+def test_roc_curve_keeps_equal_infinite_scores_in_one_threshold():
+    """Bug fixed: np.diff(-inf, -inf) is NaN, so two -inf scores made two thresholds."""
+    fpr, tpr, thresholds = rm.roc_curve([1, 0, 0, 1], [0.5, -np.inf, -np.inf, 0.2])
+    assert thresholds.tolist() == [np.inf, 0.5, 0.2, -np.inf]
+    assert fpr.tolist() == [0.0, 0.0, 0.0, 1.0] and tpr.tolist() == [0.0, 0.5, 1.0, 1.0]

@@ -180,7 +180,8 @@ def test_compare_csv_and_parquet(capsys):
     assert (code, err) == (0, "")
     table = pd.read_csv(io.StringIO(out))
     assert table.columns.tolist() == ["metric", "k", "value_a", "value_b", "difference", "p_ttest",
-                                      "p_randomization", "n_users", "conventions", "verdict"]
+                                      "p_randomization", "n_users", "n_users_a", "n_users_b",
+                                      "conventions", "note", "verdict"]
 
 
 # --------------------------------------------------------------------------- processes
@@ -222,7 +223,7 @@ def test_a_progress_bar_is_shown_on_a_terminal_only():
     reader.start()
     try:
         done = subprocess.run([SCRIPT, "evaluate", str(PRED_A), "--truth", str(TRUTH), "--ci", "0.9",
-                               "--n-resamples", "50"], stdout=subprocess.PIPE, stderr=follower,
+                               "--n-resamples", "100"], stdout=subprocess.PIPE, stderr=follower,
                               timeout=600)
     finally:
         os.close(follower)
@@ -231,7 +232,7 @@ def test_a_progress_bar_is_shown_on_a_terminal_only():
     shown = b"".join(seen)
     assert done.returncode == 0
     assert b"[1/4] reading sample_model_a.csv" in shown and b"[2/4] reading sample_truth.csv" in shown
-    assert b"[3/4] bootstrapping intervals (50 resamples)" in shown
+    assert b"[3/4] bootstrapping intervals (100 resamples)" in shown
     assert b"510k/510k" in shown                         # the reading bar counts the file's bytes
     quiet = run_process(["evaluate", PRED_A, "--truth", TRUTH, "--quiet"])
     assert quiet.returncode == 0 and quiet.stderr == ""
@@ -311,7 +312,7 @@ BAD = [  # (id, argv builder, message regex); every case also writes -o to a fol
     ("ci as a percentage", lambda t: ["evaluate", PRED_A, "--ci", "95"],
      r"argument --ci: '95' must be a number strictly between 0 and 1, e\.g\. 0\.95"),
     ("zero resamples", lambda t: ["compare", PRED_A, PRED_B, "--n-resamples", "0"],
-     r"argument --n-resamples: '0' must be a whole number >= 1"),
+     r"argument --n-resamples: '0' must be a whole number >= 100"),
     ("unknown option", lambda t: ["evaluate", PRED_A, "--topk", "5"], r"unrecognized arguments: --topk 5"),
     ("unknown command", lambda t: ["evalute", PRED_A], r"argument COMMAND: invalid choice: 'evalute'"),
     ("no PRED", lambda t: ["evaluate"], r"the following arguments are required: PRED"),

@@ -12,9 +12,9 @@ from sklearn.metrics import roc_auc_score
 import recmetrics as rm
 
 SINGLE = {  # metric -> the single-list function of the core package it must agree with
-    "precision": lambda ranked, rel, k, o: rm.precision_at_k(ranked, set(i for i, g in rel.items() if g > 0), k),
-    "recall": lambda ranked, rel, k, o: rm.recall_at_k(ranked, {i for i, g in rel.items() if g > 0}, k),
-    "hit_rate": lambda ranked, rel, k, o: rm.hit_rate_at_k(ranked, {i for i, g in rel.items() if g > 0}, k),
+    "precision": lambda ranked, rel, k, o: rm.precision_at_k(ranked, set(i for i, g in rel.items() if g > 0), k=k),
+    "recall": lambda ranked, rel, k, o: rm.recall_at_k(ranked, {i for i, g in rel.items() if g > 0}, k=k),
+    "hit_rate": lambda ranked, rel, k, o: rm.hit_rate_at_k(ranked, {i for i, g in rel.items() if g > 0}, k=k),
     "map": lambda ranked, rel, k, o: rm.average_precision(ranked, {i for i, g in rel.items() if g > 0}, k=k,
                                                           denominator=o["denominator"]),
     "mrr": lambda ranked, rel, k, o: rm.reciprocal_rank(ranked, {i for i, g in rel.items() if g > 0}),
@@ -129,9 +129,10 @@ def test_one_user_equals_the_single_list_functions():
     ranked = list("abcdefg")
     grades = dict(zip(ranked, pred.label))
     relevant = {i for i, g in grades.items() if g}
-    table, per_user = rm.evaluate(pred, k=3, per_user=True, denominator="min_k", ideal="full")
-    assert value(table, "precision", 3) == rm.precision_at_k(ranked, relevant, 3)
-    assert value(table, "recall", 3) == rm.recall_at_k(ranked, relevant, 3)
+    table = rm.evaluate(pred, k=3, denominator="min_k", ideal="full")
+    per_user = rm.evaluate_per_user(pred, k=3, denominator="min_k", ideal="full")
+    assert value(table, "precision", 3) == rm.precision_at_k(ranked, relevant, k=3)
+    assert value(table, "recall", 3) == rm.recall_at_k(ranked, relevant, k=3)
     assert value(table, "map", 3) == rm.average_precision(ranked, relevant, k=3, denominator="min_k")
     assert value(table, "mrr") == rm.reciprocal_rank(ranked, relevant)
     assert value(table, "ndcg", 3) == pytest.approx(rm.ndcg(ranked, grades, k=3, ideal="full"))
@@ -146,7 +147,8 @@ def test_truth_frame_counts_unscored_items_and_users():
     truth = pd.DataFrame({"user": ["a", "a", "b", "d"], "item": [2, 9, 4, 1], "label": [1, 1, 1, 1]})
     # a: items 2 (scored, rank 2) and 9 (never scored); b: item 4 never scored; c: nothing relevant
     # d: relevant item but no predictions at all -> scores 0 and is counted
-    table, per_user = rm.evaluate(pred, truth, k=2, per_user=True, metrics=["recall", "map", "mrr"])
+    table = rm.evaluate(pred, truth, k=2, metrics=["recall", "map", "mrr"])
+    per_user = rm.evaluate_per_user(pred, truth, k=2, metrics=["recall", "map", "mrr"])
     assert per_user.set_index("user").loc[["a", "b", "d"], "recall@2"].tolist() == [0.5, 0.0, 0.0]
     assert per_user.set_index("user").loc["a", "map@2"] == pytest.approx(0.5 / 2)
     assert value(table, "recall", 2) == pytest.approx(0.5 / 3)
@@ -159,9 +161,10 @@ def test_conventions_are_reported():
     pred = pd.DataFrame({"user": 1, "item": [1, 2], "score": [0.2, 0.1], "label": [0, 1]})
     table = rm.evaluate(pred, k=[1, 2], ties="pessimistic", gain="linear", denominator="hits")
     assert table.attrs["conventions"] == {"ties": "pessimistic", "gain": "linear", "ideal": "truth",
-                                          "ap_denominator": "hits", "gauc_weight": "impressions",
-                                          "k": [1, 2]}
-    assert table.loc[table.metric == "ndcg", "conventions"].iloc[0] == "gain=linear, ideal=truth, ties=pessimistic"
+                                          "denominator": "hits", "gauc_weight": "impressions",
+                                          "no_relevant": "skip", "k": [1, 2]}
+    assert table.loc[table.metric == "ndcg", "conventions"].iloc[0] == \
+        "gain=linear, ideal=truth, ties=pessimistic, no_relevant=skip"
     assert table.k.tolist()[:2] == [pd.NA, pd.NA] or table.k.isna().sum() == 3
 
 
@@ -187,7 +190,7 @@ def test_auc_bootstrap_resample_equals_recomputing_auc_on_the_drawn_users():
     draws = np.random.default_rng(9).integers(0, prep.n_users, prep.n_users)
     resampled = pd.concat([pred[pred.user == prep.users[u]] for u in draws])
     expected = roc_auc_score(resampled.label, resampled.score)
-    low, high = _auc_bootstrap(prep, "average", 0.5, 1, np.random.default_rng(9))
+    low, high = _auc_bootstrap(prep, "average", 0.5, 1, np.random.default_rng(9))  # the kernel: any count
     assert low == pytest.approx(expected) and high == pytest.approx(expected)
 
 
@@ -197,7 +200,24 @@ BAD_FRAMES = [
      r"pred has no column 'score'; its columns are 'user', 'item', 'label'. Rename the column or pass score="),
     ("wrong column option", lambda p: rm.evaluate(p, user="uid"), r"pred has no column 'uid'.*pass user="),
     ("duplicate pairs", lambda p: rm.evaluate(pd.concat([p, p.iloc[:1]])),
-     r"pred has 1 duplicate \(user, item\) row\(s\) \(first: user=1, item='a' in row 3\); keep one row per pair"),
+     r"pred has 1 duplicate \(user, item\) row\(s\) \(first: user=1, item='a' in row 3; ids are "
+     r"compared as text.*\); keep one row per pair"),
+    ("duplicate pairs after the id policy", lambda p: rm.evaluate(p.assign(item=["a", " a", "b"], user=[1, 1.0, 2])),
+     r"pred has 1 duplicate \(user, item\) row\(s\) \(first: user=1.0, item=' a' in row 1; ids are "
+     r"compared as text, so 7, 7.0 and ' 7' are one id\)"),
+    ("empty metrics", lambda p: rm.evaluate(p, metrics=[]), r"metrics is empty; pass None for every metric"),
+    ("too few resamples", lambda p: rm.evaluate(p, ci=0.95, n_resamples=1),
+     r"n_resamples=1 must be a whole number >= 100, e.g. 1000"),
+    ("zero resamples", lambda p: rm.evaluate(p, ci=0.95, n_resamples=0), r"n_resamples=0 must be a whole number >= 100"),
+    ("absurd resamples", lambda p: rm.evaluate(p, ci=0.95, n_resamples=10**12),
+     r"n_resamples=1000000000000 is too large; use at most 10,000,000"),
+    ("text seed", lambda p: rm.evaluate(p, seed="x"), r"seed='x' must be None, a whole number >= 0"),
+    ("huge k", lambda p: rm.evaluate(p, k=10**20), r"k=100000000000000000000 is too large"),
+    ("unknown no_relevant", lambda p: rm.evaluate(p, no_relevant="drop"),
+     r"no_relevant='drop' is not a known option; use one of 'skip', 'zero', 'error'"),
+    ("no relevant item refused", lambda p: rm.evaluate(p.assign(label=[1, 0, 0]), no_relevant="error"),
+     r"1 user\(s\) have no relevant item \(e.g. 2\), so their ranking metrics are undefined"),
+    ("compare with too few resamples", lambda p: rm.compare(p, p, n_resamples=5), r"n_resamples=5 must be"),
     ("missing item id", lambda p: rm.evaluate(p.assign(item=["a", None, "b"])),
      r"pred column 'item' has 1 missing id\(s\) \(first in row 1\); fill or drop those rows"),
     ("NaN score", lambda p: rm.evaluate(p.assign(score=[0.1, np.nan, 0.3])),
@@ -268,3 +288,159 @@ def test_compare_randomization_matches_scipy_permutation_test():
     ours = _sign_flip_p_value(d, np.ones(12), 4096, np.random.default_rng(0))
     exact = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf).pvalue
     assert ours == pytest.approx(exact, abs=0.02)
+
+
+# --------------------------------------------------------------------------- issue 8: no silent wrong result
+
+
+def _two_models(seed=11, n_users=300, n_items=15):
+    rng = np.random.default_rng(seed)
+    base = pd.DataFrame({"user": np.repeat(np.arange(n_users), n_items),
+                         "item": np.tile(np.arange(n_items), n_users)})
+    base["label"] = (rng.random(len(base)) < 0.2).astype(int)
+    noise = rng.normal(size=len(base))
+    return base, base.assign(score=base.label * 1.5 + noise), base.assign(score=base.label * 0.2 + noise)
+
+
+def test_compare_judges_both_models_on_the_users_both_scored():
+    """Bug fixed: B scored only the easy users; its own-user means made it look better."""
+    base, strong, weak = _two_models()
+    # B (weak) keeps only users with many relevant items, where every metric is high
+    easy = base.groupby("user").label.sum().nlargest(60).index
+    b = weak[weak.user.isin(easy)]
+    with pytest.warns(rm.RecmetricsWarning, match=r"model A scored 300 users and model B 60; both are "
+                                                  r"compared on the 60 users both scored"):
+        table = rm.compare(strong, b, k=5, n_resamples=500)
+    on_shared = strong[strong.user.isin(easy)]
+    for metric, cut in (("ndcg", 5), ("map", 5), ("mrr", None)):
+        row = table[(table.metric == metric) & ((table.k == cut) if cut else table.k.isna())].iloc[0]
+        assert row.value_a == pytest.approx(value(rm.evaluate(on_shared, k=5), metric, cut))
+        assert row.value_b == pytest.approx(value(rm.evaluate(b, k=5), metric, cut))
+        assert row.difference < 0 and row.p_randomization < 0.01  # B is worse where both were scored
+        assert (row.n_users_a, row.n_users_b) == (300, 60)
+    auc = table[table.metric == "auc"].iloc[0]
+    assert auc.value_a == pytest.approx(roc_auc_score(on_shared.label, on_shared.score))
+    assert auc.n_users == 60
+
+
+def test_compare_refuses_labels_that_disagree():
+    base, strong, weak = _two_models(n_users=20)
+    flipped = weak.assign(label=np.where(weak.index == 7, 1 - weak.label, weak.label))
+    with pytest.raises(ValueError, match=r"pred_a and pred_b give different labels to 1 \(user, item\) "
+                                         r"pair\(s\) \(first: user=0, item=7: [01] in A, [01] in B\).*pass it as truth="):
+        rm.compare(strong, flipped)
+
+
+def test_compare_without_truth_uses_both_files_labels_as_one_truth():
+    """Relevant items only one model scored still count against the other."""
+    a = pd.DataFrame({"user": 1, "item": [1, 2, 3], "score": [0.9, 0.5, 0.1], "label": [1, 0, 0]})
+    b = pd.DataFrame({"user": 1, "item": [1, 4], "score": [0.2, 0.9], "label": [1, 1]})
+    table = rm.compare(a, b, k=2, metrics=["recall"], n_resamples=100)
+    row = table.iloc[0]
+    assert (row.value_a, row.value_b) == (0.5, 1.0)  # item 4 is relevant and A never scored it
+
+
+ID_VARIANTS = [  # (how the truth file writes ids, how pred writes them): all are one id each
+    ("float ids from pandas", lambda s: s.astype(float), lambda s: s),
+    ("spaces around ids", lambda s: " " + s.astype(str) + " ", lambda s: s),
+    ("int column against a text column", lambda s: s.astype(str), lambda s: s),
+    ("object column mixing 7 and '7'", lambda s: pd.Series([v if i % 2 else str(v) for i, v in enumerate(s)],
+                                                            dtype=object), lambda s: s),
+    ("categorical ids", lambda s: s.astype(str).astype("category"), lambda s: s.astype(float)),
+]
+
+
+@pytest.mark.parametrize("truth_ids, pred_ids", [r[1:] for r in ID_VARIANTS], ids=[r[0] for r in ID_VARIANTS])
+def test_one_id_policy_for_every_way_of_writing_an_id(truth_ids, pred_ids):
+    base, strong, _ = _two_models(n_users=40)
+    truth = base[["user", "item", "label"]]
+    expected = rm.evaluate(strong.drop(columns="label"), truth, k=5)
+    messy_truth = truth.assign(user=truth_ids(truth.user), item=truth_ids(truth.item))
+    messy_pred = strong.drop(columns="label").assign(user=pred_ids(strong.user), item=pred_ids(strong.item))
+    got = rm.evaluate(messy_pred, messy_truth, k=5)
+    pd.testing.assert_series_equal(got.value, expected.value)
+
+
+def test_ids_that_do_not_join_are_reported_with_examples():
+    base, strong, _ = _two_models(n_users=40)
+    truth = base[["user", "item", "label"]].assign(user=base.user.map(lambda u: f"{u:03d}"))
+    with pytest.warns(rm.RecmetricsWarning, match=r"of \d+ users with a relevant item in truth have no "
+                                                  r"scored row in pred \(e.g. '000', '001', '002'; pred "
+                                                  r"has users such as '0', '0', '0'\).*'001' is not '1'"):
+        rm.evaluate(strong.drop(columns="label"), truth, k=5, metrics=["recall"])
+    items_off = base[["user", "item", "label"]].assign(item=base.item + 1000)
+    with pytest.warns(rm.RecmetricsWarning, match=r"relevant \(user, item\) rows in truth have no scored row"):
+        rm.evaluate(strong.drop(columns="label"), items_off, k=5, metrics=["recall"])
+
+
+def test_nan_results_say_why_in_the_table_and_in_a_warning():
+    pred = pd.DataFrame({"user": [1, 1, 2, 2], "item": [1, 2, 1, 2], "score": [0.9, 0.1, 0.4, 0.3],
+                         "label": [0, 0, 0, 0]})
+    with pytest.warns(rm.RecmetricsWarning) as caught:
+        table = rm.evaluate(pred, k=1)
+    notes = dict(zip(table.metric, table.note))
+    assert notes["auc"] == "undefined: no scored row is relevant, and AUC needs positives and negatives"
+    assert notes["gauc"] == "undefined: no user has both a relevant and a non-relevant scored row"
+    assert notes["ndcg"] == notes["mrr"] == "undefined: no user has a relevant item"
+    assert table.value.isna().all()
+    said = " ".join(str(w.message) for w in caught)
+    for metric in ("auc", "gauc", "precision", "ndcg", "mrr"):
+        assert f"{metric} is NaN: undefined" in said
+
+
+def test_exponential_gain_does_not_overflow_on_large_grades():
+    """Bug fixed: 2**grade overflowed to inf from grade 1024 on, and NDCG became NaN silently."""
+    from fractions import Fraction
+    grades = [1030, 0, 1028, 1031, 5]
+    pred = pd.DataFrame({"user": 1, "item": range(5), "score": [5, 4, 3, 2, 1], "label": grades})
+    got = value(rm.evaluate(pred, k=3, metrics=["ndcg"]), "ndcg", 3)
+    # exact rational arithmetic with Python integers, discounts as floats
+    disc = [1 / math.log2(i + 2) for i in range(3)]
+    dcg = sum(Fraction(2 ** g - 1) * Fraction(d) for g, d in zip(grades[:3], disc))
+    idcg = sum(Fraction(2 ** g - 1) * Fraction(d) for g, d in zip(sorted(grades, reverse=True)[:3], disc))
+    assert got == pytest.approx(float(dcg / idcg), rel=1e-12)
+    assert rm.ndcg(list(range(5)), dict(enumerate(grades)), k=3) == pytest.approx(got, rel=1e-12)
+    with pytest.raises(ValueError, match=r"grades has grade 1031, and the exponential gain 2\*\*grade - 1 "
+                                         r"overflows float64 from grade 1024 on; use gain='linear'"):
+        rm.dcg(grades)
+
+
+def test_integer_scores_above_2_to_the_53_warn():
+    pred = pd.DataFrame({"user": 1, "item": [1, 2], "score": [2**53 + 1, 2**53], "label": [1, 0]})
+    with pytest.warns(rm.RecmetricsWarning, match=r"pred column 'score' holds integers above 2\*\*53"):
+        rm.evaluate(pred, metrics=["auc"])
+
+
+def test_ideal_full_with_a_huge_cut_off_needs_no_memory():
+    pred = pd.DataFrame({"user": 1, "item": [1, 2, 3], "score": [3, 2, 1], "label": [0, 1, 0]})
+    table = rm.evaluate(pred, k=10**9, ideal="full", metrics=["ndcg", "map"], denominator="hits")
+    assert 0 < value(table, "ndcg", 10**9) < 0.01  # one hit against a billion ideal positions
+    assert value(table, "map", 10**9) == 0.5
+
+
+@pytest.mark.parametrize("no_relevant", ["skip", "zero"])
+def test_no_relevant_is_one_policy_for_mean_functions_and_evaluate(no_relevant):
+    """Bug fixed: MAP was 0.53 from mean_average_precision and 0.79 from evaluate on the same data."""
+    ranked = [["a", "b", "c"], ["a", "b"], ["c", "a", "b"], ["b", "c"]]
+    relevant = [{"b"}, set(), {"a", "c"}, set()]
+    frame = pd.DataFrame([(u, i, -p, int(i in relevant[u])) for u, items in enumerate(ranked)
+                          for p, i in enumerate(items)], columns=["user", "item", "score", "label"])
+    table = rm.evaluate(frame, k=3, no_relevant=no_relevant, metrics=["map", "mrr"])
+    context = pytest.warns(rm.RecmetricsWarning, match="2 of 4 lists have no relevant item") \
+        if no_relevant == "skip" else warnings_none()
+    with context:
+        assert rm.mean_average_precision(ranked, relevant, k=3, no_relevant=no_relevant) == \
+            pytest.approx(value(table, "map", 3))
+    with context:
+        assert rm.mean_reciprocal_rank(ranked, relevant, no_relevant=no_relevant) == \
+            pytest.approx(value(table, "mrr"))
+    assert value(table, "map", 3) == pytest.approx((0.5 + 1.0) / 2 if no_relevant == "skip" else 1.5 / 4)
+
+
+def warnings_none():
+    import contextlib
+    import warnings
+    stack = contextlib.ExitStack()
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter("error")
+    return stack

@@ -331,7 +331,7 @@ def test_dev_stdout_and_dash_write_to_standard_output(small, tmp_path):
 
 OPTIONS = [
     ("k beyond int64", ["evaluate", PRED, "--truth", TRUTH, "--k", "99999999999999999999"],
-     r"argument --k: 99999999999999999999 is larger than 2\^53"),
+     r"argument --k: 99999999999999999999 is too large; use at most 2,147,483,647"),
     ("k of a billion with the full ideal", ["evaluate", PRED, "--truth", TRUTH, "--k", "1000000000",
                                             "--ideal", "full"],
      r"--k 1000000000 with --ideal full needs about [\d,.]+ [GT]iB \(2,000 users x 1,000,000,000 "
@@ -340,13 +340,20 @@ OPTIONS = [
                             "full"], r"--k 1000000000 with --ideal full needs about"),
     ("10^12 bootstrap resamples", ["evaluate", PRED, "--truth", TRUTH, "--ci", "0.9",
                                    "--n-resamples", "1000000000000"],
-     r"--n-resamples 1,000,000,000,000 needs about [\d,.]+ [GT]iB for the bootstrap intervals .* "
-     r"use fewer resamples"),
-    ("the same in report", ["report", PRED, "--truth", TRUTH, "--n-resamples", "1000000000000"],
-     r"--n-resamples 1,000,000,000,000 needs about"),
+     r"argument --n-resamples: '1000000000000' is too large; use at most 10,000,000"),
     ("10^12 randomization resamples", ["compare", PRED, rm.DATA_DIR / "sample_model_b.csv",
                                        "--truth", TRUTH, "--n-resamples", "1000000000000"],
-     r"--n-resamples 1,000,000,000,000 means about .* sign flips .* use fewer resamples"),
+     r"argument --n-resamples: '1000000000000' is too large"),
+    ("too few resamples for an interval", ["evaluate", PRED, "--truth", TRUTH, "--ci", "0.9",
+                                           "--n-resamples", "1"],
+     r"argument --n-resamples: '1' must be a whole number >= 100, e\.g\. 1000"),
+    ("bootstrap intervals larger than the memory", ["evaluate", PRED, "--truth", TRUTH, "--ci",
+                                                    "0.9", "--n-resamples", "10000000", "--k",
+                                                    *map(str, range(1, 401))],
+     r"--n-resamples 10,000,000 needs about [\d,.]+ [GT]iB for the bootstrap intervals \(\d+ "
+     r"metric rows x 10,000,000 resamples\) but .* is available; use fewer resamples"),
+    ("the same in report", ["report", PRED, "--truth", TRUTH, "--n-resamples", "10000000", "--k",
+                            *map(str, range(1, 401))], r"--n-resamples 10,000,000 needs about"),
     ("seed as text", ["evaluate", PRED, "--truth", TRUTH, "--seed", "x"],
      r"argument --seed: 'x' must be a whole number >= 0"),
 ]

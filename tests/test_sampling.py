@@ -11,7 +11,7 @@ import recmetrics as rm
 from recmetrics import sampling
 
 METRIC_CASES = [("auc", None), ("hit_rate", 1), ("hit_rate", 10), ("precision", 5),
-                ("average_precision", None), ("average_precision", 10), ("ndcg", None), ("ndcg", 10)]
+                ("map", None), ("map", 10), ("ndcg", None), ("ndcg", 10)]
 
 # --------------------------------------------------------------------------- literal references
 
@@ -33,7 +33,7 @@ def metric_literal(R, L, metric, k):
         return (L - R) / (L - 1)                   # negatives below / all negatives
     if k is not None and R > k:
         return 0.0
-    return {"hit_rate": 1.0, "precision": 1 / k if k else None, "average_precision": 1 / R,
+    return {"hit_rate": 1.0, "precision": 1 / k if k else None, "map": 1 / R,
             "ndcg": 1 / math.log2(R + 1)}[metric]
 
 
@@ -76,7 +76,7 @@ def test_hypergeometric_pmf_matches_exact_fractions(case):
                                                       st.integers(1, n))))
 def test_binomial_pmf_matches_exact_fractions(case):
     n, m, R = case
-    got = sampling.sampled_rank_distribution(R, n, m, method="binomial")
+    got = sampling.sampled_rank_distribution(R, n, m, distribution="binomial")
     want = np.array([float(x) for x in binomial_literal(R, n, m)])
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
 
@@ -87,7 +87,7 @@ def test_pmf_matches_scipy_for_a_realistic_catalogue():
     want = stats.hypergeom.pmf(np.arange(100)[None, :], 9_999, ranks[:, None] - 1, 99)
     np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-300)
     binom = stats.binom.pmf(np.arange(100)[None, :], 99, (ranks[:, None] - 1) / 9_999)
-    np.testing.assert_allclose(sampling.sampled_rank_distribution(ranks, 10_000, 99, method="binomial"),
+    np.testing.assert_allclose(sampling.sampled_rank_distribution(ranks, 10_000, 99, distribution="binomial"),
                                binom, rtol=1e-8, atol=1e-300)
 
 
@@ -98,7 +98,7 @@ def test_both_laws_have_mean_m_times_the_share_above(case):
     n, m, R = case
     r = np.arange(1, m + 2)
     for method in ("hypergeometric", "binomial"):
-        p = sampling.sampled_rank_distribution(R, n, m, method=method)
+        p = sampling.sampled_rank_distribution(R, n, m, distribution=method)
         assert p.sum() == pytest.approx(1.0, abs=1e-9)
         assert p @ (r - 1) == pytest.approx(m * (R - 1) / (n - 1), rel=1e-9, abs=1e-9)
 
@@ -106,16 +106,16 @@ def test_both_laws_have_mean_m_times_the_share_above(case):
 def test_hypergeometric_and_binomial_agree_for_large_catalogues():
     ranks = np.array([1, 5, 50, 500, 5_000, 50_000, 500_000, 999_999])
     hyper = sampling.sampled_rank_distribution(ranks, 1_000_000, 50)
-    binom = sampling.sampled_rank_distribution(ranks, 1_000_000, 50, method="binomial")
+    binom = sampling.sampled_rank_distribution(ranks, 1_000_000, 50, distribution="binomial")
     total_variation = 0.5 * np.abs(hyper - binom).sum(axis=1)
     assert total_variation.max() < 1e-4
     for metric, k in METRIC_CASES:
         a = sampling.expected_sampled_metric(ranks, 1_000_000, 50, metric, k=k)
-        b = sampling.expected_sampled_metric(ranks, 1_000_000, 50, metric, k=k, method="binomial")
+        b = sampling.expected_sampled_metric(ranks, 1_000_000, 50, metric, k=k, distribution="binomial")
         assert a == pytest.approx(b, abs=1e-4)
     # ... and not for a small one: with n = 20 and m = 15 the laws differ visibly
     small = 0.5 * np.abs(sampling.sampled_rank_distribution(10, 20, 15)
-                         - sampling.sampled_rank_distribution(10, 20, 15, method="binomial")).sum()
+                         - sampling.sampled_rank_distribution(10, 20, 15, distribution="binomial")).sum()
     assert small > 0.2
 
 
@@ -237,10 +237,10 @@ def test_exact_metric_is_the_ranking_metric_of_a_list_with_one_relevant_item(cas
         labels[held] = 1
         want = rm.roc_auc(labels, -np.arange(n))  # scores fall with position
     elif metric == "hit_rate":
-        want = rm.hit_rate_at_k(items, {held}, k)
+        want = rm.hit_rate_at_k(items, {held}, k=k)
     elif metric == "precision":
-        want = rm.precision_at_k(items, {held}, k)
-    elif metric == "average_precision":
+        want = rm.precision_at_k(items, {held}, k=k)
+    elif metric == "map":
         want = rm.average_precision(items, {held}, k=k)
     else:
         want = rm.ndcg(items, {held}, k=k)
@@ -263,7 +263,7 @@ def test_exact_metric_averages_over_users():
     st.sampled_from(["hypergeometric", "binomial"]))
 def test_sampled_auc_is_unbiased(case, method):
     n, m, ranks = case
-    expected = sampling.expected_sampled_metric(ranks, n, m, "auc", method=method)
+    expected = sampling.expected_sampled_metric(ranks, n, m, "auc", distribution=method)
     assert expected == pytest.approx(sampling.exact_metric(ranks, n, "auc"), abs=1e-9)
 
 
@@ -295,8 +295,8 @@ def test_sampling_reverses_the_order_of_the_three_models_in_expectation():
                 for name, R in zip("ABC", (A, B, C))}
     assert exact == {"A": 0.0, "B": 0.0, "C": 0.2}
     assert expected["A"] > expected["C"] > expected["B"]
-    ap_exact = {name: sampling.exact_metric(R, n, "average_precision") for name, R in zip("ABC", (A, B, C))}
-    ap_sampled = {name: sampling.expected_sampled_metric(R, n, m, "average_precision")
+    ap_exact = {name: sampling.exact_metric(R, n, "map") for name, R in zip("ABC", (A, B, C))}
+    ap_sampled = {name: sampling.expected_sampled_metric(R, n, m, "map")
                   for name, R in zip("ABC", (A, B, C))}
     assert ap_exact["C"] > ap_exact["B"] > ap_exact["A"]
     assert ap_sampled["A"] > ap_sampled["B"] > ap_sampled["C"]          # fully reversed
@@ -307,7 +307,7 @@ def test_with_few_samples_every_metric_orders_models_like_auc():
     n = 10_000
     models = [A, B, C, [1, 5000, 5000, 9000, 9000], [300] * 5, [20, 20, 3000, 3000, 6000]]
     auc = [sampling.exact_metric(R, n, "auc") for R in models]
-    for metric, k in [("hit_rate", 1), ("average_precision", None), ("ndcg", 10)]:
+    for metric, k in [("hit_rate", 1), ("map", None), ("ndcg", 10)]:
         values = [sampling.expected_sampled_metric(R, n, 1, metric, k=k) for R in models]
         # with m = 1 (a list of two) every metric is an increasing linear function of AUC
         assert np.argsort(values).tolist() == np.argsort(auc).tolist()
@@ -318,7 +318,7 @@ def test_with_few_samples_every_metric_orders_models_like_auc():
 # --------------------------------------------------------------------------- corrections
 
 
-@pytest.mark.parametrize("metric, k", [("hit_rate", 3), ("average_precision", None), ("ndcg", 4),
+@pytest.mark.parametrize("metric, k", [("hit_rate", 3), ("map", None), ("ndcg", 4),
                                        ("auc", None), ("precision", 2)])
 @pytest.mark.parametrize("gamma", [0.0, 0.01, 0.3, 1.0])
 def test_bv_correction_solves_the_paper_normal_equations(metric, k, gamma):
@@ -360,11 +360,11 @@ def test_the_sampled_rank_prior_spreads_the_sampled_shares_over_exact_ranks():
     A_ = np.array([[float(x) for x in pmf_literal(R, n, m)] for R in range(1, n + 1)])
     prior = (m + 1) / n * A_ @ share
     assert prior.sum() == pytest.approx(1.0, abs=1e-12)                 # sum_R P(r | R) = n/(m+1)
-    table = sampling.bv_correction(n, m, "average_precision", gamma=0.05, rank_weights=prior)
-    got = sampling.correct_sampled_metric(sampled, n, m, "average_precision", gamma=0.05)
+    table = sampling.bv_correction(n, m, "map", gamma=0.05, rank_weights=prior)
+    got = sampling.correct_sampled_metric(sampled, n, m, "map", gamma=0.05)
     assert got == pytest.approx(float(np.mean(table[sampled - 1])), abs=1e-12)
-    uniform = sampling.bv_correction(n, m, "average_precision", gamma=0.05)
-    assert sampling.correct_sampled_metric(sampled, n, m, "average_precision", gamma=0.05,
+    uniform = sampling.bv_correction(n, m, "map", gamma=0.05)
+    assert sampling.correct_sampled_metric(sampled, n, m, "map", gamma=0.05,
                                            rank_prior="uniform") == pytest.approx(np.mean(uniform[sampled - 1]))
 
 
@@ -373,11 +373,11 @@ def test_rescale_maps_each_sampled_rank_to_its_unbiased_exact_rank():
     sampled = np.array([1, 2, 3, 100])
     estimate = 1 + (sampled - 1) * (n - 1) / m                          # 1, 102, 203, 10000
     assert estimate.tolist() == [1.0, 102.0, 203.0, 10_000.0]
-    assert sampling.correct_sampled_metric(sampled, n, m, "hit_rate", k=10, method="rescale") == 0.25
+    assert sampling.correct_sampled_metric(sampled, n, m, "hit_rate", k=10, correction="rescale") == 0.25
     want = np.mean([1 / e for e in estimate])
-    assert sampling.correct_sampled_metric(sampled, n, m, "average_precision", method="rescale") == pytest.approx(want)
+    assert sampling.correct_sampled_metric(sampled, n, m, "map", correction="rescale") == pytest.approx(want)
     # for AUC the rescaled estimate is the sampled AUC itself
-    assert sampling.correct_sampled_metric(sampled, n, m, "auc", method="rescale") == \
+    assert sampling.correct_sampled_metric(sampled, n, m, "auc", correction="rescale") == \
         pytest.approx(sampling.exact_metric(sampled, m + 1, "auc"))
 
 
@@ -387,7 +387,7 @@ def test_corrections_are_exact_when_every_item_is_sampled():
     for metric, k in METRIC_CASES:
         truth = sampling.exact_metric(ranks, n, metric, k=k)
         for method in ("bv", "rescale"):
-            assert sampling.correct_sampled_metric(ranks, n, n - 1, metric, k=k, method=method) == \
+            assert sampling.correct_sampled_metric(ranks, n, n - 1, metric, k=k, correction=method) == \
                 pytest.approx(truth, abs=1e-9)
 
 
@@ -401,7 +401,7 @@ def simulated_population(seed, users=20_000, n=10_000):
     return models
 
 
-@pytest.mark.parametrize("metric, k", [("hit_rate", 10), ("ndcg", 10), ("average_precision", None),
+@pytest.mark.parametrize("metric, k", [("hit_rate", 10), ("ndcg", 10), ("map", None),
                                        ("precision", 5)])
 def test_corrections_reduce_the_error_against_the_exact_metric(metric, k):
     n, m = 10_000, 99
@@ -411,7 +411,7 @@ def test_corrections_reduce_the_error_against_the_exact_metric(metric, k):
         sampled = sampling.sample_ranks(ranks, n, m, seed=i)
         truth = sampling.exact_metric(ranks, n, metric, k=k)
         estimates = {"naive": sampling.exact_metric(sampled, m + 1, metric, k=k),
-                     "rescale": sampling.correct_sampled_metric(sampled, n, m, metric, k=k, method="rescale"),
+                     "rescale": sampling.correct_sampled_metric(sampled, n, m, metric, k=k, correction="rescale"),
                      "bv": sampling.correct_sampled_metric(sampled, n, m, metric, k=k),
                      "bv uniform": sampling.correct_sampled_metric(sampled, n, m, metric, k=k,
                                                                    rank_prior="uniform")}
@@ -457,18 +457,18 @@ BAD_INPUTS = [
     ("2-d ranks", lambda: sampling.exact_metric([[1, 2]], 10, "auc"), r"exact_ranks must be one-dimensional"),
     ("sampled rank beyond m + 1", lambda: sampling.correct_sampled_metric([1, 101], 10_000, 99, "hit_rate", k=10),
      r"sampled_ranks contains 1 value\(s\) outside 1..100 \(first: 101 at index 1\).*at most n_negatives \+ 1"),
-    ("unknown metric", lambda: sampling.exact_metric([1], 10, "mrr"),
-     r"metric='mrr' is not a known option; use one of 'auc', 'hit_rate', 'precision', "
-     r"'average_precision', 'ndcg'"),
+    ("unknown metric", lambda: sampling.exact_metric([1], 10, "average_precision"),
+     r"metric='average_precision' is not a known option; use one of 'auc', 'hit_rate', "
+     r"'precision', 'map', 'ndcg'"),
     ("k with AUC", lambda: sampling.expected_sampled_metric([1], 10, 5, "auc", k=10),
      r"k=10 does not apply to metric='auc'.*leave k=None"),
     ("hit rate without k", lambda: sampling.exact_metric([1], 10, "hit_rate"),
      r"metric='hit_rate' needs a cut-off; pass k, e.g. k=10"),
     ("k zero", lambda: sampling.exact_metric([1], 10, "ndcg", k=0), r"k=0 must be an integer >= 1"),
-    ("unknown distribution", lambda: sampling.expected_sampled_metric([1], 10, 5, "auc", method="poisson"),
-     r"method='poisson' is not a known option; use one of 'hypergeometric', 'binomial'"),
-    ("unknown correction", lambda: sampling.correct_sampled_metric([1], 10, 5, "auc", method="mb"),
-     r"method='mb' is not a known option; use one of 'bv', 'rescale'"),
+    ("unknown distribution", lambda: sampling.expected_sampled_metric([1], 10, 5, "auc", distribution="poisson"),
+     r"distribution='poisson' is not a known option; use one of 'hypergeometric', 'binomial'"),
+    ("unknown correction", lambda: sampling.correct_sampled_metric([1], 10, 5, "auc", correction="mb"),
+     r"correction='mb' is not a known option; use one of 'bv', 'rescale'"),
     ("gamma above 1", lambda: sampling.correct_sampled_metric([1], 10, 5, "auc", gamma=1.5),
      r"gamma=1.5 must be a number from 0 to 1 \(0: least bias, 1: least mean squared error\)"),
     ("gamma text", lambda: sampling.bv_correction(10, 5, "auc", gamma="0.1"), r"gamma='0.1' must be a number"),
@@ -490,8 +490,10 @@ BAD_INPUTS = [
     ("held_out column", lambda: sampling.rank_of_held_out([[0.1, 0.2]], [2]),
      r"held_out\[0\] = 2.0 is not a column of y_score; pass 0-based item indices 0..1"),
     ("NaN score", lambda: sampling.rank_of_held_out([[0.1, float("nan")]], [0]), r"y_score contains 1 NaN"),
-    ("unknown ties", lambda: sampling.rank_of_held_out([[0.1, 0.2]], [0], ties="average"),
-     r"ties='average' is not a known option; use one of 'pessimistic', 'optimistic'"),
+    ("unknown ties", lambda: sampling.rank_of_held_out([[0.1, 0.2]], [0], ties="random"),
+     r"ties='random' is not a known option; use one of 'average', 'optimistic', 'pessimistic'"),
+    ("average ties give no whole rank", lambda: sampling.rank_of_held_out([[0.1, 0.2]], [0], ties="average"),
+     r"ties='average' gives a fractional rank, and the sampled-metric functions need whole ranks"),
 ]
 
 
@@ -525,7 +527,7 @@ def test_results_are_plain_floats():
     assert isinstance(sampling.correct_sampled_metric([1], 10, 5, "auc"), float)
 
 
-@pytest.mark.parametrize("metric, k", [("hit_rate", 10), ("average_precision", None), ("auc", None)])
+@pytest.mark.parametrize("metric, k", [("hit_rate", 10), ("map", None), ("auc", None)])
 def test_bv_on_the_rank_grid_of_a_large_catalogue_matches_the_sum_over_every_rank(monkeypatch, metric, k):
     n, m = 60_000, 50
     rng = np.random.default_rng(4)

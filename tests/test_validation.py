@@ -27,42 +27,47 @@ BAD_INPUTS = [
      r"y_pred must hold only 0 and 1, found -1 at index 0"),
     ("string labels", lambda: rm.f1_score(["yes", "no"], [1, 0]),
      r"y_true must hold binary labels 0/1.*map them to 0 and 1"),
-    ("only positives for AUC", lambda: rm.roc_auc([1, 1], [0.2, 0.3]),
-     r"y_true holds only positives \(1\); AUC needs at least one positive and one negative"),
     ("only negatives for ROC", lambda: rm.roc_curve([0, 0], [0.2, 0.3]),
      r"y_true holds only negatives \(0\)"),
     ("unknown AUC method", lambda: rm.roc_auc([0, 1], [0.1, 0.2], method="trapezoid"),
      r"method='trapezoid' is not a known option; use one of 'rank', 'pairwise'"),
-    ("unknown GAUC weight", lambda: rm.group_auc([0, 1], [0.1, 0.2], [1, 1], weight="users"),
-     r"weight='users' is not a known option; use one of 'impressions', 'clicks', 'uniform'"),
+    ("unknown GAUC weight", lambda: rm.group_auc([0, 1], [0.1, 0.2], [1, 1], gauc_weight="users"),
+     r"gauc_weight='users' is not a known option; use one of 'impressions', 'clicks', 'uniform'"),
     ("+inf score in a ROC curve", lambda: rm.roc_curve([1, 0, 1], [np.inf, 0.2, 0.5]),
      r"y_score contains \+inf; the ROC curve starts at a threshold above every score"),
     ("groups length", lambda: rm.group_auc([0, 1], [0.1, 0.2], [1]),
      r"inputs differ in length: y_true has 2, y_score has 2, groups has 1"),
     ("missing group id", lambda: rm.group_auc([0, 1], [0.1, 0.2], ["a", None]),
      r"groups contains 1 missing value\(s\) \(first at index 1\); give every row a group id"),
-    ("no group with both classes", lambda: rm.group_auc([0, 1], [0.1, 0.2], ["a", "b"]),
-     r"groups: every group holds only positives or only negatives"),
-    ("k zero", lambda: rm.precision_at_k([1, 2], {1}, 0),
+    ("k zero", lambda: rm.precision_at_k([1, 2], {1}, k=0),
      r"k=0 must be an integer >= 1; use k=1 for the top item only"),
-    ("k float", lambda: rm.recall_at_k([1, 2], {1}, 2.0), r"k=2.0 must be an integer >= 1; pass int\(2.0\)"),
-    ("k text", lambda: rm.ndcg([1, 2], {1}, k="5"), r"k='5' must be an integer >= 1; pass a whole number"),
-    ("k bool", lambda: rm.hit_rate_at_k([1, 2], {1}, True), r"k=True must be an integer >= 1"),
+    ("k float", lambda: rm.recall_at_k([1, 2], {1}, k=2.0), r"k=2.0 must be a whole number >= 1; pass int\(2.0\)"),
+    ("k text", lambda: rm.ndcg([1, 2], {1}, k="5"), r"k='5' must be a whole number >= 1; pass a whole number"),
+    ("k bool", lambda: rm.hit_rate_at_k([1, 2], {1}, k=True), r"k=True must be a whole number >= 1"),
+    ("k huge", lambda: rm.ndcg([1, 2], {1}, k=10**20), r"k=100000000000000000000 is too large; a cut-off of at most"),
     ("duplicate ranked item", lambda: rm.average_precision(["a", "b", "a"], {"a"}),
      r"ranked lists item 'a' twice \(positions 1 and 3\); each item may appear once"),
     ("ranked as a set", lambda: rm.reciprocal_rank({"a", "b"}, {"a"}),
      r"ranked must be a sequence of item ids in rank order \(best first\), got set"),
     ("negative grade", lambda: rm.ndcg(["a"], {"a": -1}),
-     r"relevance\['a'\] = -1 is negative; relevance grades must be >= 0"),
-    ("NaN grade", lambda: rm.ndcg(["a"], {"a": float("nan")}), r"relevance\['a'\] = nan is not a finite number"),
-    ("negative gain", lambda: rm.dcg([1, -2]), r"gains has a negative grade \(-2.0 at position 2\)"),
+     r"relevant\['a'\] = -1 is negative; relevance grades must be >= 0"),
+    ("NaN grade", lambda: rm.ndcg(["a"], {"a": float("nan")}), r"relevant\['a'\] = nan is not a finite number"),
+    ("negative grade by position", lambda: rm.dcg([1, -2]), r"grades has a negative grade \(-2.0 at position 2\)"),
+    ("exponential gain overflow", lambda: rm.dcg([1024, 1]),
+     r"grades has grade 1024, and the exponential gain 2\*\*grade - 1 overflows float64"),
     ("unknown gain", lambda: rm.dcg([1, 2], gain="log"),
      r"gain='log' is not a known option; use one of 'exponential', 'linear'"),
     ("unknown ideal", lambda: rm.ndcg([1], {1}, ideal="best"),
      r"ideal='best' is not a known option; use one of 'truth', 'list', 'full'"),
     ("unknown AP denominator", lambda: rm.average_precision([1], {1}, denominator="k"),
      r"denominator='k' is not a known option; use one of 'relevant', 'min_k', 'hits'"),
-    ("relevance as a string", lambda: rm.ndcg(["a"], "a"), r"relevance must be a set of relevant items or a mapping"),
+    ("relevance as a string", lambda: rm.ndcg(["a"], "a"), r"relevant must be a set of relevant items or a mapping"),
+    ("unknown no_relevant", lambda: rm.recall_at_k([1], {1}, k=1, no_relevant="nan"),
+     r"no_relevant='nan' is not a known option; use one of 'skip', 'zero', 'error'"),
+    ("no relevant item refused", lambda: rm.mean_average_precision([[1], [2]], [{1}, set()], no_relevant="error"),
+     r"relevant_lists\[1\] has no relevant item, so its average precision is undefined"),
+    ("bad item in the second list", lambda: rm.mean_reciprocal_rank([[1], [2, 2]], [{1}, {2}]),
+     r"ranked_lists\[1\] lists item 2 twice"),
     ("list counts differ", lambda: rm.mean_reciprocal_rank([[1], [2]], [{1}]),
      r"one ranking per user is needed: ranked_lists has 2, relevant_lists has 1"),
     ("no lists", lambda: rm.mean_average_precision([], []), r"ranked_lists is empty"),
@@ -84,12 +89,44 @@ BAD_INPUTS = [
      r"tp=-1 must be a whole number >= 0 \(a count of samples\)"),
     ("bootstrap lengths", lambda: rm.bootstrap_ci([0.1, 0.2], weights=[1.0]),
      r"inputs differ in length: values has 2, weights has 1"),
-    ("bootstrap resamples", lambda: rm.bootstrap_ci([0.1, 0.2], n_resamples=0), r"n_resamples=0 must be an integer >= 1"),
+    ("bootstrap resamples", lambda: rm.bootstrap_ci([0.1, 0.2], n_resamples=0),
+     r"n_resamples=0 must be a whole number >= 100, e.g. 1000"),
+    ("bootstrap seed", lambda: rm.bootstrap_ci([0.1, 0.2], seed="x"), r"seed='x' must be None, a whole number"),
     ("evaluate without a frame", lambda: rm.evaluate([[1, 2, 0.5]]),
      r"pred must be a pandas DataFrame, got list; read your file with pandas.read_csv"),
     ("compare without a frame", lambda: rm.compare([[1, 2, 0.5]], [[1, 2, 0.5]]),
-     r"pred must be a pandas DataFrame, got list"),
+     r"pred_a must be a pandas DataFrame, got list"),
+    ("per-user evaluation without a frame", lambda: rm.evaluate_per_user({"user": [1]}),
+     r"pred must be a pandas DataFrame, got dict"),
     ("infinite rating", lambda: rm.rmse([1, 2], [1, float("inf")]), r"y_pred contains infinite values"),
+    ("probability above 1", lambda: rm.log_loss([0, 1], [0.2, 1.5]),
+     r"y_prob must hold probabilities in \[0, 1\], found 1.5 at index 1 \(1 value\(s\) outside "
+     r"\[0, 1\]\); scores or logits are not probabilities: map them through a sigmoid"),
+    ("negative probability", lambda: rm.expected_calibration_error([0, 1], [-0.1, 0.5]),
+     r"y_prob must hold probabilities in \[0, 1\], found -0.1 at index 0"),
+    ("infinite probability", lambda: rm.normalized_entropy([0, 1], [0.5, float("inf")]),
+     r"y_prob must hold probabilities in \[0, 1\], found inf at index 1"),
+    ("NaN probability", lambda: rm.brier_score([0, 1], [0.5, float("nan")]),
+     r"y_prob contains 1 NaN value\(s\) \(first at index 1\); drop or impute them"),
+    ("text probabilities", lambda: rm.brier_score([0, 1], ["0.2", "0.8"]), r"y_prob must hold numbers"),
+    ("two-column probabilities", lambda: rm.log_loss([0, 1], [[0.9, 0.1], [0.2, 0.8]]),
+     r"y_prob must be one-dimensional, got an array of shape \(2, 2\)"),
+    ("eps too large", lambda: rm.log_loss([1], [0.5], eps=0.5),
+     r"eps=0.5 must be a number with 0 <= eps < 0.5; probabilities are clipped to \[eps, 1 - eps\]"),
+    ("eps as text", lambda: rm.log_loss([1], [0.5], eps="auto"), r"eps='auto' must be a number"),
+    ("PR curve without a positive", lambda: rm.precision_recall_curve([0, 0], [0.1, 0.2]),
+     r"y_true holds no positive \(1\); the precision-recall curve needs at least one positive"),
+    ("PR AUC lengths", lambda: rm.pr_auc([0, 1, 1], [0.1, 0.2]),
+     r"inputs differ in length: y_true has 3, y_score has 2"),
+    ("PR AUC label 2", lambda: rm.pr_auc([0, 2], [0.1, 0.2]), r"y_true must hold only 0 and 1, found 2"),
+    ("zero calibration bins", lambda: rm.calibration_curve([0, 1], [0.1, 0.2], n_bins=0),
+     r"n_bins=0 must be a whole number >= 1 \(the number of bins"),
+    ("fractional ECE bins", lambda: rm.expected_calibration_error([0, 1], [0.1, 0.2], n_bins=2.5),
+     r"n_bins=2.5 must be a whole number >= 1"),
+    ("unknown calibration strategy", lambda: rm.calibration_curve([0, 1], [0.1, 0.2], strategy="kmeans"),
+     r"strategy='kmeans' is not a known option; use one of 'uniform', 'quantile'"),
+    ("calibration lengths", lambda: rm.calibration_curve([0, 1], [0.1]),
+     r"inputs differ in length: y_true has 2, y_prob has 1"),
 ]
 
 
@@ -114,16 +151,11 @@ def test_every_public_function_appears_in_the_bad_input_table():
 
 # --------------------------------------------------------------------------- degenerate input
 
-DEGENERATE = [
+DEGENERATE = [  # classification: scikit-learn's zero_division
     ("precision, nothing predicted positive", lambda zd: rm.precision([1, 0], [0, 0], zero_division=zd)),
     ("recall, no actual positive", lambda zd: rm.recall([0, 0], [1, 0], zero_division=zd)),
     ("FPR, no actual negative", lambda zd: rm.false_positive_rate([1, 1], [1, 0], zero_division=zd)),
     ("F1, all true negatives", lambda zd: rm.f1_score([0, 0], [0, 0], zero_division=zd)),
-    ("recall@k, nothing relevant", lambda zd: rm.recall_at_k([1, 2], set(), 2, zero_division=zd)),
-    ("HR@k, nothing relevant", lambda zd: rm.hit_rate_at_k([1, 2], [], 2, zero_division=zd)),
-    ("AP, nothing relevant", lambda zd: rm.average_precision([1, 2], {}, zero_division=zd)),
-    ("RR, nothing relevant", lambda zd: rm.reciprocal_rank([1, 2], {3: 0}, zero_division=zd)),
-    ("NDCG, IDCG is 0", lambda zd: rm.ndcg([1, 2], {1: 0, 2: 0}, zero_division=zd)),
 ]
 
 
@@ -138,14 +170,33 @@ def test_degenerate_input_warns_and_follows_zero_division(call):
         assert math.isnan(call(float("nan")))
 
 
-def test_mean_functions_leave_nan_lists_out_of_the_mean():
+NOTHING_RELEVANT = [  # ranking: one no_relevant policy
+    ("recall@k", lambda nr: rm.recall_at_k([1, 2], set(), k=2, no_relevant=nr)),
+    ("HR@k", lambda nr: rm.hit_rate_at_k([1, 2], [], k=2, no_relevant=nr)),
+    ("AP", lambda nr: rm.average_precision([1, 2], {}, no_relevant=nr)),
+    ("RR", lambda nr: rm.reciprocal_rank([1, 2], {3: 0}, no_relevant=nr)),
+    ("NDCG", lambda nr: rm.ndcg([1, 2], {1: 0, 2: 0}, no_relevant=nr)),
+]
+
+
+@pytest.mark.parametrize("call", [row[1] for row in NOTHING_RELEVANT], ids=[row[0] for row in NOTHING_RELEVANT])
+def test_nothing_relevant_follows_no_relevant(call):
+    with pytest.warns(rm.RecmetricsWarning, match=r"is undefined: no relevant item; returning NaN"):
+        assert math.isnan(call("skip"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the explicit policies are silent
+        assert call("zero") == 0.0
+    with pytest.raises(ValueError, match=r"no relevant item; pass no_relevant='skip' or 'zero'"):
+        call("error")
+
+
+def test_mean_functions_leave_lists_without_relevant_items_out_of_the_mean():
     ranked, relevant = [["a", "b"], ["c"], ["d", "e"]], [{"b"}, set(), {"d"}]
-    nan = float("nan")
-    assert rm.mean_reciprocal_rank(ranked, relevant, zero_division=nan) == pytest.approx(0.75)
-    assert rm.mean_reciprocal_rank(ranked, relevant, zero_division=0.0) == pytest.approx(0.5)
-    with pytest.warns(rm.RecmetricsWarning):
-        assert rm.mean_average_precision(ranked, relevant) == pytest.approx(0.5)
-    assert math.isnan(rm.mean_average_precision([["a"]], [set()], zero_division=nan))
+    with pytest.warns(rm.RecmetricsWarning, match="1 of 3 lists have no relevant item and are left out"):
+        assert rm.mean_reciprocal_rank(ranked, relevant) == pytest.approx(0.75)
+    assert rm.mean_reciprocal_rank(ranked, relevant, no_relevant="zero") == pytest.approx(0.5)
+    with pytest.warns(rm.RecmetricsWarning, match="no list is left, so the mean is NaN"):
+        assert math.isnan(rm.mean_average_precision([["a"]], [set()]))
 
 
 def test_inputs_of_several_types_are_accepted():
@@ -166,6 +217,10 @@ def test_options_are_keyword_only():
         rm.average_precision([1], {1}, 1)
     with pytest.raises(TypeError):
         rm.ndcg([1], {1}, 1)
+    with pytest.raises(TypeError):  # k too: one rule for every function
+        rm.precision_at_k([1, 2], {1}, 2)
+    with pytest.raises(TypeError):
+        rm.cg([1, 2], 1)
 
 
 def test_warnings_point_at_the_callers_line_not_inside_recmetrics():
@@ -175,16 +230,19 @@ def test_warnings_point_at_the_callers_line_not_inside_recmetrics():
         warnings.simplefilter("always")
         rm.precision([1, 0], [0, 0])
         rm.ndcg([1], {2: 0})
-    assert [w.filename for w in caught] == [__file__, __file__]
+        rm.roc_auc([1, 1], [0.1, 0.2])
+    assert [w.filename for w in caught] == [__file__, __file__, __file__]
 
 
 def test_reciprocal_rank_of_an_empty_list_is_zero():
     """Bug fixed: an empty ranking crashed reciprocal_rank (argmax of an empty row)."""
     assert rm.reciprocal_rank([], {"a"}) == 0.0
     assert rm.mean_reciprocal_rank([["a"], []], [{"a"}, {"b"}]) == 0.5
-    assert rm.hit_rate_at_k([], {"a"}, 3) == 0.0 and rm.average_precision([], {"a"}) == 0.0
+    assert rm.hit_rate_at_k([], {"a"}, k=3) == 0.0 and rm.average_precision([], {"a"}) == 0.0
 
 
-def test_ndcg_list_ideal_says_why_it_is_undefined():
-    with pytest.warns(rm.RecmetricsWarning, match="the list holds no relevant item, so its own ideal DCG is 0"):
-        rm.ndcg([1, 2, 3], {8, 9}, ideal="list")
+def test_ndcg_list_ideal_scores_zero_when_the_list_found_nothing():
+    """ideal='list' divides by the list's own ideal DCG, 0 here; there was something to find: 0."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rm.ndcg([1, 2, 3], {8, 9}, ideal="list") == 0.0

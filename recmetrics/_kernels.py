@@ -1,0 +1,600 @@
+r"""The ranked layout and the kernels every public layer calls.
+
+Nothing here checks its input: the public functions (:mod:`recmetrics.auc`,
+:mod:`recmetrics.ranking`, :mod:`recmetrics.frame`) validate, then call these
+and aggregate. There is one kernel per metric, so the single-list teaching
+functions, the ``mean_*`` functions and :func:`recmetrics.evaluate` compute a
+number with the same code.
+
+The layout
+----------
+Many ranked lists are stored flat: their rows sorted by list and then by
+rank, each row with its list id, its 1-based position and its relevance grade
+(0 = not relevant), plus the **tie group** it belongs to (rows of one list
+with equal scores). A tie group of size *t* holding *r* relevant rows may come
+in any of *t*! orders; the kernels return the expected value over those orders
+(McSherry & Najork 2008). A list without ties has groups of size 1 and the
+formulas reduce to the usual ones.
+
+Pair counts for AUC
+-------------------
+AUC kernels return the integers W (positive-negative pairs won) and W + T
+(won or tied) per group, exactly in int64, and :func:`auc_from_counts` turns
+them into a value under a tie policy.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expi, gammaln
+from scipy.stats import hypergeom
+
+#: Above this grade 2**grade - 1 is computed relative to the list's top grade (no overflow).
+EXP_GAIN_SHIFT_ABOVE = 1000
+
+#: Largest number of positive-negative comparisons held in memory at once by the pairwise AUC.
+PAIRWISE_CHUNK = 1 << 22
+
+# Partial sums of 1/i and of 1/log2(i + 1) are summed term by term up to this many terms
+# (rounding error ~1e-15); beyond, closed forms are more accurate than a long running sum.
+_EXACT_TERMS = 1024
+
+
+# --------------------------------------------------------------------------- ordering
+
+
+def rank_rows(lists: np.ndarray, scores: np.ndarray, grades: np.ndarray | None,
+              ties: str) -> tuple[np.ndarray, np.ndarray]:
+    """Row orders: by list then score descending (then the tie policy), and by score alone.
+
+    Sorting by score first and then regrouping lists stably through one sort of
+    int64 keys ``list * n + place`` is about twice as fast as ``np.lexsort``.
+    Under ``ties="optimistic"`` higher grades come first within a tie, under
+    ``"pessimistic"`` last; under ``"average"`` the order inside a tie is
+    irrelevant (the kernels average over it).
+    """
+    n = scores.size
+    if ties == "average" or grades is None:
+        by_score = np.argsort(scores)[::-1]
+    else:
+        by_score = np.lexsort((-grades if ties == "optimistic" else grades, -scores))
+    keys = lists[by_score].astype(np.int64)
+    keys *= n
+    keys += np.arange(n)
+    keys.sort()
+    np.remainder(keys, n, out=keys)
+    return by_score[keys], by_score
+
+
+def starts(values: np.ndarray) -> np.ndarray:
+    """Boolean mask of rows whose value differs from the previous row's (row 0 included)."""
+    new = np.empty(values.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return new
+
+
+# --------------------------------------------------------------------------- AUC
+
+
+def pair_counts(pos_sorted: np.ndarray, neg_sorted: np.ndarray) -> tuple[int, int]:
+    """Wins and wins-or-ties of one group, from its positive and negative scores sorted ascending.
+
+    One pair of binary searches per run of equal positive scores: ``lo`` =
+    negatives below, ``hi`` = negatives below or tied.
+    """
+    run_start = np.flatnonzero(starts(pos_sorted))
+    run_length = np.diff(np.append(run_start, pos_sorted.size))
+    run_scores = pos_sorted[run_start]
+    lo = np.searchsorted(neg_sorted, run_scores, side="left")
+    hi = np.searchsorted(neg_sorted, run_scores, side="right")
+    return int(np.dot(run_length, lo)), int(np.dot(run_length, hi))
+
+
+def pair_counts_pairwise(pos_scores: np.ndarray, neg_scores: np.ndarray) -> tuple[int, int]:
+    """Wins and wins-or-ties by comparing every positive with every negative, in chunks."""
+    step = max(1, PAIRWISE_CHUNK // neg_scores.size)
+    wins = ties = 0
+    for start in range(0, pos_scores.size, step):
+        block = pos_scores[start:start + step, None]
+        wins += int(np.count_nonzero(block > neg_scores))
+        ties += int(np.count_nonzero(block == neg_scores))
+    return wins, wins + ties
+
+
+def group_pair_counts(lists: np.ndarray, scores: np.ndarray, positive: np.ndarray,
+                      n_lists: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per list: wins, wins-or-ties, positives and negatives, in one linear pass.
+
+    Rows must run by list, then by score descending (equal scores adjacent).
+    A positive beats the negatives after its run of equal scores within its
+    list, and ties with the negatives inside the run.
+    """
+    n = scores.size
+    new_list = starts(lists)
+    new_run = starts(scores)
+    new_run |= new_list
+    run_start = np.flatnonzero(new_run)
+    neg_cum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(~positive, out=neg_cum[1:])
+    pos_cum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(positive, out=pos_cum[1:])
+    list_start = np.flatnonzero(new_list)
+    list_end = np.append(list_start[1:], n)
+    # end of each run's list, gathered per run
+    run_list = np.cumsum(new_list[run_start]) - 1
+    run_end = np.append(run_start[1:], n)
+    neg_to_list_end = neg_cum[list_end[run_list]]
+    pos_in_run = pos_cum[run_end] - pos_cum[run_start]
+    wins = pos_in_run * (neg_to_list_end - neg_cum[run_end])
+    wins_or_ties = pos_in_run * (neg_to_list_end - neg_cum[run_start])
+    first_run = np.searchsorted(run_start, list_start)
+    ids = lists[list_start]
+    out = []
+    for per_run in (wins, wins_or_ties):
+        full = np.zeros(n_lists, dtype=np.int64)
+        if per_run.size:
+            full[ids] = np.add.reduceat(per_run, first_run)
+        out.append(full)
+    pos = np.zeros(n_lists, dtype=np.int64)
+    pos[ids] = pos_cum[list_end] - pos_cum[list_start]
+    neg = np.zeros(n_lists, dtype=np.int64)
+    neg[ids] = neg_cum[list_end] - neg_cum[list_start]
+    return out[0], out[1], pos, neg
+
+
+def auc_from_counts(wins, wins_or_ties, pairs, ties: str):
+    """AUC under a tie policy: a tied pair counts 1/2, 1 or 0."""
+    if ties == "average":
+        return (wins + wins_or_ties) / (2 * pairs)
+    return (wins_or_ties if ties == "optimistic" else wins) / pairs
+
+
+def auc_per_list(wins, wins_or_ties, pos, neg, ties: str) -> np.ndarray:
+    """AUC of every list, NaN where a list lacks positives or negatives."""
+    pairs = pos * neg
+    auc = np.full(pairs.size, np.nan)
+    ok = pairs > 0
+    auc[ok] = auc_from_counts(wins[ok], wins_or_ties[ok], pairs[ok], ties)
+    return auc
+
+
+def gauc_weights(pos: np.ndarray, neg: np.ndarray, gauc_weight: str) -> np.ndarray:
+    """GAUC weight of each group: its rows, its positives, or 1 (float64)."""
+    if gauc_weight == "impressions":
+        return (pos + neg).astype(np.float64)
+    if gauc_weight == "clicks":
+        return pos.astype(np.float64)
+    return np.ones(pos.size)
+
+
+def gauc(auc: np.ndarray, weights: np.ndarray) -> float:
+    """Weighted mean of the defined per-group AUCs (NaN when none is defined)."""
+    kept = ~np.isnan(auc)
+    if not kept.any():
+        return float("nan")
+    return float(np.dot(weights[kept], auc[kept]) / weights[kept].sum())
+
+
+# --------------------------------------------------------------------------- sums
+
+
+def harmonic(n: np.ndarray) -> np.ndarray:
+    """H(n) = 1 + 1/2 + ... + 1/n (H(0) = 0): summed up to 1024 terms, beyond by the
+    asymptotic series ln n + gamma + 1/(2n) - 1/(12n^2) + 1/(120n^4) (error below 1e-20)."""
+    n = np.asarray(n, dtype=np.int64)
+    top = int(n.max(initial=0))
+    table = np.zeros(min(top, _EXACT_TERMS) + 1)
+    np.cumsum(1.0 / np.arange(1, table.size), out=table[1:])
+    x = np.maximum(n, 1).astype(np.float64)
+    series = np.log(x) + np.euler_gamma + 1 / (2 * x) - 1 / (12 * x**2) + 1 / (120 * x**4)
+    return np.where(n < table.size, table[np.minimum(n, table.size - 1)], series)
+
+
+def discount(pos: np.ndarray) -> np.ndarray:
+    """1 / log2(i + 1) for 1-based positions i."""
+    return 1.0 / np.log2(pos + 1.0)
+
+
+def discount_sum(k: np.ndarray) -> np.ndarray:
+    r"""S(k) = sum of 1/log2(i + 1) for i = 1..k, for any k up to 2**31.
+
+    Summed up to 1024 terms; beyond, Euler-Maclaurin on f(x) = ln 2 / ln(x + 1),
+    whose integral is ln 2 * li(x + 1) (relative error below 1e-15).
+    """
+    k = np.asarray(k, dtype=np.int64)
+    exact_top = int(min(k.max(initial=0), _EXACT_TERMS))
+    table = np.zeros(exact_top + 1)
+    np.cumsum(discount(np.arange(1, exact_top + 1)), out=table[1:])
+    out = table[np.minimum(k, exact_top)]
+    far = k > exact_top
+    if far.any():
+        a, b = float(exact_top), k[far].astype(np.float64)
+        ln2 = np.log(2.0)
+        f = lambda x: ln2 / np.log(x + 1)  # noqa: E731
+        df = lambda x: -ln2 / ((x + 1) * np.log(x + 1) ** 2)  # noqa: E731
+        integral = ln2 * (expi(np.log(b + 1)) - expi(np.log(a + 1)))
+        # sum over i = a..b, less f(a): the terms a + 1 .. b
+        out[far] = table[exact_top] + integral + (f(a) + f(b)) / 2 + (df(b) - df(a)) / 12 - f(a)
+    return out
+
+
+def gain_values(grades: np.ndarray, gain: str, shift: np.ndarray | None = None) -> np.ndarray:
+    """Gain of each grade: 2**g - 1 or g. With ``shift`` (per row), 2**(g - shift) - 2**-shift."""
+    if gain == "linear":
+        return grades
+    if shift is None:
+        return np.exp2(grades) - 1.0
+    return np.exp2(grades - shift) - np.exp2(-shift)
+
+
+# --------------------------------------------------------------------------- probabilities
+
+
+def log_loss(labels: np.ndarray, probs: np.ndarray, eps: float) -> np.ndarray:
+    """Per-sample log loss: -log of the probability given to the true class, clipped.
+
+    As scikit-learn: the probability of the true class (``p`` for a positive,
+    ``1 - p`` for a negative, subtracted before clipping) is clipped to
+    ``[eps, 1 - eps]``. With ``eps = 0`` a confident miss costs ``inf``.
+    """
+    given = np.where(labels == 1, probs, 1.0 - probs)
+    np.clip(given, eps, 1.0 - eps, out=given)
+    with np.errstate(divide="ignore"):
+        return -np.log(given)
+
+
+def brier(labels: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Per-sample squared error of the probability, (p - y)^2."""
+    diff = probs - labels
+    return diff * diff
+
+
+def binary_entropy(rate):
+    """Entropy in nats of a 0/1 variable with P(1) = rate (0 at rate 0 or 1)."""
+    rate = np.asarray(rate, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -(rate * np.log(rate) + (1.0 - rate) * np.log1p(-rate))
+    return np.where((rate > 0) & (rate < 1), h, 0.0)
+
+
+def pr_curve(labels: np.ndarray, scores: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Precision, recall and thresholds in scikit-learn's layout.
+
+    One threshold per distinct score, ascending; precision and recall have
+    one more entry, the final point (precision 1, recall 0) that has no
+    threshold. Needs at least one positive.
+    """
+    order = np.argsort(scores, kind="stable")[::-1]
+    sorted_scores = scores[order]
+    # last row of each run of equal scores (== keeps equal infinities together)
+    last = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]), scores.size - 1]
+    tps = np.cumsum(labels[order], dtype=np.int64)[last]
+    predicted = last + 1                         # rows with score >= threshold
+    precision = tps / predicted
+    recall = tps / tps[-1]
+    return (np.r_[precision[::-1], 1.0], np.r_[recall[::-1], 0.0],
+            sorted_scores[last][::-1].copy())
+
+
+def step_area(precision: np.ndarray, recall: np.ndarray) -> float:
+    """Step-wise area under a PR curve from :func:`pr_curve`: sum of dR * P.
+
+    Written as scikit-learn writes it (recall decreasing, last precision 1),
+    so the float is the same; the clip turns a rounding -0.0 into 0.0.
+    """
+    return max(0.0, float(-np.sum(np.diff(recall) * precision[:-1])))
+
+
+def calibration_edges(probs: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    """n_bins + 1 bin edges: equal widths on [0, 1], or quantiles of the probabilities."""
+    if strategy == "quantile":
+        return np.percentile(probs, np.linspace(0, 1, n_bins + 1) * 100)
+    return np.linspace(0.0, 1.0, n_bins + 1)
+
+
+def calibration_bins(labels: np.ndarray, probs: np.ndarray, edges: np.ndarray
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per bin: number of samples, number of positives, sum of probabilities.
+
+    Bin ``b`` holds the probabilities in ``(edges[b], edges[b + 1]]``; the first
+    bin also holds ``edges[0]``. A probability exactly on an inner edge joins
+    the lower bin, and 1.0 the last one (scikit-learn's ``searchsorted`` on the
+    inner edges).
+    """
+    n_bins = edges.size - 1
+    ids = np.searchsorted(edges[1:-1], probs)
+    count = np.bincount(ids, minlength=n_bins)
+    positives = np.bincount(ids, weights=labels, minlength=n_bins)
+    prob_sum = np.bincount(ids, weights=probs, minlength=n_bins)
+    return count, positives, prob_sum
+
+
+
+# --------------------------------------------------------------------------- the layout
+
+
+class Layout:
+    """Rows of ``n_lists`` ranked lists, sorted by list then rank, with tie groups.
+
+    Facts about tie groups are stored once per group in compact integers; the
+    per-row views (``t``, ``r``, ``j``, ``first``, ``r_before``) are gathered
+    on demand, so a layout of n rows holds about 24 bytes per row.
+    """
+
+    def __init__(self, lists: np.ndarray, grades: np.ndarray, n_lists: int,
+                 new_group: np.ndarray | None = None):
+        n = lists.size
+        index = np.int32 if n < 2**31 - 1 else np.int64
+        self.lists, self.grades, self.n_lists = lists, grades, n_lists
+        new_list = starts(lists)
+        new_group = np.ones(n, dtype=bool) if new_group is None else new_group | new_list
+        list_start = np.flatnonzero(new_list)
+        row_list_start = list_start[np.cumsum(new_list) - 1]
+        self.pos = (np.arange(1, n + 1) - row_list_start).astype(index)  # 1-based position
+        group_start = np.flatnonzero(new_group)
+        self._row_group = (np.cumsum(new_group, dtype=np.int64) - 1).astype(index)
+        rel_cum = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(grades > 0, out=rel_cum[1:])
+        size = np.diff(np.append(group_start, n))
+        self._size = size.astype(index)
+        self._rel = (rel_cum[group_start + size] - rel_cum[group_start]).astype(index)
+        self._rel_before = (rel_cum[group_start] - rel_cum[row_list_start[group_start]]).astype(index)
+        self._first = self.pos[group_start]  # position where each group starts
+        self._group_start = group_start.astype(index)
+        self._expected_gain = {}
+        self._first_hit = None
+
+    # per-row views of the row's tie group
+    t = property(lambda self: self._size[self._row_group].astype(np.float64),
+                 doc="size of the row's tie group")
+    r = property(lambda self: self._rel[self._row_group].astype(np.float64),
+                 doc="relevant rows in the row's tie group")
+    r_before = property(lambda self: self._rel_before[self._row_group].astype(np.float64),
+                        doc="relevant rows of the same list ahead of the row's group")
+    first = property(lambda self: self._first[self._row_group],
+                     doc="position where the row's group starts")
+    j = property(lambda self: self.pos - self.first + 1, doc="place of the row inside its group")
+
+    @property
+    def has_ties(self) -> bool:
+        return self._size.size < self.pos.size
+
+    def group_ids(self) -> np.ndarray:
+        """Tie-group index of every row."""
+        return self._row_group
+
+    def expected_relevance(self) -> np.ndarray:
+        """P(the row's position holds a relevant item) = r / t."""
+        return self.r / self.t
+
+    def expected_gain(self, gain: str, shift: np.ndarray | None = None) -> np.ndarray:
+        """Mean gain of the row's tie group: the expected gain at its position."""
+        key = (gain, shift is not None)
+        if key not in self._expected_gain:
+            g = gain_values(self.grades, gain, None if shift is None else shift[self.lists])
+            if self.has_ties and g.size:
+                g = (np.add.reduceat(g, self._group_start) / self._size)[self._row_group]
+            self._expected_gain[key] = g
+        return self._expected_gain[key]
+
+    def first_hit(self) -> np.ndarray:
+        """P(the first relevant item of the list is at the row's position).
+
+        Non-zero only in the list's first tie group that holds a relevant row:
+        P(J = j) = C(t - j, r - 1) / C(t, r) for the j-th place of that group.
+        """
+        if self._first_hit is None:
+            t, r, j = self.t, self.r, self.j
+            rows = np.flatnonzero((r > 0) & (self.r_before == 0) & (t - j + 1 >= r))
+            t, r, j = t[rows], r[rows], j[rows].astype(np.float64)
+            log_p = (gammaln(t - j + 1) - gammaln(t - j - r + 2) - gammaln(r) + gammaln(r + 1)
+                     + gammaln(t - r + 1) - gammaln(t + 1))
+            self._first_hit = np.zeros(self.pos.size)
+            self._first_hit[rows] = np.exp(log_p)
+        return self._first_hit
+
+    def ap_terms(self) -> np.ndarray:
+        """Expected P@i * rel(i) at the row's position i.
+
+        Given that place j of a group (t rows, r relevant, r_before relevant
+        rows ahead of it) is relevant, the j - 1 places before it hold
+        (j - 1)(r - 1)/(t - 1) relevant rows on average.
+        """
+        t, r = self.t, self.r
+        within = np.where(t > 1, (self.j - 1) * (r - 1) / np.maximum(t - 1, 1), 0.0)
+        within += self.r_before + 1
+        within *= r / t
+        return within / self.pos
+
+    def top(self, k: int | None) -> np.ndarray:
+        return np.ones(self.pos.size, dtype=bool) if k is None else self.pos <= k
+
+    def per_list(self, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return np.bincount(self.lists[rows], weights=values[rows], minlength=self.n_lists)
+
+    def straddling(self, k: int) -> np.ndarray:
+        """Rows of a tie group that begins within the top k and ends below it."""
+        first = self.first
+        return (first <= k) & (first + self._size[self._row_group] - 1 > k)
+
+
+# --------------------------------------------------------------------------- per-list kernels
+
+
+def hits(layout: Layout, k: int | None) -> np.ndarray:
+    """Expected number of relevant items in the top k of each list."""
+    return layout.per_list(layout.expected_relevance(), layout.top(k))
+
+
+def hit_rate(layout: Layout, k: int | None) -> np.ndarray:
+    return layout.per_list(layout.first_hit(), layout.top(k))
+
+
+def reciprocal_rank(layout: Layout, k: int | None) -> np.ndarray:
+    return layout.per_list(layout.first_hit() / np.maximum(layout.pos, 1), layout.top(k))
+
+
+def dcg(layout: Layout, k: int | None, gain: str, shift: np.ndarray | None = None) -> np.ndarray:
+    return layout.per_list(layout.expected_gain(gain, shift) * discount(layout.pos), layout.top(k))
+
+
+def average_precision(layout: Layout, k: int | None, denominator: str,
+                      n_relevant: np.ndarray) -> np.ndarray:
+    """Expected AP@k of each list; ``n_relevant`` counts all relevant items, found or not."""
+    top = layout.top(k)
+    if denominator != "hits" or k is None:
+        total = layout.per_list(layout.ap_terms(), top)
+        if denominator == "hits":
+            d = layout.per_list(layout.expected_relevance(), top)
+        else:
+            d = n_relevant if denominator == "relevant" or k is None else np.minimum(k, n_relevant)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, total / d, 0.0)
+    # "hits" with a cut-off: the number of hits is random when a tie group
+    # straddles position k, so condition on how many of its relevant rows
+    # (h) land in the c places above the cut.
+    straddle = layout.straddling(k)
+    fixed = top & ~straddle
+    s_fixed = layout.per_list(layout.ap_terms(), fixed)
+    h_fixed = layout.per_list(layout.expected_relevance(), fixed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = np.where(h_fixed > 0, s_fixed / h_fixed, 0.0)
+    rows = np.flatnonzero(straddle & (layout.j == 1) & (layout.r > 0))  # one row per such group
+    if rows.size:
+        lists = layout.lists[rows]
+        t, r, a = layout.t[rows], layout.r[rows], layout.first[rows].astype(np.int64)
+        c = (k - a + 1).astype(np.float64)
+        h_before, s_before = h_fixed[lists], s_fixed[lists]
+        d1 = harmonic(np.full(a.size, k)) - harmonic(a - 1)  # sum of 1/i for i = a .. k
+        a = a.astype(np.float64)
+        expected = np.zeros(rows.size)
+        for h in range(0, int(min(r.max(), c.max())) + 1):
+            p_h = hypergeom.pmf(h, t, r, c)
+            slope = np.where(c > 1, (h - 1) / np.maximum(c - 1, 1), 0.0)
+            c_h = (h / c) * ((h_before + 1) * d1 + slope * (c - a * d1))
+            denom = h_before + h
+            with np.errstate(invalid="ignore", divide="ignore"):
+                value = np.where(denom > 0, (s_before + c_h) / denom, 0.0)
+            expected += np.where(h <= np.minimum(r, c), p_h * value, 0.0)
+        result[lists] = expected
+    return result
+
+
+class RankedLists:
+    """Ranked lists (a :class:`Layout`) with every judged relevant grade of each list.
+
+    ``rel_lists`` / ``rel_grades`` hold one entry per relevant (grade > 0)
+    judged item, found in the list or not: they give the recall and AP
+    denominators and the ideal DCG (trec_eval's convention).
+    """
+
+    def __init__(self, layout: Layout, rel_lists: np.ndarray, rel_grades: np.ndarray):
+        self.layout = layout
+        n_lists = layout.n_lists
+        self.n_relevant = np.bincount(rel_lists, minlength=n_lists)
+        order = np.lexsort((-rel_grades, rel_lists))
+        self.ideal_lists, self.ideal_grades = rel_lists[order], rel_grades[order]
+        self.n_rows = np.bincount(layout.lists, minlength=n_lists)
+        self.top_grade = np.zeros(n_lists)
+        np.maximum.at(self.top_grade, rel_lists, rel_grades)
+
+    @classmethod
+    def from_lists(cls, grades_by_list: list[np.ndarray], judged_by_list: list[np.ndarray]):
+        """Lists given in rank order (no ties), each with its judged relevant grades."""
+        lengths = np.fromiter((g.size for g in grades_by_list), dtype=np.int64,
+                              count=len(grades_by_list))
+        n_lists = lengths.size
+        lists = np.repeat(np.arange(n_lists), lengths)
+        grades = np.concatenate(grades_by_list) if n_lists else np.zeros(0)
+        judged_lengths = np.fromiter((g.size for g in judged_by_list), dtype=np.int64,
+                                     count=n_lists)
+        rel_lists = np.repeat(np.arange(n_lists), judged_lengths)
+        rel_grades = np.concatenate(judged_by_list) if n_lists else np.zeros(0)
+        relevant = rel_grades > 0
+        return cls(Layout(lists, grades.astype(np.float64), n_lists), rel_lists[relevant],
+                   rel_grades[relevant].astype(np.float64))
+
+    @property
+    def has_relevant(self) -> np.ndarray:
+        return self.n_relevant > 0
+
+    def exp_shift(self, gain: str) -> np.ndarray | None:
+        """Per-list top grade when 2**grade would overflow float64, else None."""
+        if gain == "exponential" and self.top_grade.size and \
+                self.top_grade.max() > EXP_GAIN_SHIFT_ABOVE:
+            return self.top_grade
+        return None
+
+    # the metrics, one value per list
+    def precision(self, k: int) -> np.ndarray:
+        return hits(self.layout, k) / k
+
+    def recall(self, k: int | None) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return hits(self.layout, k) / self.n_relevant
+
+    def hit_rate(self, k: int | None) -> np.ndarray:
+        return hit_rate(self.layout, k)
+
+    def reciprocal_rank(self, k: int | None) -> np.ndarray:
+        return reciprocal_rank(self.layout, k)
+
+    def average_precision(self, k: int | None, denominator: str) -> np.ndarray:
+        return average_precision(self.layout, k, denominator, self.n_relevant)
+
+    def ideal_dcg(self, k: int | None, gain: str, ideal: str,
+                  shift: np.ndarray | None = None) -> np.ndarray:
+        """IDCG@k of each list under an ideal convention (see :func:`recmetrics.ndcg`)."""
+        n_lists = self.layout.n_lists
+        if ideal == "truth":
+            ideal_layout = Layout(self.ideal_lists, self.ideal_grades, n_lists)
+            return dcg(ideal_layout, k, gain, shift)
+        if ideal == "full":  # every one of the k (or list-length) positions holds the top grade
+            depth = self.n_rows if k is None else np.full(n_lists, k)
+            top_gain = gain_values(self.top_grade, gain, shift)
+            return top_gain * discount_sum(depth)
+        # "list": the list's own top-k grades, re-sorted
+        layout = self.layout
+        if k is not None and layout.has_ties:
+            straddle = layout.straddling(k)
+            if straddle.any():
+                groups, grades = layout.group_ids()[straddle], layout.grades[straddle]
+                order = np.lexsort((grades, groups))
+                groups, grades = groups[order], grades[order]
+                mixed = starts(groups) | (grades != np.r_[grades[:1], grades[:-1]])
+                if (np.bincount(groups, weights=mixed)[np.unique(groups)] > 1).any():
+                    raise ValueError(
+                        f"ideal='list' with ties='average' is undefined here: a tie of scores "
+                        f"straddles position k={k} and mixes grades, so the list's own top {k} "
+                        "is random; use ideal='truth' (the standard), or ties='optimistic' or "
+                        "'pessimistic'")
+        top = layout.top(k)
+        lists, grades = layout.lists[top], layout.grades[top]
+        order = np.lexsort((-grades, lists))
+        return dcg(Layout(lists[order], grades[order], n_lists), None, gain, shift)
+
+    def ndcg(self, k: int | None, gain: str, ideal: str) -> np.ndarray:
+        """NDCG@k of each list; 0 where the ideal DCG is 0 (nothing relevant to find)."""
+        shift = self.exp_shift(gain)
+        found = dcg(self.layout, k, gain, shift)
+        best = self.ideal_dcg(k, gain, ideal, shift)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(best > 0, found / best, 0.0)
+
+    def metric(self, name: str, k: int | None, *, gain: str, ideal: str,
+               denominator: str) -> np.ndarray:
+        """One per-list metric by its name in ``recmetrics.evaluate(metrics=...)``."""
+        if name == "precision":
+            return self.precision(k)
+        if name == "recall":
+            return self.recall(k)
+        if name == "hit_rate":
+            return self.hit_rate(k)
+        if name == "map":
+            return self.average_precision(k, denominator)
+        if name == "mrr":
+            return self.reciprocal_rank(k)
+        if name == "ndcg":
+            return self.ndcg(k, gain, ideal)
+        raise KeyError(name)

@@ -1,0 +1,45 @@
+"""The shared kernels (recmetrics._kernels) against literal sums and counts."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from recmetrics import _kernels
+
+
+def test_harmonic_numbers_match_a_literal_sum_on_both_sides_of_the_exact_table():
+    for n in (0, 1, 2, 10, 1024):
+        assert _kernels.harmonic(np.array([n]))[0] == pytest.approx(math.fsum(1 / i for i in range(1, n + 1)),
+                                                                    rel=1e-14, abs=1e-15)
+    n = (1 << 20) + 12_345  # beyond the exact table: the asymptotic series
+    assert _kernels.harmonic(np.array([n, 3]))[0] == pytest.approx(math.fsum(1 / i for i in range(1, n + 1)),
+                                                                   rel=1e-13)
+
+
+def test_discount_sums_match_a_literal_sum_on_both_sides_of_the_exact_table():
+    literal = lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1))  # noqa: E731
+    for k in (1, 2, 5, 1000, 1024):
+        assert _kernels.discount_sum(np.array([k]))[0] == pytest.approx(literal(k), rel=1e-14)
+    k = (1 << 20) + 54_321  # beyond the exact table: Euler-Maclaurin
+    assert _kernels.discount_sum(np.array([k, 4]))[0] == pytest.approx(literal(k), rel=1e-13)
+    # and it stays finite and increasing up to the largest accepted cut-off
+    big = _kernels.discount_sum(np.array([10**6, 10**9, 2**31 - 1]))
+    assert np.all(np.isfinite(big)) and np.all(np.diff(big) > 0)
+
+
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=1, max_size=30),
+       st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=1, max_size=30))
+def test_pair_counts_of_one_group_equal_a_literal_count(pos, neg):
+    wins, wins_or_ties = _kernels.pair_counts(np.sort(pos), np.sort(neg))
+    assert wins == sum(p > n for p in pos for n in neg)
+    assert wins_or_ties == sum(p >= n for p in pos for n in neg)
+    assert _kernels.pair_counts_pairwise(np.array(pos), np.array(neg)) == (wins, wins_or_ties)
+
+
+def test_shifted_exponential_gain_keeps_ratios():
+    grades = np.array([3.0, 1.0, 0.0])
+    shift = np.full(3, 3.0)
+    plain = _kernels.gain_values(grades, "exponential")
+    shifted = _kernels.gain_values(grades, "exponential", shift)
+    np.testing.assert_allclose(shifted * 2**3, plain)
