@@ -476,9 +476,20 @@ def canonical_ids(*columns):
             out.append(c.astype(np.int64).astype("str"))
         elif pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
             out.append(c.str.strip())
+        elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
+            out.append(c.astype("str").str.strip())
         else:
             out.append(c.map(_id_text).astype("str"))
     return out
+
+
+def check_id_codes(name: str, column: str, codes: np.ndarray) -> None:
+    """Codes from ``pandas.factorize`` of an id column: -1 marks a missing id."""
+    missing = codes < 0
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} column {column!r} has {int(missing.sum())} missing id(s) (first "
+                         f"in row {first}); fill or drop those rows")
 
 
 def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, *,
@@ -486,6 +497,9 @@ def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, 
     """One row per (user, item): ``keys`` are the pairs as int64 codes."""
     import pandas as pd
 
+    ordered = np.sort(keys)  # a sort needs far less memory than a hash table of the keys
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
     duplicated = pd.Index(keys).duplicated()
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
@@ -508,6 +522,17 @@ def warn_unmatched(what: str, n_missing: int, n_total: int, missing_examples, ot
         f"pred has {other} such as {seen}); if the ids should match, write them the same way in "
         "both (ids are compared as text: spaces stripped, 7.0 read as 7, but '001' is not '1')",
         RecmetricsWarning, stacklevel=caller_stacklevel())
+
+
+def check_probability_scores(name: str, column: str, scores: np.ndarray, metrics) -> None:
+    """Scores used as probabilities (log loss, calibration) must lie in [0, 1]."""
+    outside = ~((scores >= 0) & (scores <= 1))
+    if outside.any():
+        example = scores[outside][0]
+        raise ValueError(f"{name} column {column!r} holds {int(outside.sum()):,} score(s) outside "
+                         f"[0, 1] (e.g. {example:g}), so {', '.join(metrics)} cannot treat the scores "
+                         "as probabilities; drop those metrics, or map the scores through a sigmoid "
+                         "or a calibrator first (AUC and the ranking metrics accept any score)")
 
 
 def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) -> None:
@@ -534,10 +559,11 @@ def check_k_values(k) -> list[int]:
     return sorted({check_k(v) for v in values})
 
 
-def check_metrics(metrics, known: tuple[str, ...]) -> list[str]:
-    """``metrics=``: None (all), one name or a non-empty sequence of known names, in ``known`` order."""
+def check_metrics(metrics, known: tuple[str, ...], default: tuple[str, ...] | None = None) -> list[str]:
+    """``metrics=``: None (the default set), one name or a non-empty sequence of known names,
+    returned in ``known`` order."""
     if metrics is None:
-        return list(known)
+        return list(default or known)
     names = [metrics] if isinstance(metrics, str) else list(metrics) \
         if isinstance(metrics, Iterable) else [metrics]
     if not names:

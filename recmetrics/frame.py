@@ -56,26 +56,48 @@ from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT
                           Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
                           Ties, as_frame, caller_stacklevel, canonical_ids, check_k_values,
                           check_metrics, check_n_resamples, check_option, check_probability,
-                          check_seed, check_unique_keys, id_column, numeric_column, plain,
+                          check_probability_scores, check_id_codes, check_seed, check_unique_keys,
+                          numeric_column, plain,
                           warn_unmatched)
+from .probability import DEFAULT_EPS
 from .stats import bootstrap_ci
 
-__all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
+           "PROBABILITY_METRICS"]
 
 #: Metric names accepted by ``metrics=``, in the order they are reported.
-METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg")
+METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg",
+           "logloss", "ne", "brier", "ece")
+#: The metrics computed when ``metrics=None``: those that need no probabilities.
+DEFAULT_METRICS = METRICS[:8]
 _AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
 _RANKING = _AT_K + ("mrr",)
+#: Metrics that read the scores as probabilities of relevance (grade > 0).
+PROBABILITY_METRICS = ("logloss", "ne", "brier", "ece")
+#: Equal-width bins of the ``ece`` metric (as recmetrics.expected_calibration_error's default).
+ECE_BINS = 10
 
 
-def _codes(*columns) -> tuple[list[np.ndarray], pd.Index]:
-    """Joint integer codes of id columns (after the id policy) and the distinct ids."""
-    ids = canonical_ids(*columns)
-    sizes = [len(c) for c in ids]
-    joined = np.concatenate(ids) if isinstance(ids[0], np.ndarray) else pd.concat(
-        ids, ignore_index=True)
-    codes, uniques = pd.factorize(joined)
-    return np.split(codes, np.cumsum(sizes)[:-1]), pd.Index(uniques)
+def _codes(column: str, *frames) -> tuple[list[np.ndarray], pd.Index]:
+    """Joint integer codes of one id column of several named frames, and the distinct ids.
+
+    ``frames`` are (name, DataFrame) pairs. Each column is factorized as it is
+    (hashing its native type; a missing id is refused), the id policy is
+    applied to its distinct values only, and the canonical values of all
+    columns are factorized together: the per-row work is one hash and one
+    gather, whatever the id type.
+    """
+    parts = []
+    for name, frame in frames:
+        codes, uniques = pd.factorize(frame[column])
+        check_id_codes(name, column, codes)
+        parts.append((codes, uniques))
+    canonical = canonical_ids(*(pd.Series(uniques) for _, uniques in parts))
+    joined = np.concatenate(canonical) if isinstance(canonical[0], np.ndarray) else pd.concat(
+        canonical, ignore_index=True)
+    joint, uniques = pd.factorize(joined)
+    offsets = np.cumsum([0] + [len(u) for _, u in parts])
+    return [joint[offset + codes] for offset, (codes, _) in zip(offsets, parts)], pd.Index(uniques)
 
 
 class _Prepared:
@@ -86,13 +108,11 @@ class _Prepared:
         if truth is None:
             columns["label"] = label
         as_frame("pred", pred, columns)
-        id_column("pred", pred, user)
-        id_column("pred", pred, item)
         scores = numeric_column("pred", pred, score)
         n = len(pred)
         if truth is None:
-            (users,), user_ids = _codes(pred[user])
-            (items,), _ = _codes(pred[item])
+            (users,), user_ids = _codes(user, ("pred", pred))
+            (items,), _ = _codes(item, ("pred", pred))
             keys = users.astype(np.int64) * (int(items.max()) + 1) + items
             check_unique_keys("pred", keys, pred, user, item)
             grades = numeric_column("pred", pred, label, grades=True)
@@ -100,11 +120,9 @@ class _Prepared:
             self.n_without_predictions = 0
         else:
             as_frame("truth", truth, {"user": user, "item": item, "label": label})
-            id_column("truth", truth, user)
-            id_column("truth", truth, item)
             truth_grades = numeric_column("truth", truth, label, grades=True)
-            (users, truth_users), user_ids = _codes(pred[user], truth[user])
-            (items, truth_items), item_ids = _codes(pred[item], truth[item])
+            (users, truth_users), user_ids = _codes(user, ("pred", pred), ("truth", truth))
+            (items, truth_items), item_ids = _codes(item, ("pred", pred), ("truth", truth))
             width = len(item_ids)
             keys = users.astype(np.int64) * width + items
             check_unique_keys("pred", keys, pred, user, item)
@@ -143,6 +161,7 @@ class _Prepared:
             users, missing_users = remap[users], remap[missing_users]
             user_ids = user_ids[present]
         self.users = user_ids
+        self.score_column = score
         self.n_users = len(user_ids)
         self.n_rows = n
         order, by_score = _kernels.rank_rows(users, scores, grades, ties)
@@ -177,7 +196,7 @@ class _Prepared:
 
 
 def _check_options(*, k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant) -> dict:
-    return {"ks": check_k_values(k), "metrics": check_metrics(metrics, METRICS),
+    return {"ks": check_k_values(k), "metrics": check_metrics(metrics, METRICS, DEFAULT_METRICS),
             "ties": check_option("ties", ties, TIES), "gain": check_option("gain", gain, GAINS),
             "ideal": check_option("ideal", ideal, IDEALS),
             "denominator": check_option("denominator", denominator, DENOMINATORS),
@@ -196,6 +215,9 @@ def _convention(metric: str, o: dict) -> str:
     ties = f"ties={o['ties']}"
     if metric == "auc":
         return ties
+    if metric in PROBABILITY_METRICS:
+        return f"bins={ECE_BINS} uniform" if metric == "ece" else \
+            ("natural log, clipped at eps" if metric in ("logloss", "ne") else "")
     if metric == "gauc":
         return f"gauc_weight={o['gauc_weight']}, {ties}"
     users = f"no_relevant={o['no_relevant']}"
@@ -289,12 +311,50 @@ def _table(prep: _Prepared, o: dict, *, ci=None, n_resamples=1000, seed=0):
         value = kept.mean() if kept.size else float("nan")
         add(metric, int(cut) if cut else None, value, n_counted, n_skipped,
             prep.n_without_predictions, _RANKING_NOTE if np.isnan(value) else "", kept)
+    probability = [m for m in o["metrics"] if m in PROBABILITY_METRICS]
+    if probability:
+        _probability_rows(prep, probability, add)
     for metric, note in undefined.items():
         warnings.warn(f"{metric} is NaN: {note}", RecmetricsWarning, stacklevel=caller_stacklevel())
     table = pd.DataFrame(rows)
     table["k"] = table["k"].astype("Int64")
     table.attrs["conventions"] = _conventions(o)
     return table, columns
+
+
+def _probability_rows(prep: _Prepared, metrics: list[str], add) -> None:
+    """Log loss, normalized entropy, Brier score and ECE over every scored row.
+
+    The score is read as the probability that the row is relevant (grade > 0).
+    Relevant truth rows that were never scored have no probability and do not
+    count, as for AUC. Log loss and Brier get bootstrap intervals over users
+    (each user's mean loss, weighted by rows); NE and ECE, ratios of sums, do not.
+    """
+    check_probability_scores("pred", prep.score_column, prep.scores, metrics)
+    labels = (prep.grades > 0).astype(np.int8)
+    rows = prep.ranked.n_rows
+    has_rows = rows > 0
+    n_users = int(has_rows.sum())
+    base_rate = float(labels.mean())
+    for metric in metrics:
+        if metric in ("logloss", "brier", "ne"):
+            loss = _kernels.log_loss(labels, prep.scores, DEFAULT_EPS) if metric != "brier" \
+                else _kernels.brier(labels, prep.scores)
+            per_user = np.bincount(prep.lists, weights=loss, minlength=prep.n_users)[has_rows] \
+                / rows[has_rows]
+            if metric == "ne":
+                if base_rate in (0.0, 1.0):
+                    add(metric, None, float("nan"), n_users, 0, 0,
+                        "undefined: every scored row has the same class, so the entropy of the "
+                        "base rate (the denominator) is 0")
+                else:
+                    add(metric, None, loss.mean() / float(_kernels.binary_entropy(base_rate)),
+                        n_users, 0, 0)
+            else:
+                add(metric, None, loss.mean(), n_users, 0, 0, "", per_user, rows[has_rows])
+        else:
+            add(metric, None, _kernels.expected_calibration_error(labels, prep.scores, ECE_BINS),
+                n_users, 0, 0)
 
 
 def _user_table(prep: _Prepared, columns: dict) -> pd.DataFrame:
@@ -373,7 +433,12 @@ _PARAMETERS = r"""
     k : int or sequence of int, default 10
         Cut-off(s) for precision, recall, hit rate, MAP and NDCG.
     metrics : sequence of str, optional
-        Any of ``METRICS``; default all.
+        Any of ``METRICS``; default ``DEFAULT_METRICS`` (AUC, GAUC and the
+        ranking metrics). ``"logloss"``, ``"ne"`` (normalized entropy),
+        ``"brier"`` and ``"ece"`` (expected calibration error, 10 equal bins)
+        read each score as the probability that the row is relevant and are
+        computed over all scored rows when asked for; scores outside [0, 1]
+        are then refused.
     user, item, score, label : str
         Column names. Ids follow the id policy of the module docstring.
     ties : {"average", "optimistic", "pessimistic"}, default "average"
@@ -504,12 +569,10 @@ def _shared_truth(pred_a, pred_b, *, user, item, label) -> pd.DataFrame:
     """Both files' labels as one truth frame; refuse when they disagree on a pair."""
     for name, frame in (("pred_a", pred_a), ("pred_b", pred_b)):
         as_frame(name, frame, {"user": user, "item": item, "label": label})
-        id_column(name, frame, user)
-        id_column(name, frame, item)
     grades_a = numeric_column("pred_a", pred_a, label, grades=True)
     grades_b = numeric_column("pred_b", pred_b, label, grades=True)
-    (users_a, users_b), user_ids = _codes(pred_a[user], pred_b[user])
-    (items_a, items_b), item_ids = _codes(pred_a[item], pred_b[item])
+    (users_a, users_b), user_ids = _codes(user, ("pred_a", pred_a), ("pred_b", pred_b))
+    (items_a, items_b), item_ids = _codes(item, ("pred_a", pred_a), ("pred_b", pred_b))
     keys_a = users_a.astype(np.int64) * len(item_ids) + items_a
     keys_b = users_b.astype(np.int64) * len(item_ids) + items_b
     check_unique_keys("pred_a", keys_a, pred_a, user, item)
@@ -592,16 +655,14 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
         truth = _shared_truth(pred_a, pred_b, user=user, item=item, label=label)
     for name, frame in (("pred_a", pred_a), ("pred_b", pred_b)):
         as_frame(name, frame, {"user": user, "item": item, "score": score})
-        id_column(name, frame, user)
-        id_column(name, frame, item)
     as_frame("truth", truth, {"user": user, "item": item, "label": label})
-    id_column("truth", truth, user)
-    id_column("truth", truth, item)
     # one id form for all three frames, so that the two evaluations pair their users
-    frames = (pred_a, pred_b, truth)
-    ids = {column: canonical_ids(*(f[column] for f in frames)) for column in (user, item)}
-    pred_a, pred_b, truth = (f.assign(**{c: ids[c][i] for c in ids}) for i, f in enumerate(frames))
-    (users_a, users_b, users_t), user_ids = _codes(pred_a[user], pred_b[user], truth[user])
+    named = (("pred_a", pred_a), ("pred_b", pred_b), ("truth", truth))
+    codes = {column: _codes(column, *named) for column in (user, item)}
+    pred_a, pred_b, truth = (
+        frame.assign(**{column: codes[column][1][codes[column][0][i]] for column in (user, item)})
+        for i, (_, frame) in enumerate(named))
+    (users_a, users_b, users_t), user_ids = codes[user]
     in_a = np.zeros(len(user_ids), dtype=bool)
     in_a[users_a] = True
     in_b = np.zeros(len(user_ids), dtype=bool)
@@ -631,7 +692,7 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     for a, b in zip(tables[0].itertuples(index=False), tables[1].itertuples(index=False)):
         metric, cut = a.metric, a.k
         value_a, value_b, p_t, p_r, n, note = a.value, b.value, float("nan"), float("nan"), 0, ""
-        if metric == "auc":
+        if metric == "auc" or metric in PROBABILITY_METRICS:  # not a mean over users: no test
             n = n_shared
             note = a.note or b.note
         else:

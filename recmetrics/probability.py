@@ -443,8 +443,4 @@ def expected_calibration_error(y_true, y_prob, *, n_bins: int = 10) -> float:
     """
     n_bins = check_n_bins(n_bins)
     labels, probs = _labels_and_probs(y_true, y_prob)
-    count, positives, prob_sum = _kernels.calibration_bins(
-        labels, probs, _kernels.calibration_edges(probs, n_bins, "uniform"))
-    kept = count != 0
-    gap = np.abs(positives[kept] / count[kept] - prob_sum[kept] / count[kept])
-    return float(np.sum(count[kept] / probs.size * gap))
+    return _kernels.expected_calibration_error(labels, probs, n_bins)

@@ -444,3 +444,28 @@ def warnings_none():
     stack.enter_context(warnings.catch_warnings())
     warnings.simplefilter("error")
     return stack
+
+
+def test_probability_metrics_equal_scikit_learn_and_the_single_functions():
+    from sklearn.metrics import brier_score_loss, log_loss
+    rng = np.random.default_rng(21)
+    n = 3000
+    pred = pd.DataFrame({"user": rng.integers(0, 150, n), "item": np.arange(n),
+                         "score": np.r_[0.0, 1.0, rng.random(n - 2)]})
+    pred["label"] = (rng.random(n) < pred.score).astype(int)
+    pred.loc[0, "label"], pred.loc[1, "label"] = 1, 0  # confident misses: the clip matters
+    table = rm.evaluate(pred, metrics=["logloss", "ne", "brier", "ece"], ci=0.9, n_resamples=200)
+    assert value(table, "logloss") == pytest.approx(log_loss(pred.label, pred.score), rel=1e-12)
+    assert value(table, "brier") == pytest.approx(brier_score_loss(pred.label, pred.score), rel=1e-12)
+    assert value(table, "ne") == pytest.approx(rm.normalized_entropy(pred.label, pred.score), rel=1e-12)
+    assert value(table, "ece") == pytest.approx(rm.expected_calibration_error(pred.label, pred.score), rel=1e-12)
+    row = table[table.metric == "logloss"].iloc[0]
+    assert row.ci_low < row.value < row.ci_high
+    assert list(rm.evaluate(pred).metric.unique()) == list(rm.frame.DEFAULT_METRICS)  # not by default
+
+
+def test_probability_metrics_refuse_scores_that_are_not_probabilities():
+    pred = pd.DataFrame({"user": 1, "item": [1, 2, 3], "logit": [2.5, -1.0, 0.3], "label": [1, 0, 0]})
+    with pytest.raises(ValueError, match=r"pred column 'logit' holds 2 score\(s\) outside \[0, 1\] \(e.g. 2.5\), "
+                                         r"so logloss, ece cannot treat the scores as probabilities"):
+        rm.evaluate(pred, score="logit", metrics=["auc", "logloss", "ece"])
