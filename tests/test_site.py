@@ -9,7 +9,7 @@ answers folded, and the glossary is a real table. Screenshots of every page are 
 build/site-screenshots/ for a human to look at.
 
 Beside it, without a browser: the notebooks keep their check-only cells tagged (tools/tag_cells.py)
-and the glossary (data/glossary.csv) covers the package's public functions.
+and the glossary (notebooks/glossary.csv) covers the package's public functions.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import tag_cells  # noqa: E402  (tools/tag_cells.py)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
 PAGES = ["index", *(p.stem for p in NOTEBOOKS)]
 SCREENSHOTS = ROOT / "build" / "site-screenshots"
-GLOSSARY = rm.DATA_DIR / "glossary.csv"
+GLOSSARY = ROOT / "notebooks" / "glossary.csv"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
