@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 
 from . import io as rio
-from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, MAX_K, TIES,
+from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, MAX_K, NO_RELEVANT, TIES,
                           check_n_resamples)
-from .frame import METRICS, compare, evaluate
+from .frame import DEFAULT_METRICS, METRICS, compare, evaluate
 
 __all__ = ["main", "build_parser", "UsageError", "format_evaluation", "format_comparison"]
 
@@ -218,7 +218,7 @@ def check_memory(args, *, n_users: int, n_rows: int, n_metric_rows: int,
 
 
 def metrics_wanted(args) -> set[str]:
-    return set(args.metrics or METRICS)
+    return set(args.metrics or DEFAULT_METRICS)
 
 
 def _metric_rows(args) -> int:
@@ -259,7 +259,8 @@ def _text_table(header: list[str], rows: list[list[str]], right: set[int]) -> st
 def _conventions_line(conventions: dict) -> str:
     return (f"ties={conventions['ties']}; NDCG gain={conventions['gain']}, "
             f"ideal={conventions['ideal']}; AP denominator={conventions['denominator']}; "
-            f"GAUC weight={conventions['gauc_weight']}")
+            f"GAUC weight={conventions['gauc_weight']}; users without a relevant item: "
+            f"{conventions['no_relevant']}")
 
 
 def _jsonable(value):
@@ -382,7 +383,8 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
 def _options(args) -> dict:
     return dict(k=args.k, metrics=args.metrics, user=args.user_col, item=args.item_col,
                 score=args.score_col, label=args.label_col, ties=args.ties, gain=args.gain,
-                ideal=args.ideal, denominator=args.denominator, gauc_weight=args.gauc_weight)
+                ideal=args.ideal, denominator=args.denominator, gauc_weight=args.gauc_weight,
+                no_relevant=args.no_relevant)
 
 
 def _inputs(args) -> list[str]:
@@ -473,7 +475,7 @@ def cmd_report(args) -> None:
             "label": args.label_col,
             "ties": args.ties, "gain": args.gain, "ideal": args.ideal,
             "denominator": args.denominator, "gauc_weight": args.gauc_weight,
-            "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
+            "no_relevant": args.no_relevant, "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
             "sep": args.sep, "encoding": args.encoding,
         }
         del pred, truth
@@ -576,7 +578,9 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
     parser.add_argument("--k", type=_cutoff, nargs="+", default=k_default, metavar="K",
                         help=f"cut-offs for the @k metrics (default: {' '.join(map(str, k_default))})")
     parser.add_argument("--metrics", nargs="+", choices=METRICS, metavar="METRIC",
-                        help=f"metrics to compute, any of {', '.join(METRICS)} (default: all)")
+                        help=f"metrics to compute, any of {', '.join(METRICS)} (default: "
+                             f"{' '.join(DEFAULT_METRICS)}; logloss, ne, brier and ece need "
+                             "scores that are probabilities)")
     files = parser.add_argument_group("reading the files")
     for role in ("user", "item", "score", "label"):
         files.add_argument(f"--{role}-col", default=role, metavar="NAME",
@@ -599,6 +603,9 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                              help="AP denominator (default: relevant, as trec_eval)")
     conventions.add_argument("--gauc-weight", choices=GAUC_WEIGHTS, default="impressions",
                              help="GAUC user weights (default: impressions)")
+    conventions.add_argument("--no-relevant", choices=NO_RELEVANT, default="skip",
+                             help="users with no relevant item: left out of the ranking means "
+                                  "(skip), counted as 0 (zero), or refused (error) (default: skip)")
     stats = parser.add_argument_group("statistics")
     if ci_default is not False:
         stats.add_argument("--ci", type=_level, default=ci_default, metavar="LEVEL",
@@ -664,7 +671,8 @@ def build_parser() -> argparse.ArgumentParser:
 #: Python option names in messages from recmetrics.evaluate -> the command line's flags
 _FLAGS = {"k": "--k", "n_resamples": "--n-resamples", "ci": "--ci", "seed": "--seed",
           "ties": "--ties", "gain": "--gain", "ideal": "--ideal", "denominator": "--denominator",
-          "gauc_weight": "--gauc-weight", "metrics": "--metrics", "alpha": "--alpha"}
+          "gauc_weight": "--gauc-weight", "no_relevant": "--no-relevant", "metrics": "--metrics",
+          "alpha": "--alpha"}
 _PY_OPTION = re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_FLAGS, key=len, reverse=True))
                         + r")=(?:'([\w.-]+)'|(?=\S))")
 
