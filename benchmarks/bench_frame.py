@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import gc
 import platform
-import time
 import tracemalloc
 import warnings
 

@@ -56,7 +56,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ._validation import check_unique_pairs, id_column, numeric_column

@@ -4,9 +4,40 @@ Hypothesis: no per-example deadline (timing on a shared CI machine is not what t
 check), and a fixed seed under CI so that a failure there can be replayed exactly.
 """
 import os
+import shutil
+import subprocess
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("recmetrics", deadline=None, derandomize=bool(os.environ.get("CI")),
                           print_blob=True)
 settings.load_profile("recmetrics")
+
+
+#: Headless Chromium flags shared by the browser tests (report, site).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def apt_install(packages: list[str]) -> None:
+    """Install Debian packages (the tests run as root on Debian); fail, never skip, if that fails."""
+    if not packages:
+        return
+    assert shutil.which("apt-get"), f"apt-get is needed to install {' '.join(packages)}"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    done = subprocess.run("apt-get update && apt-get install -y --no-install-recommends "
+                          + " ".join(packages), shell=True, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, (f"installing {' '.join(packages)} failed:\n"
+                                  + done.stdout[-2000:] + done.stderr[-2000:])
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's chromium, with fonts for Chinese text and formulas, installed if missing."""
+    wanted = {"/usr/bin/chromium": "chromium",
+              "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc": "fonts-wqy-microhei",
+              "/usr/share/texmf/fonts/opentype/public/tex-gyre-math": "fonts-texgyre-math"}
+    apt_install([package for path, package in wanted.items() if not Path(path).exists()])
+    return Path("/usr/bin/chromium")

@@ -1,7 +1,6 @@
 """Confusion-matrix metrics: source-document numbers, a literal reference, scikit-learn."""
 import math
 
-import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from sklearn import metrics as skm

@@ -7,7 +7,6 @@ A full-page screenshot is saved to build/report-screenshot.png for a human to lo
 """
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -16,28 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CHROMIUM_ARGS, apt_install
+
 import recmetrics as rm
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOT = ROOT / "build" / "report-screenshot.png"
 EXPECTED_METRICS = ["auc", "gauc", "precision@5", "precision@10", "precision@20", "recall@5",
                     "recall@10", "recall@20", "hit_rate@5", "hit_rate@10", "hit_rate@20", "map@5",
                     "map@10", "map@20", "mrr", "ndcg@5", "ndcg@10", "ndcg@20"]
 
 
-@pytest.fixture(scope="session")
-def chromium() -> Path:
-    """Debian's chromium, installed with apt-get when missing (never skipped)."""
-    if not CHROMIUM.exists():
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        done = subprocess.run("apt-get update && apt-get install -y --no-install-recommends chromium",
-                              shell=True, env=env, capture_output=True, text=True)
-        assert done.returncode == 0 and CHROMIUM.exists(), (
-            "installing Debian's chromium failed:\n" + done.stdout[-2000:] + done.stderr[-2000:])
-    return CHROMIUM
 
 
 @pytest.fixture(scope="session")
@@ -118,11 +106,7 @@ def cjk_font() -> None:
     """Debian's Noto CJK fonts, installed with apt-get when missing (as chromium above)."""
     listed = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True)
     if "CJK" not in listed.stdout:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        done = subprocess.run(f"apt-get update && apt-get install -y --no-install-recommends "
-                              f"{CJK_FONT_PACKAGE}", shell=True, env=env, capture_output=True,
-                              text=True)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        apt_install([CJK_FONT_PACKAGE])
 
 
 EDGE = """user,item,score,label

@@ -23,6 +23,8 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 
+from conftest import CHROMIUM_ARGS
+
 import recmetrics as rm
 from recmetrics import sampling
 
@@ -35,8 +37,6 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
 PAGES = ["index", *(p.stem for p in NOTEBOOKS)]
 SCREENSHOTS = ROOT / "build" / "site-screenshots"
 GLOSSARY = ROOT / "notebooks" / "glossary.csv"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 # LaTeX that must never reach a reader: a control word, display-math dollars, or a $...$ pair
 # holding TeX syntax.
@@ -77,25 +77,6 @@ COLLECT = r"""() => {
 }"""
 
 
-@pytest.fixture(scope="session")
-def chromium() -> Path:
-    """Debian's chromium, and fonts for Chinese and formulas, installed with apt-get if missing."""
-    import os
-    import shutil
-    import subprocess
-
-    wanted = {"/usr/bin/chromium": "chromium",
-              "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc": "fonts-wqy-microhei",
-              "/usr/share/texmf/fonts/opentype/public/tex-gyre-math": "fonts-texgyre-math"}
-    missing = [package for path, package in wanted.items() if not Path(path).exists()]
-    if missing and shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        done = subprocess.run("apt-get update && apt-get install -y --no-install-recommends "
-                              + " ".join(missing), shell=True, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, ("installing " + " ".join(missing) + " failed:\n"
-                                      + done.stdout[-2000:] + done.stderr[-2000:])
-    assert Path("/usr/bin/chromium").exists(), "Debian's chromium is needed (apt-get install chromium)"
-    return Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="session")

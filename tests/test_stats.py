@@ -1,5 +1,4 @@
 """Chi-square test and critical values: source document 000 and scipy."""
-import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from scipy import stats

@@ -1,6 +1,5 @@
 """Bad input: a table of (call, expected message) pairs, and the degenerate-input policies."""
 import math
-import re
 import warnings
 
 import numpy as np
