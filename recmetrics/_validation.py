@@ -456,15 +456,22 @@ def _id_text(value) -> str:
     return str(value).strip()
 
 
-def canonical_ids(*columns):
+def integral_ids(*columns) -> bool:
+    """Whether every id column holds whole numbers only, so ids compare as int64."""
+    return all(_integral(c) for c in columns)
+
+
+def canonical_ids(*columns, integral: bool | None = None):
     """Several id columns (pandas Series) in one comparable form, under the id policy.
 
     Returns int64 arrays when every column holds whole numbers, else string
-    Series of canonical text.
+    Series of canonical text. ``integral`` imposes the form decided over more
+    columns than these (a Dask engine sees one partition at a time): True
+    (every column is whole numbers) or False (text).
     """
     import pandas as pd
 
-    if all(_integral(c) for c in columns):
+    if integral if integral is not None else integral_ids(*columns):
         return [c.to_numpy(dtype=np.int64) for c in columns]
     out = []
     for c in columns:
