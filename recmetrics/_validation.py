@@ -357,16 +357,22 @@ def as_frame(name: str, frame, columns: dict[str, str]):
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}; "
                          "read your file with pandas.read_csv or pandas.read_parquet")
-    missing = [(option, column) for option, column in columns.items() if column not in frame.columns]
-    if missing:
-        wanted = ", ".join(repr(column) for _, column in missing)
-        have = ", ".join(repr(str(c)) for c in frame.columns) or "none"
-        options = ", ".join(f"{option}=" for option, _ in missing)
-        raise ValueError(f"{name} has no column {wanted}; its columns are {have}. Rename the "
-                         f"column or pass {options}'<column name>'")
+    check_columns(name, frame.columns, columns)
     if len(frame) == 0:
         raise ValueError(f"{name} has no rows; pass at least one scored item")
     return frame
+
+
+def check_columns(name: str, present, columns: dict[str, str]) -> None:
+    """The frame's columns ``present`` hold every wanted column ({option name: column name})."""
+    present = list(present)
+    missing = [(option, column) for option, column in columns.items() if column not in present]
+    if missing:
+        wanted = ", ".join(repr(column) for _, column in missing)
+        have = ", ".join(repr(str(c)) for c in present) or "none"
+        options = ", ".join(f"{option}=" for option, _ in missing)
+        raise ValueError(f"{name} has no column {wanted}; its columns are {have}. Rename the "
+                         f"column or pass {options}'<column name>'")
 
 
 def _row(i: int) -> str:
@@ -482,7 +488,7 @@ def canonical_ids(*columns, integral: bool | None = None):
         elif _integral(c):
             out.append(c.astype(np.int64).astype("str"))
         elif pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
-            out.append(c.str.strip())
+            out.append(c.str.strip().astype("str"))  # one string dtype, whatever the input's
         elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
             out.append(c.astype("str").str.strip())
         else:
