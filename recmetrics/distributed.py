@@ -205,7 +205,8 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
     has_truth = truth is not None and len(truth) and \
         (pd.to_numeric(truth[label], errors="coerce") > 0).any()
     if len(pred) == 0 and not has_truth:
-        empty = (np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0))
+        empty = (np.zeros(0), np.zeros(0, dtype=bool),
+                 np.zeros(0, dtype=np.int64 if seed is None else np.uint64))
         return _empty_summary(o), [empty] * n_buckets, None
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"],
                     check=False, integral_ids=integral)
