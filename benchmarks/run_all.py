@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/run_all.py            # full sizes (several minutes)
     .venv/bin/python benchmarks/run_all.py --quick    # 10x smaller inputs, a smoke run
 
-Runs benchmarks/bench_core.py, bench_frame.py and bench_sampling.py, one
+Runs benchmarks/bench_core.py, bench_frame.py, bench_sampling.py and bench_cli.py, one
 after the other in separate processes, so one benchmark's memory and threads do not disturb
 the next. Each prints a markdown table of ratios. The exit status is that of the first
 benchmark that failed (a failed agreement check counts), 0 when all ran.
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["bench_core.py", "bench_frame.py", "bench_sampling.py"]
+BENCHMARKS = ["bench_core.py", "bench_frame.py", "bench_sampling.py", "bench_cli.py"]
 
 
 def main() -> int:

@@ -1,10 +1,12 @@
-"""Generate the sample click log and two models' scores shipped in data/ (seeded, reproducible).
+"""Generate the sample click log and two models' scores shipped in the package (seeded).
 
-    .venv/bin/python data/make_sample.py              # rewrite the files in data/
+    .venv/bin/python data/make_sample.py              # rewrite the files in recmetrics/data/
     .venv/bin/python data/make_sample.py --out DIR    # write them to DIR instead
 
-tests/test_cli.py re-runs this script and checks that it reproduces the committed
-files (the CSV files byte for byte, the Parquet file as an equal DataFrame).
+The files live in ``recmetrics/data/`` (``recmetrics.DATA_DIR``) so that they are part
+of the built wheel. tests/test_sample_data.py re-runs this script and checks that it
+reproduces the committed files (the CSV files byte for byte, the Parquet file as an
+equal DataFrame).
 
 The world it simulates
 ----------------------
@@ -53,6 +55,8 @@ N_ITEMS = 1_500
 DIM = 8
 
 HERE = Path(__file__).resolve().parent
+#: Where the files are shipped: inside the package, so that a wheel carries them.
+PACKAGED = HERE.parent / "recmetrics" / "data"
 
 
 def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -114,7 +118,8 @@ def write(out: Path, seed: int = SEED) -> list[Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=HERE, help="folder to write to (default: data/)")
+    parser.add_argument("--out", type=Path, default=PACKAGED,
+                        help="folder to write to (default: recmetrics/data/)")
     args = parser.parse_args()
     for path in write(args.out):
         print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")

@@ -19,8 +19,8 @@ from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and 
 
 __version__ = "0.1.0"
 
-#: Folder of the small data files shipped with the repository.
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+#: Folder of the small data files shipped inside the package (the sample click log).
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 __all__ = [
     "RecmetricsWarning", "DATA_DIR",

@@ -107,38 +107,47 @@ def group_pair_counts(lists: np.ndarray, scores: np.ndarray, positive: np.ndarra
 
     Rows must run by list, then by score descending (equal scores adjacent).
     A positive beats the negatives after its run of equal scores within its
-    list, and ties with the negatives inside the run.
+    list, and ties with the negatives inside the run. With ``N(i)`` the
+    negatives among the first i rows and a list ending at row e, a run [s, t)
+    holding p positives adds p * (N(e) - N(t)) wins and p * (N(e) - N(s))
+    wins or ties; summed over a list's runs, that is P * N(e) less the sums
+    of p * N(t) and p * N(s), so only per-run counts are ever materialised.
     """
     n = scores.size
+    count = np.int32 if n < 2**31 - 1 else np.int64
     new_list = starts(lists)
     new_run = starts(scores)
     new_run |= new_list
     run_start = np.flatnonzero(new_run)
-    neg_cum = np.zeros(n + 1, dtype=np.int64)
+    del new_run
+    neg_cum = np.zeros(n + 1, dtype=count)
     np.cumsum(~positive, out=neg_cum[1:])
-    pos_cum = np.zeros(n + 1, dtype=np.int64)
+    neg_at_start = neg_cum[run_start]                      # N(s) per run
+    neg_at_end = np.append(neg_at_start[1:], neg_cum[n])   # N(t): the next run's start
+    pos_cum = np.zeros(n + 1, dtype=count)
     np.cumsum(positive, out=pos_cum[1:])
+    pos_in_run = np.diff(np.append(pos_cum[run_start], pos_cum[n]))
     list_start = np.flatnonzero(new_list)
     list_end = np.append(list_start[1:], n)
-    # end of each run's list, gathered per run
-    run_list = np.cumsum(new_list[run_start]) - 1
-    run_end = np.append(run_start[1:], n)
-    neg_to_list_end = neg_cum[list_end[run_list]]
-    pos_in_run = pos_cum[run_end] - pos_cum[run_start]
-    wins = pos_in_run * (neg_to_list_end - neg_cum[run_end])
-    wins_or_ties = pos_in_run * (neg_to_list_end - neg_cum[run_start])
     first_run = np.searchsorted(run_start, list_start)
     ids = lists[list_start]
-    out = []
-    for per_run in (wins, wins_or_ties):
+    del new_list, run_start
+
+    def per_list(values):
         full = np.zeros(n_lists, dtype=np.int64)
-        if per_run.size:
-            full[ids] = np.add.reduceat(per_run, first_run)
-        out.append(full)
-    pos = np.zeros(n_lists, dtype=np.int64)
-    pos[ids] = pos_cum[list_end] - pos_cum[list_start]
-    neg = np.zeros(n_lists, dtype=np.int64)
-    neg[ids] = neg_cum[list_end] - neg_cum[list_start]
+        full[ids] = values
+        return full
+
+    pos = per_list(pos_cum[list_end] - pos_cum[list_start])
+    neg = per_list(neg_cum[list_end] - neg_cum[list_start])
+    base = per_list(pos_cum[list_end] - pos_cum[list_start]).astype(np.int64) * \
+        per_list(neg_cum[list_end])
+    out = []
+    for neg_at in (neg_at_end, neg_at_start):
+        weighted = pos_in_run.astype(np.int64)
+        weighted *= neg_at
+        out.append(base - per_list(np.add.reduceat(weighted, first_run) if weighted.size else 0))
+        del weighted
     return out[0], out[1], pos, neg
 
 
@@ -338,12 +347,17 @@ class Layout:
         self.lists, self.grades, self.n_lists = lists, grades, n_lists
         new_list = starts(lists)
         new_group = np.ones(n, dtype=bool) if new_group is None else new_group | new_list
-        list_start = np.flatnonzero(new_list)
-        row_list_start = list_start[np.cumsum(new_list) - 1]
-        self.pos = (np.arange(1, n + 1) - row_list_start).astype(index)  # 1-based position
+        list_start = np.flatnonzero(new_list).astype(index)
+        row_list_start = np.cumsum(new_list, dtype=index)
+        row_list_start -= 1
+        row_list_start = list_start[row_list_start]
+        self.pos = np.arange(1, n + 1, dtype=index)  # 1-based position within the list
+        self.pos -= row_list_start
         group_start = np.flatnonzero(new_group)
-        self._row_group = (np.cumsum(new_group, dtype=np.int64) - 1).astype(index)
-        rel_cum = np.zeros(n + 1, dtype=np.int64)
+        self._row_group = np.cumsum(new_group, dtype=index)
+        self._row_group -= 1
+        del new_group, new_list
+        rel_cum = np.zeros(n + 1, dtype=index)
         np.cumsum(grades > 0, out=rel_cum[1:])
         size = np.diff(np.append(group_start, n))
         self._size = size.astype(index)

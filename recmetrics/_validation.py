@@ -510,6 +510,9 @@ def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, 
     """One row per (user, item): ``keys`` are the pairs as int64 codes."""
     import pandas as pd
 
+    ordered = np.sort(keys)  # a sort needs far less memory than a hash table of the keys
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
     duplicated = pd.Index(keys).duplicated()
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
@@ -632,3 +635,70 @@ def undefined_value(message: str) -> float:
     """NaN for a metric the data leave undefined, with a RecmetricsWarning saying why."""
     warnings.warn(f"{message}; returning NaN", RecmetricsWarning, stacklevel=caller_stacklevel())
     return float("nan")
+
+
+# --------------------------------------------------------------------------- sampled metrics
+# Checks of recmetrics.sampling: catalogue sizes, ranks, the metric and its cut-off, gamma.
+
+
+def check_count(name: str, value, minimum: int, why: str) -> int:
+    """A whole number >= ``minimum`` (bools and non-integral floats refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) \
+                and math.isfinite(value) and float(value).is_integer():
+            hint = f"; pass int({value!r})"
+        else:
+            hint = ""
+        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum} ({why}){hint}")
+    if value < minimum:
+        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum} ({why})")
+    return int(value)
+
+
+def check_catalogue(n_items, n_negatives) -> tuple[int, int]:
+    n_items = check_count("n_items", n_items, 2,
+                           "the catalogue holds the held-out item and at least one other")
+    n_negatives = check_count("n_negatives", n_negatives, 1, "at least one sampled negative")
+    if n_negatives > n_items - 1:
+        raise ValueError(f"n_negatives={n_negatives} is more than the {n_items - 1} other items "
+                         f"(n_items - 1); negatives are drawn without replacement, so pass "
+                         f"n_negatives <= {n_items - 1}")
+    return n_items, n_negatives
+
+
+def as_ranks(name: str, values, upper: int, upper_name: str) -> np.ndarray:
+    """Whole ranks 1 .. upper as float64 (the kernels' input)."""
+    ranks = as_numbers(name, values)
+    not_whole = ~np.isfinite(ranks) | (ranks != np.floor(ranks))
+    if not_whole.any():
+        first = int(np.flatnonzero(not_whole)[0])
+        raise ValueError(f"{name} contains {int(not_whole.sum())} value(s) that are not whole "
+                         f"numbers (first: {ranks[first].item()!r} at index {first}); ranks are "
+                         "positions 1, 2, 3, ...")
+    outside = (ranks < 1) | (ranks > upper)
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{name} contains {int(outside.sum())} value(s) outside 1..{upper} "
+                         f"(first: {ranks[first].item():g} at index {first}); ranks are 1-based "
+                         f"(best = 1) and at most {upper_name}")
+    return ranks
+
+
+def check_sampled_metric(metric, k, known: tuple[str, ...]) -> tuple[str, int | None]:
+    """A metric of recmetrics.sampling and its cut-off (required, optional or refused)."""
+    metric = check_option("metric", metric, known)
+    if metric == "auc":
+        if k is not None:
+            raise ValueError(f"k={k!r} does not apply to metric='auc', which looks at the whole "
+                             "list; leave k=None")
+        return metric, None
+    if k is None and metric in ("hit_rate", "precision"):
+        raise ValueError(f"metric={metric!r} needs a cut-off; pass k, e.g. k=10")
+    return metric, check_k(k, allow_none=True)
+
+
+def check_gamma(gamma) -> float:
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= gamma <= 1:
+        raise ValueError(f"gamma={gamma!r} must be a number from 0 to 1 (0: least bias, "
+                         "1: least mean squared error); the default is 0.01")
+    return float(gamma)

@@ -1,27 +1,25 @@
 """The ``recmetrics`` command: evaluate, compare and report on files of model scores.
 
-    recmetrics evaluate PRED [--truth TRUTH] [--k 5 10 20] [--ci 0.95] [--format table|json|csv] [-o OUT]
+    recmetrics evaluate PRED [--truth TRUTH] [--k 5 10 20] [--ci 0.95] [--format ...] [-o OUT]
     recmetrics compare A B [--truth TRUTH] [--k ...] [--alpha 0.05] [--format ...] [-o OUT]
     recmetrics report PRED [--truth TRUTH] [--k ...] [-o report.html]
     python -m recmetrics ...                      (the same)
 
 PRED, A and B hold one row per scored (user, item) with a score (and a label
 column when no ``--truth`` file is given); TRUTH holds (user, item, label),
-the label being a relevance grade (0 = not relevant). Files are CSV
-(``.csv``, optionally compressed: ``.csv.gz`` ...) or Parquet (``.parquet``,
-``.pq``), told apart by their extension. User and item ids are read as text,
-so ``7`` in one file matches ``7`` in the other whatever the file types.
+the label being a relevance grade (0 = not relevant).
 
-This module only parses arguments and reads and writes files; every number
-comes from :func:`recmetrics.evaluate` and :func:`recmetrics.compare`, and
-the report is the notebook ``recmetrics/templates/report.ipynb`` executed
-with the command's parameters and exported to one self-contained HTML file.
+This module only parses arguments and formats results. Files are read and
+written by :mod:`recmetrics.io` (encodings, separators, line numbers, atomic
+output), every number comes from :func:`recmetrics.evaluate` and
+:func:`recmetrics.compare`, and the report is rendered by
+:mod:`recmetrics.report` (the ``report`` extra).
 
 Bad input (a missing file or column, a bad option, a value recmetrics
 rejects) ends the command with exit status 2 and one line on stderr,
 ``recmetrics: error: <what is wrong and what to do>``; no traceback, and no
-output file is left half-written (output goes to a temporary file in the
-target folder, renamed into place at the end).
+output file is touched. Ctrl-C ends it with status 130 and
+``recmetrics: interrupted``.
 """
 from __future__ import annotations
 
@@ -29,144 +27,103 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import textwrap
-from contextlib import contextmanager
+import threading
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, TIES, check_unique_pairs,
-                          id_column, numeric_column)
+from . import io as rio
+from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, MAX_K, TIES,
+                          check_n_resamples)
 from .frame import METRICS, compare, evaluate
 
-__all__ = ["main", "read_scores", "render_report", "UsageError"]
+__all__ = ["main", "build_parser", "UsageError", "format_evaluation", "format_comparison"]
 
 PROG = "recmetrics"
-CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".csv.zst")
-PARQUET_SUFFIXES = (".parquet", ".pq")
-TEMPLATE = Path(__file__).resolve().parent / "templates" / "report.ipynb"
 
 
 class UsageError(Exception):
     """Bad input from the command line: reported as one line, exit status 2."""
 
 
-# --------------------------------------------------------------------------- reading files
+# --------------------------------------------------------------------------- progress
 
 
-def _kind(path: Path) -> str:
-    name = path.name.lower()
-    if name.endswith(CSV_SUFFIXES):
-        return "csv"
-    if name.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    suffix = "".join(path.suffixes) or "no extension"
-    raise UsageError(f"{path}: unknown file type ({suffix}); give a .csv or .parquet file "
-                     "(the extension tells recmetrics how to read it)")
+class _Progress:
+    """Named stages on stderr, each a tqdm bar that keeps moving (elapsed time) while it runs.
 
-
-def _where(kind: str, position: int) -> str:
-    """A data row's position as a reader finds it: the line in a CSV file, the row in Parquet."""
-    return f"line {position + 2}" if kind == "csv" else f"row {position + 1}"
-
-
-def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
-                grades: tuple[str, ...] = (), hints: dict[str, str] | None = None) -> pd.DataFrame:
-    """Read a CSV or Parquet file of (user, item, ...) rows and check it, naming the file.
-
-    Parameters
-    ----------
-    path : str or Path
-        ``.csv`` (optionally compressed) or ``.parquet`` / ``.pq``.
-    columns : dict
-        Role -> column name, e.g. ``{"user": "user", "item": "item", "score": "score"}``.
-        The roles ``user`` and ``item`` are read as text (ids); the rest as numbers.
-    numbers : tuple of str
-        Roles that must hold numbers without NaN (scores).
-    grades : tuple of str
-        Roles that must hold numbers >= 0 without NaN (relevance labels).
-    hints : dict, optional
-        Role -> how to point at another column (default ``--<role>-col NAME``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Only the requested columns, in the order given; ids as strings.
-
-    Raises
-    ------
-    UsageError
-        With a one-line message naming the file, the column and what to do.
+    Shown when stderr is a terminal, or with ``--progress``; never with ``--quiet``.
+    A stage with a known size (bytes of a file, code cells of the report) fills its bar;
+    a stage without one (computing the metrics) shows its elapsed time, refreshed four
+    times a second by a background thread so that it never stands still.
     """
-    path = Path(path)
-    hints = hints or {}
-    kind = _kind(path)
-    if not path.exists():
-        raise UsageError(f"{path}: no such file; check the path")
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder; give a .csv or .parquet file")
-    try:
-        if kind == "csv":
-            present = list(pd.read_csv(path, nrows=0).columns)
-        else:
-            import pyarrow.parquet as pq
 
-            present = list(pq.read_schema(path).names)
-    except pd.errors.EmptyDataError:
-        raise UsageError(f"{path} is empty; a CSV file needs a header line naming its columns, "
-                         f"e.g. {','.join(columns.values())}") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as error:
-        raise UsageError(f"{path} is not a readable {'CSV' if kind == 'csv' else 'Parquet'} "
-                         f"file ({_first_line(error)}); check its format") from None
+    def __init__(self, stages: int, enabled: bool, file=None):
+        self.enabled, self.stages, self.number = enabled, stages, 0
+        self.file = file
+        self.bar = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = None
+        if enabled:
+            self._ticker = threading.Thread(target=self._tick, name="recmetrics-progress",
+                                            daemon=True)
+            self._ticker.start()
 
-    for role, column in columns.items():
-        if column not in present:
-            have = ", ".join(repr(str(c)) for c in present) or "none"
-            hint = hints.get(role, f"pass --{role}-col NAME")
-            raise UsageError(f"{path} has no column {column!r} (its columns: {have}); rename the "
-                             f"column or {hint}")
-    wanted = list(dict.fromkeys(columns.values()))
-    try:
-        if kind == "csv":
-            ids = {columns[r]: str for r in ("user", "item") if r in columns}
-            frame = pd.read_csv(path, usecols=wanted, dtype=ids, low_memory=False)
-        else:
-            frame = pd.read_parquet(path, columns=wanted)
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as error:
-        raise UsageError(f"{path} is not a readable {'CSV' if kind == 'csv' else 'Parquet'} "
-                         f"file ({_first_line(error)}); check its format") from None
-    frame = frame[wanted]
-    if len(frame) == 0:
-        raise UsageError(f"{path} has no data rows; it needs at least one scored (user, item)")
+    def _tick(self):
+        while not self._stop.wait(0.25):
+            with self._lock:
+                if self.bar is not None:
+                    self.bar.refresh()
 
-    where = lambda row: _where(kind, row)  # noqa: E731  (0-based row -> "line N" in the file)
-    try:
-        for role in ("user", "item"):
-            if role in columns:
-                id_column(str(path), frame, columns[role], where=where)
-                values = frame[columns[role]]
-                if not pd.api.types.is_string_dtype(values):
-                    if pd.api.types.is_float_dtype(values) and (values % 1 == 0).all():
-                        values = values.astype(np.int64)  # 7.0 -> "7", as the CSV reader reads it
-                    frame[columns[role]] = values.astype(str)
-        for role in numbers + grades:
-            frame[columns[role]] = numeric_column(str(path), frame, columns[role],
-                                                  grades=role in grades, where=where)
-        if "user" in columns and "item" in columns:
-            check_unique_pairs(str(path), frame, columns["user"], columns["item"], where=where)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    return frame
+    def stage(self, description: str, total: float | None = None, unit: str = "it") -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        self.number += 1
+        size = shutil.get_terminal_size()
+        with self._lock:
+            if self.bar is not None:
+                self.bar.close()
+            desc = f"[{self.number}/{self.stages}] {description}"
+            fmt = ("{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}]"
+                   if total else "{desc}: [{elapsed}]")
+            self.bar = tqdm(total=total, desc=desc, file=self.file or sys.stderr, leave=False, unit=unit,
+                            unit_scale=unit == "B", unit_divisor=1024 if unit == "B" else 1000,
+                            ncols=min(100, size.columns), nrows=size.lines, bar_format=fmt,
+                            mininterval=0.1)
+
+    def step(self, n: int = 1) -> None:
+        if self.bar is not None:
+            with self._lock:
+                self.bar.update(n)
+
+    def bytes_read(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            with self._lock:
+                self.bar.n = done
+                self.bar.refresh()
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            if self.bar is not None:
+                self.bar.close()
+                self.bar = None
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
+def _progress(args, stages: int) -> _Progress:
+    enabled = not args.quiet and (args.progress or sys.stderr.isatty())
+    return _Progress(stages, enabled)
+
+
+# --------------------------------------------------------------------------- reading
 
 
 def _columns(args, *, with_score: bool = True, with_label: bool) -> dict[str, str]:
@@ -178,91 +135,96 @@ def _columns(args, *, with_score: bool = True, with_label: bool) -> dict[str, st
     return columns
 
 
-def _read_pred(path, args) -> pd.DataFrame:
-    """A predictions file: user, item, score (and label when there is no truth file)."""
-    with_label = args.truth is None
-    hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
-                      "--truth FILE"} if with_label else {}
-    return read_scores(path, columns=_columns(args, with_label=with_label), numbers=("score",),
-                       grades=("label",) if with_label else (), hints=hints)
+def _read(path, args, progress: _Progress, *, truth: bool = False) -> pd.DataFrame:
+    """A scores file (user, item, score, + label without --truth) or a truth file."""
+    name = Path(path).name
+    size = Path(path).stat().st_size if Path(path).is_file() else None
+    progress.stage(f"reading {name}", total=size, unit="B")
+    if truth:
+        columns, numbers, grades, hints = _columns(args, with_score=False, with_label=True), (), \
+            ("label",), {}
+    else:
+        with_label = args.truth is None
+        columns = _columns(args, with_label=with_label)
+        numbers, grades = ("score",), ("label",) if with_label else ()
+        hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
+                          "--truth FILE"} if with_label else {}
+    return rio.read_scores(path, columns=columns, numbers=numbers, grades=grades, hints=hints,
+                           sep=args.sep, encoding=args.encoding, progress=progress.bytes_read)
 
 
-def _read_truth(path, args) -> pd.DataFrame:
-    return read_scores(path, columns=_columns(args, with_score=False, with_label=True),
-                       grades=("label",))
+def _describe_input(path, frame: pd.DataFrame, args) -> dict:
+    return {"path": str(path), "rows": int(len(frame)),
+            "users": int(frame[args.user_col].nunique())}
 
 
-# --------------------------------------------------------------------------- writing files
+# --------------------------------------------------------------------------- memory
 
 
-def _check_output(target: str | os.PathLike) -> Path:
-    """An output path whose folder exists and that is not a folder itself (checked up front)."""
-    target = Path(target)
-    if target.is_dir():
-        raise UsageError(f"-o {target}: is a folder; give a file name such as {target / 'out'}")
-    if not target.parent.is_dir():
-        raise UsageError(f"-o {target}: folder {target.parent} does not exist; create it first")
-    return target
-
-
-@contextmanager
-def _atomic_output(target: str | os.PathLike):
-    """Yield a temporary text file beside ``target``; rename it into place only on success."""
-    target = _check_output(target)
-    folder = target.parent
+def _available_memory() -> int:
+    """Bytes this process may still allocate (MemAvailable, or the physical memory)."""
     try:
-        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="", dir=folder,
-                                             prefix=f".{target.name}.", suffix=".part",
-                                             delete=False)
-    except OSError as error:
-        raise UsageError(f"-o {target}: cannot write in {folder} ({error.strerror}); choose "
-                         "another folder") from None
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     try:
-        with handle:
-            yield handle
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(handle.name, 0o666 & ~umask)  # temporary files are private; outputs are not
-        os.replace(handle.name, target)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
 
 
-def _emit(text: str, output) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    with _atomic_output(output) as handle:
-        handle.write(text)
+def _gib(n: float) -> str:
+    return f"{n / 2 ** 30:,.1f} GiB" if n >= 2 ** 30 else f"{n / 2 ** 20:,.0f} MiB"
 
 
-# --------------------------------------------------------------------------- progress
+def check_memory(args, *, n_users: int, n_rows: int, n_metric_rows: int,
+                 command: str = "evaluate") -> None:
+    """Refuse, before computing, what would not fit in memory (or would run for weeks).
+
+    The estimates follow the arrays ``evaluate`` allocates: ``--ideal full`` keeps k
+    ideal grades per user (about 32 bytes each with the kernel's temporaries); bootstrap
+    intervals keep one value per resample and metric; the paired randomization test of
+    ``compare`` draws n_users signs per resample in bounded chunks, so there time is what
+    is estimated.
+    """
+    available = _available_memory()
+    k_max = max(args.k)
+    if args.ideal == "full" and (metrics_wanted(args) & {"ndcg"}):
+        need = 32 * n_users * k_max
+        if need > available:
+            raise UsageError(
+                f"--k {k_max} with --ideal full needs about {_gib(need)} ({n_users:,} users x "
+                f"{k_max:,} ideal positions) but {_gib(available)} is available; use a smaller "
+                "--k or --ideal truth")
+    ci = getattr(args, "ci", None)
+    if ci:
+        need = 8 * args.n_resamples * (n_metric_rows + 2) + 16 * n_users * min(
+            args.n_resamples, max(1, 2_000_000 // max(n_users, 1)))
+        if need > available:
+            raise UsageError(
+                f"--n-resamples {args.n_resamples:,} needs about {_gib(need)} for the bootstrap "
+                f"intervals ({n_metric_rows} metric rows x {args.n_resamples:,} resamples) but "
+                f"{_gib(available)} is available; use fewer resamples, e.g. --n-resamples 1000")
+    if command == "compare":
+        work = float(args.n_resamples) * n_users * n_metric_rows
+        if work > 1e14:  # at ~1e9 sign flips a second: more than a day
+            raise UsageError(
+                f"--n-resamples {args.n_resamples:,} means about {work:.0e} sign flips "
+                f"({n_metric_rows} metric rows x {n_users:,} users x resamples), days of work; "
+                "use fewer resamples, e.g. --n-resamples 10000")
 
 
-class _Progress:
-    """A tqdm bar of named stages on stderr; silent when stderr is not a terminal or --quiet."""
+def metrics_wanted(args) -> set[str]:
+    return set(args.metrics or METRICS)
 
-    def __init__(self, total: int, quiet: bool):
-        from tqdm.auto import tqdm
 
-        # shutil falls back to 80 x 24 where the terminal reports no size (tqdm would then
-        # draw nothing)
-        size = shutil.get_terminal_size()
-        self.bar = tqdm(total=total, file=sys.stderr, leave=False, unit="step",
-                        disable=quiet or not sys.stderr.isatty(), ncols=min(100, size.columns),
-                        nrows=size.lines,
-                        bar_format="{desc:<34}{bar}| {n_fmt}/{total_fmt} [{elapsed}]")
-
-    def stage(self, description: str) -> None:
-        self.bar.set_description_str(description)
-
-    def step(self, n: int = 1) -> None:
-        self.bar.update(n)
-
-    def close(self) -> None:
-        self.bar.close()
+def _metric_rows(args) -> int:
+    wanted = metrics_wanted(args)
+    at_k = {"precision", "recall", "hit_rate", "map", "ndcg"}
+    return len(wanted - at_k) + len(wanted & at_k) * len(set(args.k))
 
 
 # --------------------------------------------------------------------------- formatting
@@ -310,21 +272,23 @@ def _jsonable(value):
     return value
 
 
+def _tidy(table: pd.DataFrame, fmt: str):
+    """The table itself: CSV or TSV text, or the DataFrame for Parquet."""
+    if fmt == "parquet":
+        return table.reset_index(drop=True)
+    return table.to_csv(index=False, sep="\t" if fmt == "tsv" else ",", lineterminator="\n")
+
+
 def _records(table: pd.DataFrame) -> list[dict]:
     return [{key: _jsonable(value) for key, value in row.items()}
             for row in table.to_dict(orient="records")]
 
 
-def _describe_input(path, frame: pd.DataFrame, args) -> dict:
-    return {"path": str(path), "rows": int(len(frame)),
-            "users": int(frame[args.user_col].nunique())}
-
-
 def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | None,
                       n_resamples: int, seed: int) -> str:
     conventions = table.attrs["conventions"]
-    if fmt == "csv":
-        return table.to_csv(index=False, lineterminator="\n")
+    if fmt in ("csv", "tsv", "parquet"):
+        return _tidy(table, fmt)
     if fmt == "json":
         document = {"command": "evaluate", "inputs": inputs, "conventions": conventions,
                     "ci": ci, "n_resamples": n_resamples if ci else None,
@@ -373,8 +337,8 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
     table = table.copy()
     table["verdict"] = [_verdict(row, alpha) for row in table.itertuples(index=False)]
     conventions = table.attrs["conventions"]
-    if fmt == "csv":
-        return table.to_csv(index=False, lineterminator="\n")
+    if fmt in ("csv", "tsv", "parquet"):
+        return _tidy(table, fmt)
     if fmt == "json":
         document = {"command": "compare", "inputs": inputs, "conventions": conventions,
                     "alpha": alpha, "n_resamples": n_resamples, "seed": seed,
@@ -412,100 +376,6 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
     return "\n".join(lines) + "\n"
 
 
-# --------------------------------------------------------------------------- the report
-
-
-_REPORT_HTML_TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
-{%- block html_head_js -%}{%- endblock html_head_js -%}
-{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{%- block extra_css -%}
-<style type="text/css">
-  body.jp-Notebook { max-width: 1100px; margin: 0 auto; padding: 1.5em 2em 4em; }
-  .jp-RenderedHTMLCommon { font-size: 15px; line-height: 1.5; }
-  .jp-RenderedHTMLCommon h1 { font-size: 1.9em; margin-top: 0.4em; }
-  .jp-RenderedHTMLCommon h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 1.6em; }
-  .jp-RenderedHTMLCommon table { font-size: 14px; }
-  .jp-OutputArea-output img { max-width: 100%; height: auto; }
-</style>
-{%- endblock extra_css -%}
-"""
-
-
-def _parameters_cell(parameters: dict):
-    import nbformat
-
-    lines = ["# Parameters injected by `recmetrics report`"]
-    lines += [f"{name} = {value!r}" for name, value in parameters.items()]
-    cell = nbformat.v4.new_code_cell("\n".join(lines))
-    cell.metadata["tags"] = ["injected-parameters"]
-    return cell
-
-
-def render_report(parameters: dict, output, *, progress: _Progress | None = None,
-                  template: str | os.PathLike | None = None, workdir=None) -> None:
-    """Execute the report notebook with ``parameters`` and write it to ``output`` as HTML.
-
-    The parameters cell is injected after the template's cell tagged
-    ``parameters``; figures are embedded as base64 PNG and code cells are hidden,
-    so the HTML file stands alone (no scripts or styles fetched from the network).
-    """
-    import nbformat
-    from jinja2 import DictLoader
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, DeadKernelError
-    from nbconvert import HTMLExporter
-
-    nb = nbformat.read(template or TEMPLATE, as_version=4)
-    tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
-    position = tagged[0] + 1 if tagged else 0
-    nb.cells.insert(position, _parameters_cell(parameters))
-    title = parameters.get("title") or f"recmetrics report: {parameters.get('pred_name')}"
-    nb.metadata["title"] = title
-
-    def executed(cell, cell_index, **_):
-        if progress is not None and cell.cell_type == "code":
-            progress.step()
-
-    client = NotebookClient(nb, timeout=None, kernel_name="python3",
-                            resources={"metadata": {"path": str(workdir or Path.cwd())}},
-                            on_cell_executed=executed)
-    try:
-        # The kernel's own log lines (ipykernel warnings) would reach our stderr: drop them.
-        client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except CellExecutionError as error:
-        failed = next((c for c in nb.cells if c.cell_type == "code" and any(
-            o.get("output_type") == "error" for o in c.get("outputs", []))), None)
-        detail = next((f"{o['ename']}: {o['evalue']}" for o in (failed or {}).get("outputs", [])
-                       if o.get("output_type") == "error"), _first_line(error))
-        raise ReportError(f"the report notebook failed ({_first_line(Exception(detail))}); no "
-                          "report was written") from None
-    except DeadKernelError:
-        raise ReportError("the Python kernel running the report died (out of memory?); no report "
-                          "was written") from None
-
-    if progress is not None:
-        progress.stage("writing the HTML report")
-    exporter = HTMLExporter(extra_loaders=[DictLoader({"recmetrics_report.html.j2":
-                                                       _REPORT_HTML_TEMPLATE})],
-                            template_file="recmetrics_report.html.j2", exclude_input=True,
-                            exclude_input_prompt=True, exclude_output_prompt=True,
-                            embed_images=True)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    with _atomic_output(output) as handle:
-        handle.write(body)
-
-
-class ReportError(UsageError):
-    """The report notebook failed on input that passed the command's checks."""
-
-
-def _report_cells() -> int:
-    import nbformat
-
-    return sum(c.cell_type == "code" for c in nbformat.read(TEMPLATE, as_version=4).cells) + 1
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -515,87 +385,82 @@ def _options(args) -> dict:
                 ideal=args.ideal, denominator=args.denominator, gauc_weight=args.gauc_weight)
 
 
-def _format(args) -> str:
-    if args.format:
-        return args.format
-    suffix = Path(args.output).suffix.lower() if args.output else ""
-    return {".json": "json", ".csv": "csv"}.get(suffix, "table")
+def _inputs(args) -> list[str]:
+    return [p for p in (getattr(args, "pred", None), getattr(args, "a", None),
+                        getattr(args, "b", None), args.truth) if p is not None]
+
+
+def _plan(args) -> rio.Output:
+    return rio.plan_output(args.output, fmt=args.format, inputs=_inputs(args))
 
 
 def cmd_evaluate(args) -> None:
-    if args.output:
-        _check_output(args.output)
-    progress = _Progress(4 if args.truth else 3, args.quiet)
+    output = _plan(args)                 # before any work: a bad -o costs nothing
+    progress = _progress(args, 3 + bool(args.truth))
     try:
-        progress.stage(f"reading {Path(args.pred).name}")
-        pred = _read_pred(args.pred, args)
-        progress.step()
-        truth = None
+        pred = _read(args.pred, args, progress)
         inputs = {"pred": _describe_input(args.pred, pred, args)}
+        truth = None
         if args.truth:
-            progress.stage(f"reading {Path(args.truth).name}")
-            truth = _read_truth(args.truth, args)
+            truth = _read(args.truth, args, progress, truth=True)
             inputs["truth"] = _describe_input(args.truth, truth, args)
-            progress.step()
-        progress.stage("bootstrapping intervals" if args.ci else "computing metrics")
+        check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred),
+                     n_metric_rows=_metric_rows(args))
+        progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
+                       else f"computing {_metric_rows(args)} metrics")
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
                          **_options(args))
-        progress.step()
+        del pred, truth
         progress.stage("writing")
-        text = format_evaluation(table, inputs, _format(args), args.ci, args.n_resamples,
-                                 args.seed)
-        progress.step()
+        content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
+                                    args.seed)
+        rio.write_output(output, content)
     finally:
         progress.close()
-    _emit(text, args.output)
 
 
 def cmd_compare(args) -> None:
-    if args.output:
-        _check_output(args.output)
-    progress = _Progress(4 if args.truth else 3, args.quiet)
+    output = _plan(args)
+    progress = _progress(args, 4 + bool(args.truth))
     try:
         frames, inputs = {}, {}
         for role, path in (("a", args.a), ("b", args.b)):
-            progress.stage(f"reading {Path(path).name}")
-            frames[role] = _read_pred(path, args)
+            frames[role] = _read(path, args, progress)
             inputs[role] = _describe_input(path, frames[role], args)
-        progress.step()
         truth = None
         if args.truth:
-            progress.stage(f"reading {Path(args.truth).name}")
-            truth = _read_truth(args.truth, args)
+            truth = _read(args.truth, args, progress, truth=True)
             inputs["truth"] = _describe_input(args.truth, truth, args)
-            progress.step()
-        progress.stage("paired tests over users")
+        check_memory(args, n_users=max(d["users"] for d in inputs.values()),
+                     n_rows=max(len(f) for f in frames.values()),
+                     n_metric_rows=_metric_rows(args), command="compare")
+        progress.stage(f"paired tests over users ({args.n_resamples:,} resamples)")
         table = compare(frames["a"], frames["b"], truth, n_resamples=args.n_resamples,
                         seed=args.seed, **_options(args))
-        progress.step()
-        text = format_comparison(table, inputs, _format(args), args.alpha, args.n_resamples,
-                                 args.seed)
-        progress.step()
+        progress.stage("writing")
+        content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
+                                    args.seed)
+        rio.write_output(output, content)
     finally:
         progress.close()
-    _emit(text, args.output)
 
 
 def cmd_report(args) -> None:
-    output = _check_output(args.output)
-    if output.suffix.lower() not in (".html", ".htm"):
-        raise UsageError(f"-o {output}: the report is an HTML file; give a name ending in .html")
-    progress = _Progress(1 + (1 if args.truth else 0) + _report_cells(), args.quiet)
+    from . import report
+
+    report.require_jupyter()             # one line with the pip command when the extra is missing
+    output = rio.plan_output(args.output, inputs=_inputs(args), allowed=("html",))
+    progress = _progress(args, 2 + bool(args.truth))
     try:
         # Check everything the notebook will need before starting it, so that bad
         # input gets a one-line message here rather than a failed cell there.
-        progress.stage(f"checking {Path(args.pred).name}")
-        pred = _read_pred(args.pred, args)
-        progress.step()
-        if args.truth:
-            progress.stage(f"checking {Path(args.truth).name}")
-            truth = _read_truth(args.truth, args)
-            progress.step()
-        else:
-            truth = None
+        pred = _read(args.pred, args, progress)
+        truth = _read(args.truth, args, progress, truth=True) if args.truth else None
+        users = pred[args.user_col].nunique()
+        if truth is not None:
+            users = max(users, truth[args.user_col].nunique())
+        check_memory(args, n_users=int(users), n_rows=len(pred),
+                     n_metric_rows=_metric_rows(args))
         parameters = {
             "pred_path": str(Path(args.pred).resolve()),
             "truth_path": str(Path(args.truth).resolve()) if args.truth else None,
@@ -609,15 +474,17 @@ def cmd_report(args) -> None:
             "ties": args.ties, "gain": args.gain, "ideal": args.ideal,
             "denominator": args.denominator, "gauc_weight": args.gauc_weight,
             "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
+            "sep": args.sep, "encoding": args.encoding,
         }
         del pred, truth
-        progress.stage("running the report notebook")
-        render_report(parameters, output, progress=progress, workdir=output.resolve().parent)
-        progress.step()
+        progress.stage("running the report notebook", total=report.template_cells(),
+                       unit="cell")
+        workdir = Path(output.real_path).parent if output.real_path else Path.cwd()
+        report.render_report(parameters, output, on_cell=progress.step, workdir=workdir)
     finally:
         progress.close()
-    if not args.quiet:
-        print(f"wrote {output} ({output.stat().st_size / 1024:,.0f} KiB)")
+    if not args.quiet and output.mode == "atomic":
+        print(f"wrote {output.target} ({Path(output.real_path).stat().st_size / 1024:,.0f} KiB)")
 
 
 # --------------------------------------------------------------------------- arguments
@@ -639,17 +506,23 @@ def _cutoff(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not >= 1; a cut-off counts the top items, "
                                          "e.g. --k 5 10 20")
+    if value > MAX_K:
+        raise argparse.ArgumentTypeError(
+            f"{text} is too large; use at most {MAX_K:,} (a cut-off longer than every list "
+            "already counts each list whole)")
     return value
 
 
-def _positive(text: str) -> int:
+def _resamples(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1, e.g. 1000")
-    return value
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number, e.g. 1000") from None
+    try:  # the same bounds as recmetrics.evaluate and compare
+        return check_n_resamples(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).replace(f"n_resamples={value!r}",
+                                                            repr(text))) from None
 
 
 def _level(text: str) -> float:
@@ -668,9 +541,31 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError:
         value = -1
-    if value < 0:
+    if not 0 <= value < 2 ** 128:
         raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 0, e.g. 0")
     return value
+
+
+def _separator(text: str) -> str:
+    named = {"\\t": "\t", "tab": "\t", "TAB": "\t", "comma": ",", "semicolon": ";", "pipe": "|",
+             "space": " "}
+    value = named.get(text, text)
+    if len(value) != 1 or value in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"{text!r} must be one character such as ',' ';' '|' or "
+                                         "'\\t' (or tab, semicolon)")
+    return value
+
+
+def _encoding(text: str) -> str:
+    import codecs
+
+    try:
+        codecs.lookup(text)
+    except LookupError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a known encoding; use a name such as "
+                                         "utf-8, gbk, gb18030, big5, shift_jis, latin-1, cp1252 "
+                                         "or utf-16") from None
+    return text
 
 
 def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
@@ -682,10 +577,16 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                         help=f"cut-offs for the @k metrics (default: {' '.join(map(str, k_default))})")
     parser.add_argument("--metrics", nargs="+", choices=METRICS, metavar="METRIC",
                         help=f"metrics to compute, any of {', '.join(METRICS)} (default: all)")
-    columns = parser.add_argument_group("column names")
+    files = parser.add_argument_group("reading the files")
     for role in ("user", "item", "score", "label"):
-        columns.add_argument(f"--{role}-col", default=role, metavar="NAME",
-                             help=f"column of the {role} (default: {role})")
+        files.add_argument(f"--{role}-col", default=role, metavar="NAME",
+                           help=f"column of the {role} (default: {role})")
+    files.add_argument("--sep", type=_separator, metavar="CHAR",
+                       help="field separator of CSV files (default: ',' for .csv, a tab for "
+                            ".tsv, found from the header for .txt); '\\t' or tab for a tab")
+    files.add_argument("--encoding", type=_encoding, metavar="NAME",
+                       help="text encoding of CSV files (default: utf-8; a byte-order mark is "
+                            "always honoured), e.g. gbk, latin-1, utf-16")
     conventions = parser.add_argument_group("conventions (the defaults are recmetrics.evaluate's)")
     conventions.add_argument("--ties", choices=TIES, default="average",
                              help="tied scores: expected value over all orders (average) or the "
@@ -703,11 +604,19 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
         stats.add_argument("--ci", type=_level, default=ci_default, metavar="LEVEL",
                            help="confidence level of bootstrap intervals over users, e.g. 0.95 "
                                 f"(default: {ci_default or 'no intervals'})")
-    stats.add_argument("--n-resamples", type=_positive, default=n_resamples, metavar="N",
+    stats.add_argument("--n-resamples", type=_resamples, default=n_resamples, metavar="N",
                        help=f"bootstrap / randomization resamples (default: {n_resamples})")
     stats.add_argument("--seed", type=_seed, default=0, metavar="S",
                        help="random seed of the resampling (default: 0)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    shown.add_argument("--progress", action="store_true",
+                       help="show progress on stderr even when it is not a terminal")
+
+
+FORMATS = ("table", "json", "csv", "tsv", "parquet")
+_OUT_HELP = ("write to this file instead of standard output ('-'); the extension picks the "
+             "format: .txt (table), .json, .csv, .tsv, .csv.gz/.bz2/.xz/.zst, .parquet")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -715,50 +624,62 @@ def build_parser() -> argparse.ArgumentParser:
                                             "CSV or Parquet files.",
                      epilog="Run 'recmetrics COMMAND --help' for a command's options.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    formats = ("table", "json", "csv")
 
     ev = commands.add_parser("evaluate", help="print the metric table of one model",
                              description="AUC, GAUC, precision/recall/hit rate@k, MAP@k, MRR and "
                                          "NDCG@k of one file of scores.")
-    ev.add_argument("pred", metavar="PRED", help="scores file (.csv or .parquet)")
+    ev.add_argument("pred", metavar="PRED", help="scores file (.csv, .tsv, .txt or .parquet)")
     _add_common(ev, k_default=[10], n_resamples=1000, ci_default=None)
-    ev.add_argument("--format", choices=formats,
+    ev.add_argument("--format", choices=FORMATS,
                     help="output format (default: from -o's extension, else table)")
-    ev.add_argument("-o", "--output", metavar="OUT", help="write to this file instead of stdout")
+    ev.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
     ev.set_defaults(run=cmd_evaluate)
 
     cp = commands.add_parser("compare", help="is model B better than model A?",
                              description="Both models' metrics, B - A, and paired p-values over "
                                          "users.")
-    cp.add_argument("a", metavar="A", help="scores of model A (.csv or .parquet)")
-    cp.add_argument("b", metavar="B", help="scores of model B (.csv or .parquet)")
+    cp.add_argument("a", metavar="A", help="scores of model A (.csv, .tsv, .txt or .parquet)")
+    cp.add_argument("b", metavar="B", help="scores of model B (.csv, .tsv, .txt or .parquet)")
     _add_common(cp, k_default=[10], n_resamples=10_000, ci_default=False)
     cp.add_argument("--alpha", type=_level, default=0.05,
                     help="significance level of the verdict column (default: 0.05)")
-    cp.add_argument("--format", choices=formats,
+    cp.add_argument("--format", choices=FORMATS,
                     help="output format (default: from -o's extension, else table)")
-    cp.add_argument("-o", "--output", metavar="OUT", help="write to this file instead of stdout")
+    cp.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
     cp.set_defaults(run=cmd_compare)
 
     rp = commands.add_parser("report", help="write a self-contained HTML report of one model",
                              description="Metric table with confidence intervals, ROC curve, "
                                          "per-user distributions and metrics against k, as one "
-                                         "HTML file.")
-    rp.add_argument("pred", metavar="PRED", help="scores file (.csv or .parquet)")
+                                         "HTML file (needs pip install metricbook[report]).")
+    rp.add_argument("pred", metavar="PRED", help="scores file (.csv, .tsv, .txt or .parquet)")
     _add_common(rp, k_default=[5, 10, 20], n_resamples=1000, ci_default=0.95)
     rp.add_argument("--title", help="title of the report (default: from the file name)")
     rp.add_argument("-o", "--output", metavar="OUT", default="report.html",
                     help="HTML file to write (default: report.html)")
-    rp.set_defaults(run=cmd_report)
+    rp.set_defaults(run=cmd_report, format=None)
     return parser
 
 
+#: Python option names in messages from recmetrics.evaluate -> the command line's flags
+_FLAGS = {"k": "--k", "n_resamples": "--n-resamples", "ci": "--ci", "seed": "--seed",
+          "ties": "--ties", "gain": "--gain", "ideal": "--ideal", "denominator": "--denominator",
+          "gauc_weight": "--gauc-weight", "metrics": "--metrics", "alpha": "--alpha"}
+_PY_OPTION = re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_FLAGS, key=len, reverse=True))
+                        + r")=(?:'([\w.-]+)'|(?=\S))")
+
+
+def _as_flags(message: str) -> str:
+    """"n_resamples=1 must be ..." -> "--n-resamples 1 must be ..." (the option as typed)."""
+    return _PY_OPTION.sub(lambda m: _FLAGS[m.group(1)] + " " + (m.group(2) or ""), message)
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+    print(f"{PROG}: warning: {_as_flags(' '.join(str(message).split()))}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input)."""
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 130 interrupted)."""
     import warnings
 
     try:
@@ -766,11 +687,23 @@ def main(argv: list[str] | None = None) -> int:
             warnings.showwarning = _one_line_warning
             args = build_parser().parse_args(argv)
             args.run(args)
-    except (UsageError, ValueError) as error:
-        message = " ".join(str(error).split())
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+    except UsageError as error:
+        print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
+    except ValueError as error:
+        print(f"{PROG}: error: {_as_flags(' '.join(str(error).split()))}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"{PROG}: error: out of memory; use fewer --n-resamples, a smaller --k, or a "
+              "machine with more memory", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `recmetrics ... | head`: the reader left; not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
     return 0

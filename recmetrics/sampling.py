@@ -60,14 +60,13 @@ Mining (KDD '20)*, 1748-1757. https://doi.org/10.1145/3394486.3403226
 from __future__ import annotations
 
 import functools
-import math
-import numbers
 from typing import Literal, get_args
 
 import numpy as np
 from scipy.special import gammaln, xlog1py, xlogy
 
-from ._validation import TIES, Ties, as_counts, as_numbers, check_k, check_option, check_seed
+from ._validation import (TIES, Ties, as_counts, as_numbers, as_ranks, check_catalogue, check_count,
+                          check_gamma, check_option, check_sampled_metric, check_seed)
 
 __all__ = ["METRICS", "DISTRIBUTIONS", "CORRECTIONS", "RANK_PRIORS", "TIES",
            "rank_of_held_out", "sample_ranks", "sampled_rank_distribution", "exact_metric",
@@ -251,68 +250,6 @@ def _rescale_kernel(sampled_ranks: np.ndarray, n_items: int, n_negatives: int, m
 # --------------------------------------------------------------------------- checks
 
 
-def _check_whole(name: str, value, minimum: int, why: str) -> int:
-    """A whole number >= ``minimum`` (bools and non-integral floats refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and not isinstance(value, bool) \
-                and math.isfinite(value) and float(value).is_integer():
-            hint = f"; pass int({value!r})"
-        else:
-            hint = ""
-        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum} ({why}){hint}")
-    if value < minimum:
-        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum} ({why})")
-    return int(value)
-
-
-def _check_catalogue(n_items, n_negatives) -> tuple[int, int]:
-    n_items = _check_whole("n_items", n_items, 2,
-                           "the catalogue holds the held-out item and at least one other")
-    n_negatives = _check_whole("n_negatives", n_negatives, 1, "at least one sampled negative")
-    if n_negatives > n_items - 1:
-        raise ValueError(f"n_negatives={n_negatives} is more than the {n_items - 1} other items "
-                         f"(n_items - 1); negatives are drawn without replacement, so pass "
-                         f"n_negatives <= {n_items - 1}")
-    return n_items, n_negatives
-
-
-def _as_ranks(name: str, values, upper: int, upper_name: str) -> np.ndarray:
-    """Whole ranks 1 .. upper as float64 (the kernels' input)."""
-    ranks = as_numbers(name, values)
-    not_whole = ~np.isfinite(ranks) | (ranks != np.floor(ranks))
-    if not_whole.any():
-        first = int(np.flatnonzero(not_whole)[0])
-        raise ValueError(f"{name} contains {int(not_whole.sum())} value(s) that are not whole "
-                         f"numbers (first: {ranks[first].item()!r} at index {first}); ranks are "
-                         "positions 1, 2, 3, ...")
-    outside = (ranks < 1) | (ranks > upper)
-    if outside.any():
-        first = int(np.flatnonzero(outside)[0])
-        raise ValueError(f"{name} contains {int(outside.sum())} value(s) outside 1..{upper} "
-                         f"(first: {ranks[first].item():g} at index {first}); ranks are 1-based "
-                         f"(best = 1) and at most {upper_name}")
-    return ranks
-
-
-def _check_metric(metric, k) -> tuple[str, int | None]:
-    metric = check_option("metric", metric, METRICS)
-    if metric == "auc":
-        if k is not None:
-            raise ValueError(f"k={k!r} does not apply to metric='auc', which looks at the whole "
-                             "list; leave k=None")
-        return metric, None
-    if k is None and metric in ("hit_rate", "precision"):
-        raise ValueError(f"metric={metric!r} needs a cut-off; pass k, e.g. k=10")
-    return metric, check_k(k, allow_none=True)
-
-
-def _check_gamma(gamma) -> float:
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= gamma <= 1:
-        raise ValueError(f"gamma={gamma!r} must be a number from 0 to 1 (0: least bias, "
-                         "1: least mean squared error); the default is 0.01")
-    return float(gamma)
-
-
 # --------------------------------------------------------------------------- from scores
 
 
@@ -429,12 +366,12 @@ def sample_ranks(exact_ranks, n_items: int, n_negatives: int, *, seed=None) -> n
     >>> 1 <= int(r[1]) <= 100
     True
     """
-    n_items, n_negatives = _check_catalogue(n_items, n_negatives)
+    n_items, n_negatives = check_catalogue(n_items, n_negatives)
     if n_items > MAX_ITEMS_TO_DRAW:
         raise ValueError(f"n_items={n_items} is above {MAX_ITEMS_TO_DRAW:,}, the largest catalogue "
                          "numpy's hypergeometric generator handles; the binomial approximation "
                          "(Generator.binomial(m, (R - 1)/(n - 1))) is exact to within m/n there")
-    ranks = _as_ranks("exact_ranks", exact_ranks, n_items, "n_items").astype(np.int64)
+    ranks = as_ranks("exact_ranks", exact_ranks, n_items, "n_items").astype(np.int64)
     rng = np.random.default_rng(check_seed(seed))
     above = rng.hypergeometric(ranks - 1, n_items - ranks, n_negatives)
     return above.astype(np.int64) + 1
@@ -483,9 +420,9 @@ def sampled_rank_distribution(exact_ranks, n_items: int, n_negatives: int, *,
     [0.25, 0.5, 0.25]
     """
     distribution = check_option("distribution", distribution, DISTRIBUTIONS)
-    n_items, n_negatives = _check_catalogue(n_items, n_negatives)
+    n_items, n_negatives = check_catalogue(n_items, n_negatives)
     single = np.ndim(exact_ranks) == 0
-    ranks = _as_ranks("exact_ranks", np.atleast_1d(exact_ranks), n_items, "n_items")
+    ranks = as_ranks("exact_ranks", np.atleast_1d(exact_ranks), n_items, "n_items")
     pmf = _pmf_kernel(ranks, n_items, n_negatives, n_negatives + 1, distribution)
     return pmf[0] if single else pmf
 
@@ -534,9 +471,9 @@ def exact_metric(exact_ranks, n_items: int, metric: str, *, k: int | None = None
     >>> round(exact_metric([1, 10_000], 10_000, "auc"), 4)
     0.5
     """
-    n_items = _check_whole("n_items", n_items, 2, "a ranked list needs at least two items")
-    metric, k = _check_metric(metric, k)
-    ranks = _as_ranks("exact_ranks", exact_ranks, n_items, "n_items")
+    n_items = check_count("n_items", n_items, 2, "a ranked list needs at least two items")
+    metric, k = check_sampled_metric(metric, k, METRICS)
+    ranks = as_ranks("exact_ranks", exact_ranks, n_items, "n_items")
     return float(np.mean(_metric_kernel(ranks, n_items, metric, k)))
 
 
@@ -588,9 +525,9 @@ def expected_sampled_metric(exact_ranks, n_items: int, n_negatives: int, metric:
     True
     """
     distribution = check_option("distribution", distribution, DISTRIBUTIONS)
-    n_items, n_negatives = _check_catalogue(n_items, n_negatives)
-    metric, k = _check_metric(metric, k)
-    ranks = _as_ranks("exact_ranks", exact_ranks, n_items, "n_items")
+    n_items, n_negatives = check_catalogue(n_items, n_negatives)
+    metric, k = check_sampled_metric(metric, k, METRICS)
+    ranks = as_ranks("exact_ranks", exact_ranks, n_items, "n_items")
     distinct, counts = np.unique(ranks, return_counts=True)
     per_rank = _expected_sampled_kernel(distinct, n_items, n_negatives, metric, k, distribution)
     return float(per_rank @ counts / ranks.size)
@@ -676,9 +613,9 @@ def bv_correction(n_items: int, n_negatives: int, metric: str, *, k: int | None 
     >>> bool(np.allclose(full, 1 / np.log2(np.arange(2, 12))))
     True
     """
-    n_items, n_negatives = _check_catalogue(n_items, n_negatives)
-    metric, k = _check_metric(metric, k)
-    gamma = _check_gamma(gamma)
+    n_items, n_negatives = check_catalogue(n_items, n_negatives)
+    metric, k = check_sampled_metric(metric, k, METRICS)
+    gamma = check_gamma(gamma)
     if rank_weights is None:
         weights = np.full(n_items, 1.0 / n_items)
     else:
@@ -757,10 +694,10 @@ def correct_sampled_metric(sampled_ranks, n_items: int, n_negatives: int, metric
     """
     correction = check_option("correction", correction, CORRECTIONS)
     rank_prior = check_option("rank_prior", rank_prior, RANK_PRIORS)
-    n_items, n_negatives = _check_catalogue(n_items, n_negatives)
-    metric, k = _check_metric(metric, k)
-    gamma = _check_gamma(gamma)
-    ranks = _as_ranks("sampled_ranks", sampled_ranks, n_negatives + 1, "n_negatives + 1")
+    n_items, n_negatives = check_catalogue(n_items, n_negatives)
+    metric, k = check_sampled_metric(metric, k, METRICS)
+    gamma = check_gamma(gamma)
+    ranks = as_ranks("sampled_ranks", sampled_ranks, n_negatives + 1, "n_negatives + 1")
     if correction == "rescale":
         return float(np.mean(_rescale_kernel(ranks, n_items, n_negatives, metric, k)))
     share = np.bincount(ranks.astype(np.int64) - 1, minlength=n_negatives + 1) / ranks.size

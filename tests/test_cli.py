@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import recmetrics as rm
-from recmetrics import cli
+from recmetrics import cli, report
 
 DATA = rm.DATA_DIR
 PRED_A, PRED_B = DATA / "sample_model_a.csv", DATA / "sample_model_b.csv"
@@ -231,8 +231,9 @@ def test_a_progress_bar_is_shown_on_a_terminal_only():
         os.close(leader)
     shown = b"".join(seen)
     assert done.returncode == 0
-    assert b"reading sample_model_a.csv" in shown and b"bootstrapping intervals" in shown
-    assert b"/4 [" in shown                             # n of 4 stages
+    assert b"[1/4] reading sample_model_a.csv" in shown and b"[2/4] reading sample_truth.csv" in shown
+    assert b"[3/4] bootstrapping intervals (100 resamples)" in shown
+    assert b"510k/510k" in shown                         # the reading bar counts the file's bytes
     quiet = run_process(["evaluate", PRED_A, "--truth", TRUTH, "--quiet"])
     assert quiet.returncode == 0 and quiet.stderr == ""
 
@@ -259,13 +260,14 @@ BAD = [  # (id, argv builder, message regex); every case also writes -o to a fol
     ("missing truth file", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth", t / "t.csv"],
      r"t\.csv: no such file"),
     ("unknown file type", lambda t: ["evaluate", _write(t / "p.xlsx", GOOD)],
-     r"p\.xlsx: unknown file type \(\.xlsx\); give a \.csv or \.parquet file"),
+     r"p\.xlsx: unknown file type \(\.xlsx\); give a \.csv, \.tsv, \.txt \(optionally compressed, "
+     r"e\.g\. \.csv\.gz\) or \.parquet file"),
     ("a folder as input", lambda t: ["evaluate", (t / "d.csv").mkdir() or t / "d.csv"], r"d\.csv is a folder"),
     ("empty file", lambda t: ["evaluate", _write(t / "p.csv", "")], r"p\.csv is empty; a CSV file needs a header"),
     ("header only", lambda t: ["evaluate", _write(t / "p.csv", "user,item,score,label\n")],
      r"p\.csv has no data rows"),
-    ("not text", lambda t: ["evaluate", _write(t / "p.csv", b"\xff\xfe\x00\x81\x00garbage\x00\n\x9c")],
-     r"p\.csv is not a readable CSV file .*; check its format"),
+    ("not text", lambda t: ["evaluate", _write(t / "p.csv", b"\x81\x00garbage\x00\n\x9c")],
+     r"p\.csv: byte 81 in line 1 cannot be read as UTF-8; it is not UTF-8; pass --encoding"),
     ("not parquet", lambda t: ["evaluate", _write(t / "p.parquet", GOOD)],
      r"p\.parquet is not a readable Parquet file .*; check its format"),
     ("missing score column", lambda t: ["evaluate", _write(t / "p.csv", "user,item,label\nu,a,1\n")],
@@ -310,7 +312,7 @@ BAD = [  # (id, argv builder, message regex); every case also writes -o to a fol
     ("ci as a percentage", lambda t: ["evaluate", PRED_A, "--ci", "95"],
      r"argument --ci: '95' must be a number strictly between 0 and 1, e\.g\. 0\.95"),
     ("zero resamples", lambda t: ["compare", PRED_A, PRED_B, "--n-resamples", "0"],
-     r"argument --n-resamples: '0' must be a whole number >= 1"),
+     r"argument --n-resamples: '0' must be a whole number >= 100"),
     ("unknown option", lambda t: ["evaluate", PRED_A, "--topk", "5"], r"unrecognized arguments: --topk 5"),
     ("unknown command", lambda t: ["evalute", PRED_A], r"argument COMMAND: invalid choice: 'evalute'"),
     ("no PRED", lambda t: ["evaluate"], r"the following arguments are required: PRED"),
@@ -321,14 +323,14 @@ BAD = [  # (id, argv builder, message regex); every case also writes -o to a fol
     ("report into a missing folder", lambda t: ["report", PRED_A, "--truth", TRUTH, "-o", t / "no" / "r.html"],
      r"-o .*r\.html: folder .*no does not exist; create it first"),
     ("report not html", lambda t: ["report", PRED_A, "--truth", TRUTH, "-o", t / "report.pdf"],
-     r"-o .*report\.pdf: the report is an HTML file; give a name ending in \.html"),
+     r"-o .*report\.pdf: cannot write \.pdf files; name the file \.html, \.htm"),
     ("report of a missing file", lambda t: ["report", t / "nope.parquet", "-o", t / "r.html"],
      r"nope\.parquet: no such file"),
     ("compare names the bad file", lambda t: ["compare", PRED_A, _write(t / "b.csv", GOOD + "u1,a,0.1\n"),
                                               "--truth", TRUTH],
      r"b\.csv has 1 duplicate \(user, item\) row\(s\)"),
     ("ValueError from recmetrics", _tie_straddling_k,
-     r"ideal='list' with ties='average' is undefined here: a tie of scores straddles position k=1"),
+     r"--ideal list with --ties average is undefined here: a tie of scores straddles position k=1"),
 ]
 
 
@@ -384,7 +386,7 @@ def test_a_report_notebook_that_fails_writes_nothing(tmp_path, capsys, monkeypat
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     template = tmp_path / "broken.ipynb"
     nbformat.write(nb, template)
-    monkeypatch.setattr(cli, "TEMPLATE", template)
+    monkeypatch.setattr(report, "TEMPLATE", template)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     code, out, err = run(["report", PRED_A, "--truth", TRUTH, "-o", out_dir / "r.html"], capsys)

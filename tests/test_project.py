@@ -18,6 +18,7 @@ def test_environment_yml_names_every_dependency_of_pyproject():
     wanted = {_name(r) for r in project["dependencies"]}
     for extra in project["optional-dependencies"].values():
         wanted |= {_name(r) for r in extra}
+    wanted.discard(project["name"])            # extras that pull in another extra
     text = (ROOT / "environment.yml").read_text()
     listed = {_name(line.strip()[2:]) for line in text.splitlines() if line.strip().startswith("- ")}
     missing = sorted(wanted - listed)
@@ -52,3 +53,33 @@ def test_notebook_asserts_its_numbers_and_writes_nothing_to_stderr(path):
                 f"stderr output in cell {cell['execution_count']}: {''.join(out['text'])[:200]}"
             if out.get("output_type") == "display_data":
                 assert "image/svg+xml" not in out["data"], "store figures as PNG (SVG carries a date)"
+
+
+JUPYTER = {"nbformat", "nbclient", "nbconvert", "ipykernel"}
+
+
+def test_the_jupyter_stack_is_the_report_extra_only():
+    """The metrics need no Jupyter; `recmetrics report` does (pip install metricbook[report])."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert not JUPYTER & {_name(r) for r in project["dependencies"]}
+    assert {_name(r) for r in extras["report"]} == JUPYTER
+    for name in ("notebooks", "dev"):       # they run the report and nbval: they pull it in
+        assert "metricbook[report]" in extras[name], name
+    # the development install of tasks.py and environment.yml name the report extra too
+    assert re.search(r'"\.\[report,notebooks,dev,bench\]"', (ROOT / "tasks.py").read_text())
+    assert "pip install -e .[report,notebooks,dev,bench]" in (ROOT / "environment.yml").read_text()
+
+
+def test_the_metric_core_imports_neither_jupyter_nor_tqdm():
+    """Importing recmetrics, its command line, io and report modules loads no Jupyter or tqdm."""
+    import subprocess
+    import sys
+
+    code = ("import sys, recmetrics, recmetrics.cli, recmetrics.io, recmetrics.report; "
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split())
+    assert "recmetrics" in loaded
+    heavy = JUPYTER | {"tqdm", "jupyter_client", "IPython", "nbval", "zmq"}
+    assert not loaded & heavy, sorted(loaded & heavy)

@@ -106,3 +106,67 @@ def test_report_renders_in_headless_chromium(chromium, report):
         finally:
             browser.close()
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+# --------------------------------------------------------------------------- whatever evaluate accepts
+
+CJK_FONT_PACKAGE = "fonts-noto-cjk"
+
+
+@pytest.fixture(scope="session")
+def cjk_font() -> None:
+    """Debian's Noto CJK fonts, installed with apt-get when missing (as chromium above)."""
+    listed = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True)
+    if "CJK" not in listed.stdout:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        done = subprocess.run(f"apt-get update && apt-get install -y --no-install-recommends "
+                              f"{CJK_FONT_PACKAGE}", shell=True, env=env, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+EDGE = """user,item,score,label
+u1,a,inf,1
+u1,b,0.2,0
+u1,c,-inf,0
+u2,a,1.7e308,0
+u2,d,-1.7e308,1
+u2,e,1e308,0
+u3,a,0.5,1
+u3,b,0.4,0
+"""
+# global AUC by hand: positives inf, -1.7e308, 0.5 against negatives 0.2, -inf, 1.7e308, 1e308,
+# 0.4 win 5 + 1 + 3 of 15 pairs = 0.6
+GRADES = "user,item,score,label\nu1,a,0.9,1\nu1,b,0.2,1030\nu1,c,0.5,0\nu2,a,0.85,0\nu2,d,0.3,1\n"
+# global AUC by hand: positives 0.9, 0.2, 0.3 against negatives 0.5, 0.85: 0.9 beats both, the
+# others neither, so 2 of 6 pairs = 1/3
+
+REPORT_CASES = [  # (id, file name, content, options, global AUC by hand)
+    ("infinite and huge scores, fewest resamples", "edge.csv", EDGE, ["--n-resamples", "100"],
+     0.6),
+    ("grades above 1024, fewest resamples", "grades.csv", GRADES, ["--n-resamples", "100"], 1 / 3),
+    ("Chinese file name and title", "模型甲.csv", GRADES, ["--title", "推荐模型评估报告"], 1 / 3),
+]
+
+
+@pytest.mark.parametrize("name, content, options, auc", [c[1:] for c in REPORT_CASES],
+                         ids=[c[0] for c in REPORT_CASES])
+def test_report_renders_whatever_evaluate_accepts(name, content, options, auc, tmp_path, cjk_font):
+    source = tmp_path / name
+    source.write_text(content, encoding="utf-8")
+    out = tmp_path / "out" / "r.html"
+    out.parent.mkdir()
+    command = shutil.which("recmetrics", path=str(Path(sys.executable).parent))
+    done = subprocess.run([command, "report", str(source), "--k", "2", *options, "-o", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    page = out.read_text(encoding="utf-8")
+    # no warning, error or traceback reached the page: no stderr output, no error output
+    assert 'data-mime-type="application/vnd.jupyter.stderr"' not in page
+    assert "Traceback" not in page and "Warning:" not in page and "Glyph" not in page
+    assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', page)) >= 3
+    row = re.search(r"<td[^>]*><b>auc</b></td><td[^>]*>[^<]*</td><td[^>]*>([0-9.]+)</td>", page)
+    assert row and float(row.group(1)) == pytest.approx(auc, abs=5e-5)
+    if "--title" in options:
+        assert "推荐模型评估报告" in page and "模型甲.csv" in page

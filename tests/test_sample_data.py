@@ -1,5 +1,6 @@
-"""data/make_sample.py: re-running it reproduces the committed sample files; they stay small."""
+"""data/make_sample.py: re-running it reproduces the packaged sample files; they stay small."""
 import importlib.util
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -7,23 +8,25 @@ import pytest
 import recmetrics as rm
 
 DATA = rm.DATA_DIR
+SCRIPT = Path(__file__).resolve().parent.parent / "data" / "make_sample.py"
 FILES = ["sample_truth.csv", "sample_model_a.csv", "sample_model_b.csv", "sample_model_a.parquet"]
 
 
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("make_sample", DATA / "make_sample.py")
+    spec = importlib.util.spec_from_file_location("make_sample", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     out = tmp_path_factory.mktemp("sample")
     assert [p.name for p in module.write(out)] == FILES
+    assert module.PACKAGED.resolve() == DATA.resolve()      # its default folder is the package's
     return out
 
 
 @pytest.mark.parametrize("name", [f for f in FILES if f.endswith(".csv")])
 def test_csv_files_are_reproduced_byte_for_byte(regenerated, name):
     assert (regenerated / name).read_bytes() == (DATA / name).read_bytes(), (
-        f"data/{name} differs from what data/make_sample.py writes; re-run it and commit the result")
+        f"recmetrics/data/{name} differs from what data/make_sample.py writes; re-run it and commit the result")
 
 
 def test_parquet_file_holds_the_same_frame(regenerated):

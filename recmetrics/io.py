@@ -1,0 +1,794 @@
+"""Reading score and truth files, and writing outputs without ever damaging a file.
+
+Reading
+-------
+:func:`read_scores` reads one CSV or Parquet file of (user, item, ...) rows and
+checks it, naming the file and the **line** of the file in every message:
+
+* CSV (``.csv``, ``.tsv``, ``.txt``, each optionally compressed: ``.gz``, ``.bz2``,
+  ``.xz``, ``.zst``, ``.zip``) is read with pyarrow's multi-threaded CSV reader.
+  User and item ids are read as text, exactly as written (no number parsing:
+  ``007`` stays ``007``); scores and labels as float64. Id canonicalisation and
+  the joining of files are :func:`recmetrics.evaluate`'s job.
+* The separator follows the extension (``,`` for ``.csv``, a tab for ``.tsv``,
+  whichever of tab, ``;``, ``|`` and ``,`` the header line holds for ``.txt``) unless
+  ``sep`` is given. A file whose only column contains ``;`` or a tab gets a hint.
+* The encoding is UTF-8 unless ``encoding`` is given (``"gbk"`` for a Chinese Excel
+  export, ``"latin-1"``, ``"utf-16"``...). A byte-order mark is accepted and wins:
+  UTF-8, UTF-16 and UTF-32 files with a BOM are read without any option. A file
+  that is not valid UTF-8 is refused with the line of the first bad byte and the
+  ``--encoding`` to try.
+* A row with more (or fewer) fields than the header is an error naming its line
+  (an unquoted decimal comma ``0,876`` is the usual cause), never silently cut.
+* Line numbers are those of the file as an editor shows them: blank lines and
+  quoted values that span lines are counted.
+* Parquet (``.parquet``, ``.pq``) is read with pyarrow; columns keep their types.
+
+Writing
+-------
+:func:`plan_output` checks an output target *before* any computation (the format
+its extension names, that it is not one of the inputs, that it can be written)
+and :func:`write_output` writes it:
+
+* a regular file (new or existing) is written to a temporary file in the same
+  folder and renamed into place at the end, so a failure never leaves a
+  half-written file; an existing file keeps its permission bits (and its owner
+  where the system allows);
+* a symlink is followed: the file it points to is replaced, the link stays;
+* a FIFO, a character device such as ``/dev/stdout`` or anything under ``/dev``
+  or ``/proc`` is opened and written through, never replaced;
+* ``-`` means standard output.
+
+Every problem is a :class:`FileProblem` (a ``ValueError``) whose message names the
+file and what to do; the command line prints it as one line.
+"""
+from __future__ import annotations
+
+import codecs
+import csv
+import io as _io
+import json
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_unique_pairs, id_column, numeric_column
+
+__all__ = ["FileProblem", "read_scores", "input_kind", "Output", "plan_output", "write_output",
+           "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS"]
+
+
+class FileProblem(ValueError):
+    """A file that cannot be read or written as asked; the message says which and what to do."""
+
+
+# --------------------------------------------------------------------------- file kinds
+
+_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+_TEXT_SEPARATORS = {".csv": ",", ".tsv": "\t", ".txt": None}
+CSV_SUFFIXES = tuple(f"{base}{comp}" for base in _TEXT_SEPARATORS for comp in ("", *_COMPRESSIONS))
+PARQUET_SUFFIXES = (".parquet", ".pq")
+_SEP_NAMES = {",": "a comma", ";": "a semicolon", "\t": "a tab", "|": "a bar"}
+
+
+def _split_suffix(path: Path) -> tuple[str, str | None]:
+    """('.csv', 'gzip') for data.csv.gz; ('.parquet', None) for x.parquet."""
+    suffixes = [s.lower() for s in path.suffixes]
+    compression = None
+    if suffixes and suffixes[-1] in _COMPRESSIONS:
+        compression = _COMPRESSIONS[suffixes.pop()]
+    return (suffixes[-1] if suffixes else ""), compression
+
+
+def input_kind(path) -> tuple[str, str | None, str | None]:
+    """(kind, compression, default separator) of an input file, from its name.
+
+    ``kind`` is "csv" or "parquet"; the separator is None for ``.txt`` (found from
+    the header line) and for Parquet.
+    """
+    path = Path(path)
+    base, compression = _split_suffix(path)
+    if base in _TEXT_SEPARATORS:
+        return "csv", compression, _TEXT_SEPARATORS[base]
+    if base in PARQUET_SUFFIXES and compression is None:
+        return "parquet", None, None
+    suffix = "".join(path.suffixes) or "no extension"
+    raise FileProblem(f"{path}: unknown file type ({suffix}); give a .csv, .tsv, .txt (optionally "
+                      "compressed, e.g. .csv.gz) or .parquet file (the extension tells recmetrics "
+                      "how to read it)")
+
+
+# --------------------------------------------------------------------------- reading text
+
+
+_BOMS = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16")]
+
+
+class _Counting(_io.RawIOBase):
+    """A read-only binary stream that reports how many bytes were read (for progress)."""
+
+    def __init__(self, raw, report: Callable[[int], None] | None):
+        self._raw, self._report = raw, report
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        n = self._raw.readinto(buffer)
+        if n and self._report is not None:
+            self._report(n)
+        return n
+
+    def close(self):
+        self._raw.close()
+        super().close()
+
+
+def _open_binary(path: Path, compression: str | None, report=None):
+    """The file's decompressed bytes as a Python binary stream."""
+    raw = open(path, "rb")
+    counted = _io.BufferedReader(_Counting(raw, report), buffer_size=1 << 20)
+    if compression is None:
+        return counted
+    if compression == "gzip":
+        import gzip
+        return gzip.GzipFile(fileobj=counted, mode="rb")
+    if compression == "bz2":
+        import bz2
+        return bz2.BZ2File(counted, mode="rb")
+    if compression == "xz":
+        import lzma
+        return lzma.LZMAFile(counted, mode="rb")
+    if compression == "zstd":
+        import pyarrow as pa
+        return pa.CompressedInputStream(pa.PythonFile(counted, mode="r"), "zstd")
+    import zipfile  # .zip: exactly one member
+    archive = zipfile.ZipFile(counted)
+    names = [n for n in archive.namelist() if not n.endswith("/")]
+    if len(names) != 1:
+        raise FileProblem(f"{path} holds {len(names)} files; a .zip input must hold exactly one "
+                          "CSV file")
+    return archive.open(names[0])
+
+
+def _detect_encoding(head: bytes, encoding: str | None) -> str:
+    """The encoding to read with: a byte-order mark wins, then ``encoding``, then UTF-8."""
+    for bom, name in _BOMS:  # UTF-32 first: its little-endian BOM starts with UTF-16's
+        if head.startswith(bom):
+            return name
+    return codecs.lookup(encoding).name if encoding else "utf-8"
+
+
+def _check_encoding_name(encoding: str | None) -> None:
+    if encoding is None:
+        return
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise FileProblem(f"--encoding {encoding}: unknown encoding; use a name such as utf-8, "
+                          "gbk, gb18030, big5, shift_jis, latin-1, cp1252 or utf-16") from None
+
+
+def _encoding_advice(given: str | None) -> str:
+    if given is None or codecs.lookup(given).name == "utf-8":
+        return ("it is not UTF-8; pass --encoding with the file's encoding, e.g. --encoding gbk "
+                "(Excel on a Chinese system), --encoding latin-1 or cp1252 (Western Europe), "
+                "--encoding utf-16 (\"Unicode text\"), or save it as UTF-8")
+    return f"it is not {given} text either; check --encoding (or save the file as UTF-8)"
+
+
+def _first_bad_byte(path: Path, compression, encoding: str) -> tuple[int, bytes] | None:
+    """(line, the bad bytes) of the first byte ``encoding`` cannot decode, or None."""
+    factory = codecs.getincrementaldecoder(encoding)
+    decoder = factory()
+    line = 1
+    with _open_binary(path, compression) as stream:
+        while True:
+            block = stream.read(1 << 20)
+            final = not block
+            state = decoder.getstate()
+            try:
+                text = decoder.decode(block, final=final)
+            except UnicodeDecodeError as error:
+                before = factory()
+                before.setstate(state)
+                line += before.decode(block[:error.start], final=False).count("\n")
+                return line, block[error.start:error.end]
+            line += text.count("\n")
+            if final:
+                return None
+
+
+def _text_lines(path: Path, compression, encoding: str):
+    """The decoded file as a text stream with universal newlines left alone (for csv)."""
+    return _io.TextIOWrapper(_open_binary(path, compression), encoding=encoding, newline="",
+                             errors="replace")
+
+
+def _physical_rows(path: Path, compression, encoding: str, sep: str):
+    """(first line, fields) of each non-blank row as the csv module reads it, header first."""
+    with _text_lines(path, compression, encoding) as text:
+        reader = csv.reader(text, delimiter=sep, quotechar='"', doublequote=True, strict=False)
+        while True:
+            start = reader.line_num + 1
+            try:
+                fields = next(reader)
+            except (StopIteration, csv.Error):
+                return
+            if fields:
+                yield start, fields
+
+
+@dataclass
+class _CsvSource:
+    path: Path
+    compression: str | None
+    encoding: str
+    sep: str
+    header: list[str]
+
+    def line_of_row(self, row: int) -> int | None:
+        """The line on which data row ``row`` (0-based) starts, counted as an editor counts."""
+        for index, (line, _) in enumerate(_physical_rows(self.path, self.compression,
+                                                         self.encoding, self.sep)):
+            if index == row + 1:
+                return line
+        return None
+
+    def where(self, row: int) -> str:
+        line = self.line_of_row(row)
+        return f"line {line}" if line is not None else f"data row {row + 1}"
+
+    def first_ragged_row(self) -> tuple[int, list[str]] | None:
+        width = len(self.header)
+        for index, (line, fields) in enumerate(_physical_rows(self.path, self.compression,
+                                                              self.encoding, self.sep)):
+            if index and len(fields) != width:
+                return line, fields
+        return None
+
+
+def _sniff_separator(header_line: str) -> str:
+    counts = {sep: header_line.count(sep) for sep in ("\t", ";", "|", ",")}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
+
+
+def _read_header(path: Path, compression, encoding: str | None, sep: str | None) -> _CsvSource:
+    """Decode the first line, find the encoding and separator, and parse the column names."""
+    with _open_binary(path, compression) as stream:
+        head = stream.read(1 << 16)
+        while head and b"\n" not in head.lstrip(b"\r\n"):
+            more = stream.read(1 << 16)
+            if not more:
+                break
+            head += more
+    used = _detect_encoding(head, encoding)
+    text = codecs.getincrementaldecoder(used)(errors="strict")
+    try:
+        decoded = text.decode(head, final=False)
+    except UnicodeDecodeError as error:
+        line = head[:error.start].count(b"\n") + 1
+        bad = head[error.start:error.end].hex(" ")
+        raise FileProblem(f"{path}: byte {bad} in line {line} cannot be read as "
+                          f"{encoding or 'UTF-8'}; {_encoding_advice(encoding)}") from None
+    except UnicodeError as error:  # "UTF-16 stream does not start with BOM", say
+        raise FileProblem(f"{path} cannot be read as {encoding or 'UTF-8'} ({error}); "
+                          f"{_encoding_advice(encoding)}") from None
+    decoded = decoded.lstrip("\ufeff")
+    lines = [ln for ln in decoded.splitlines() if ln.strip()]
+    if not lines:
+        raise FileProblem(f"{path} is empty; a CSV file needs a header line naming its columns")
+    if sep is None:
+        sep = _sniff_separator(lines[0])
+    first = next(csv.reader(_io.StringIO(decoded.lstrip("\r\n")), delimiter=sep, quotechar='"'),
+                 [])
+    return _CsvSource(path, compression, used, sep, [c for c in first])
+
+
+def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
+    """Read ``wanted`` columns with pyarrow; returns (table, first invalid row text or None)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    ragged: list = []
+
+    def invalid_row(row):
+        ragged.append(row.text)
+        return "error"
+
+    stream = _open_binary(source.path, source.compression, report)
+    if source.encoding in ("utf-8", "utf-8-sig"):
+        read_options = pacsv.ReadOptions(block_size=1 << 22)
+    else:
+        read_options = pacsv.ReadOptions(block_size=1 << 22, encoding=source.encoding)
+    parse_options = pacsv.ParseOptions(delimiter=source.sep, newlines_in_values=True,
+                                       invalid_row_handler=invalid_row)
+    convert_options = pacsv.ConvertOptions(
+        include_columns=wanted, column_types={c: types[c] for c in wanted},
+        strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[""],
+        true_values=[], false_values=[])
+    try:
+        with stream:
+            table = pacsv.read_csv(stream, read_options=read_options, parse_options=parse_options,
+                                   convert_options=convert_options)
+    except (pa.ArrowInvalid, UnicodeError) as error:
+        return None, ragged[0] if ragged else None, error
+    return table, None, None
+
+
+def _frame(table) -> pd.DataFrame:
+    """An Arrow table as pandas without copying what need not be copied."""
+    return table.to_pandas(split_blocks=True, self_destruct=True)
+
+
+def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades, *, sep, encoding,
+              hints, report) -> tuple[pd.DataFrame, Callable[[int], str]]:
+    import pyarrow as pa
+
+    source = _read_header(path, compression, encoding, sep)
+    present = source.header
+    seen: dict[str, int] = {}
+    for position, name in enumerate(present):
+        if name in seen and name in columns.values():
+            raise FileProblem(f"{path} names column {name!r} twice (columns {seen[name] + 1} and "
+                              f"{position + 1}); rename one of them")
+        seen.setdefault(name, position)
+    _check_columns(path, present, columns, hints, sep=source.sep, given_sep=sep)
+    wanted = list(dict.fromkeys(columns.values()))
+    id_columns = {columns[r] for r in ("user", "item") if r in columns}
+    types = {c: (pa.string() if c in id_columns else pa.float64()) for c in wanted}
+    table, ragged, error = _arrow_csv(source, wanted, types, report)
+    if table is None:
+        _explain_csv_error(source, error, ragged, encoding, types, columns, numbers, grades)
+    frame = _frame(table)
+    return frame[wanted], source.where
+
+
+def _explain_csv_error(source: _CsvSource, error, ragged, encoding, types, columns, numbers,
+                       grades):
+    """Turn a pyarrow failure into a message naming the line (raises FileProblem)."""
+    import pyarrow as pa
+
+    path = source.path
+    text = str(error)
+    if ragged is not None or "Expected" in text and "columns, got" in text:
+        found = source.first_ragged_row()
+        if found is not None:
+            line, fields = found
+            width = len(source.header)
+            shown = source.sep.join(fields)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            sep_name = _SEP_NAMES.get(source.sep, repr(source.sep))
+            if len(fields) > width:
+                advice = (f"a decimal comma or an unquoted {sep_name[2:]} inside a value? quote "
+                          "that value or fix the row" if source.sep == "," else
+                          f"an unquoted {sep_name[2:]} inside a value? quote it or fix the row")
+                raise FileProblem(f"{path} line {line} has {len(fields)} fields but the header "
+                                  f"names {width} ({shown!r}); {advice}")
+            raise FileProblem(f"{path} line {line} has {len(fields)} field(s) but the header "
+                              f"names {width} ({shown!r}); fill in the missing values or drop "
+                              "the row")
+    if isinstance(error, UnicodeError) or "invalid UTF8" in text or "UTF8" in text:
+        bad = _first_bad_byte(path, source.compression, source.encoding)
+        where = f"byte {bad[1].hex(' ')} in line {bad[0]}" if bad else "some bytes"
+        raise FileProblem(f"{path}: {where} cannot be read as {encoding or 'UTF-8'}; "
+                          f"{_encoding_advice(encoding)}") from None
+    if "conversion error" in text:
+        # a value pyarrow cannot parse as a number: read those columns as text and let the
+        # shared check say which value, on which line (it also accepts what pandas accepts)
+        strings = {c: pa.string() for c in types}
+        table, _, second = _arrow_csv(source, list(types), strings)
+        if table is not None:
+            frame = _frame(table)
+            for role in numbers + grades:
+                column = columns[role]
+                numeric_column(str(path), frame, column, grades=role in grades,
+                               where=source.where)
+            raise _Retry(frame)
+    first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    raise FileProblem(f"{path} is not a readable CSV file ({first}); check its format") from None
+
+
+class _Retry(Exception):
+    """The typed read failed but the text read parses (values pandas accepts, such as ' 1e-3 ')."""
+
+    def __init__(self, frame):
+        super().__init__("retry")
+        self.frame = frame
+
+
+def _check_columns(path: Path, present: list[str], columns: dict[str, str], hints: dict,
+                   *, sep: str | None = None, given_sep: str | None = None) -> None:
+    for role, column in columns.items():
+        if column in present:
+            continue
+        have = ", ".join(repr(str(c)) for c in present) or "none"
+        if sep is not None and len(present) == 1:
+            other = next((s for s in ("\t", ";", "|", ",") if s != sep and s in present[0]), None)
+            if other is not None:
+                flag = "\\t" if other == "\t" else other
+                raise FileProblem(f"{path} has one column only, {present[0]!r}, which contains "
+                                  f"{_SEP_NAMES[other]}: the file is separated by "
+                                  f"{_SEP_NAMES[other][2:]}s, not {_SEP_NAMES.get(sep, repr(sep))[2:]}s;"
+                                  f" pass --sep '{flag}'")
+        hint = hints.get(role, f"pass --{role}-col NAME")
+        raise FileProblem(f"{path} has no column {column!r} (its columns: {have}); rename the "
+                          f"column or {hint}")
+
+
+def _read_parquet(path: Path, columns: dict[str, str], hints, report):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowException, OSError) as error:
+        raise FileProblem(f"{path} is not a readable Parquet file ({_first_line(error)}); check "
+                          "its format") from None
+    _check_columns(path, list(schema.names), columns, hints)
+    wanted = list(dict.fromkeys(columns.values()))
+    try:
+        table = pq.read_table(path, columns=wanted)
+    except (pa.ArrowException, OSError) as error:
+        raise FileProblem(f"{path} is not a readable Parquet file ({_first_line(error)}); check "
+                          "its format") from None
+    if report is not None:
+        report(path.stat().st_size)
+    return _frame(table)[wanted], (lambda row: f"row {row + 1}")
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
+                grades: tuple[str, ...] = (), hints: dict[str, str] | None = None,
+                sep: str | None = None, encoding: str | None = None,
+                progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet file of (user, item, ...) rows and check it, naming file and line.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv`` / ``.tsv`` / ``.txt`` (optionally compressed) or ``.parquet`` / ``.pq``.
+    columns : dict
+        Role -> column name, e.g. ``{"user": "user", "item": "item", "score": "score"}``.
+        The roles ``user`` and ``item`` are ids: read as text from CSV, kept as stored in
+        Parquet. The other roles are read as float64.
+    numbers : tuple of str
+        Roles that must hold numbers without NaN (scores; infinities are allowed).
+    grades : tuple of str
+        Roles that must hold finite numbers >= 0 (relevance labels).
+    hints : dict, optional
+        Role -> how to point at another column (default ``pass --<role>-col NAME``).
+    sep : str, optional
+        CSV field separator; default from the extension (see the module docstring).
+    encoding : str, optional
+        Text encoding of a CSV file; default UTF-8 (a byte-order mark always wins).
+    progress : callable, optional
+        Called as ``progress(bytes_read, file_size)`` while the file is read.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Only the requested columns, in the order given.
+
+    Raises
+    ------
+    FileProblem
+        A ``ValueError`` with a one-line message naming the file, the line or column, and
+        what to do.
+
+    Examples
+    --------
+    >>> import recmetrics as rm
+    >>> frame = read_scores(rm.DATA_DIR / "sample_model_a.csv",
+    ...                     columns={"user": "user", "item": "item", "score": "score"},
+    ...                     numbers=("score",))
+    >>> len(frame), frame["user"].iloc[0]
+    (27470, 'u0398')
+    """
+    path = Path(path)
+    hints = hints or {}
+    kind, compression, default_sep = input_kind(path)
+    if not path.exists():
+        raise FileProblem(f"{path}: no such file; check the path")
+    if path.is_dir():
+        raise FileProblem(f"{path} is a folder; give a .csv or .parquet file")
+    if not os.access(path, os.R_OK):
+        raise FileProblem(f"{path}: permission denied; check who may read it")
+    if sep is not None and (len(sep) != 1 or sep in "\"\r\n"):
+        raise FileProblem(f"--sep {sep!r}: give one character such as ',' ';' '|' or '\\t'")
+    _check_encoding_name(encoding)
+    size = path.stat().st_size
+    report = None
+    if progress is not None:
+        done = [0]
+
+        def report(n):
+            done[0] += n
+            progress(min(done[0], size), size)
+
+    if size == 0:
+        raise FileProblem(f"{path} is empty; a CSV file needs a header line naming its columns, "
+                          f"e.g. {','.join(columns.values())}" if kind == "csv" else
+                          f"{path} is empty; it is not a readable Parquet file")
+    if kind == "csv":
+        try:
+            try:
+                frame, where = _read_csv(path, compression, columns, numbers, grades,
+                                         sep=sep if sep is not None else default_sep,
+                                         encoding=encoding, hints=hints, report=report)
+            except FileProblem:
+                raise
+            except ValueError as error:  # a value check while explaining a failed read
+                raise FileProblem(str(error)) from None
+        except _Retry as retry:
+            frame = retry.frame
+            source = _read_header(path, compression, encoding,
+                                  sep if sep is not None else default_sep)
+            where = source.where
+        except OSError as error:  # a truncated .gz, say
+            raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
+                              "its format") from None
+    else:
+        frame, where = _read_parquet(path, columns, hints, report)
+    if len(frame) == 0:
+        raise FileProblem(f"{path} has no data rows; it needs at least one scored (user, item)")
+    try:
+        for role in ("user", "item"):
+            if role in columns:
+                id_column(str(path), frame, columns[role], where=where)
+        for role in numbers + grades:
+            frame[columns[role]] = numeric_column(str(path), frame, columns[role],
+                                                  grades=role in grades, where=where)
+        if "user" in columns and "item" in columns:
+            check_unique_pairs(str(path), frame, columns["user"], columns["item"], where=where)
+    except FileProblem:
+        raise
+    except ValueError as error:
+        raise FileProblem(str(error)) from None
+    return frame
+
+
+# --------------------------------------------------------------------------- writing
+
+#: format -> the extensions that name it (compression suffixes allowed for csv and tsv)
+OUTPUT_FORMATS = {"csv": (".csv",), "tsv": (".tsv",), "json": (".json",),
+                  "parquet": (".parquet", ".pq"), "table": (".txt", ""), "html": (".html", ".htm")}
+_OUTPUT_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where and how to write one output (from :func:`plan_output`)."""
+
+    target: str | None     # None: standard output
+    format: str            # "table", "json", "csv", "tsv", "parquet" or "html"
+    compression: str | None
+    mode: str              # "stdout", "atomic" (regular file) or "through" (FIFO, device)
+    real_path: str | None  # the file replaced in atomic mode (symlinks followed)
+
+
+def _format_from_name(option: str, target: str, allowed: tuple[str, ...]) -> tuple[str | None, str | None]:
+    path = Path(target)
+    suffixes = [s.lower() for s in path.suffixes if len(s) <= 9 and " " not in s]
+    compression = None
+    if suffixes and suffixes[-1] in _OUTPUT_COMPRESSIONS:
+        compression = _OUTPUT_COMPRESSIONS[suffixes.pop()]
+    base = suffixes[-1] if suffixes else ""
+    for fmt, names in OUTPUT_FORMATS.items():
+        if base in names and fmt in allowed:
+            if compression is not None and fmt not in ("csv", "tsv"):
+                break
+            return (None if base == "" else fmt), compression
+    names = ", ".join(s for fmt in allowed for s in OUTPUT_FORMATS[fmt] if s)
+    if "csv" in allowed:
+        names += " (.csv and .tsv also compressed: .gz, .bz2, .xz, .zst)"
+    shown = "".join(path.suffixes) or "no extension"
+    raise FileProblem(f"{option} {target}: cannot write {shown!s} files; name the file {names}")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o",
+                allowed: tuple[str, ...] = ("table", "json", "csv", "tsv", "parquet")) -> Output:
+    """Check an output target before any work is done; returns how to write it.
+
+    Parameters
+    ----------
+    target : str or Path or None
+        A file name, ``-`` or None for standard output.
+    fmt : str, optional
+        The format asked for explicitly (``--format``); it must agree with the extension.
+    inputs : sequence of paths
+        Files the command reads: writing over one of them is refused.
+    option : str
+        How the target was given, for messages (``-o``).
+    allowed : tuple of str
+        Formats this command can write.
+    """
+    if target is None or str(target) == "-":
+        if fmt == "parquet":
+            raise FileProblem(f"{option} -: Parquet is binary; write it to a file ending in "
+                              ".parquet")
+        return Output(None, fmt or ("table" if "table" in allowed else allowed[0]), None,
+                      "stdout", None)
+    target = str(target)
+    if target.endswith(os.sep) or os.path.isdir(target):
+        raise FileProblem(f"{option} {target}: is a folder; give a file name such as "
+                          f"{os.path.join(target, 'out')}")
+    for given in inputs:
+        if given is not None and os.path.exists(str(given)) and os.path.exists(target) \
+                and _same_file(str(given), target) \
+                or given is not None and os.path.realpath(str(given)) == os.path.realpath(target):
+            raise FileProblem(f"{option} {target}: is the input file {given}; writing there would "
+                              "destroy it, so choose another name")
+    special = os.path.abspath(target).startswith(("/dev/", "/proc/"))
+    exists = os.path.exists(target)
+    info = os.stat(target) if exists else None
+    if exists and not stat.S_ISREG(info.st_mode) or special:
+        # FIFO, terminal, /dev/stdout...: opened and written through, never replaced
+        if not os.access(target, os.W_OK):
+            raise FileProblem(f"{option} {target}: permission denied; choose a file you may write")
+        named, compression = _format_from_name(option, target, allowed) \
+            if Path(target).suffix else (None, None)
+        chosen = _agree(option, target, named, fmt, allowed)
+        return Output(target, chosen, compression, "through", None)
+    named, compression = _format_from_name(option, target, allowed)
+    chosen = _agree(option, target, named, fmt, allowed)
+    real = os.path.realpath(target)
+    folder = os.path.dirname(real) or "."
+    if not os.path.isdir(folder):
+        raise FileProblem(f"{option} {target}: folder {os.path.dirname(target) or '.'} does not "
+                          "exist; create it first")
+    if exists and not os.access(real, os.W_OK):
+        raise FileProblem(f"{option} {target}: the file is read-only; make it writable or choose "
+                          "another name")
+    try:  # the only sure test that the rename will work: make a file there, and remove it
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.",
+                                         suffix=".probe")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise FileProblem(f"{option} {target}: cannot write in {folder} "
+                          f"({error.strerror or error}); choose another folder") from None
+    return Output(target, chosen, compression, "atomic", real)
+
+
+def _agree(option: str, target: str, named: str | None, fmt: str | None,
+           allowed: tuple[str, ...]) -> str:
+    if fmt is not None and named is not None and fmt != named \
+            and not (named == "table" and fmt != "parquet"):
+        raise FileProblem(f"{option} {target} names a {named.upper()} file but --format {fmt} was "
+                          "given; drop --format or rename the file")
+    if fmt is not None:
+        return fmt
+    if named is not None:
+        return named
+    return "table" if "table" in allowed else allowed[0]
+
+
+def _encode(content, output: Output) -> bytes:
+    if isinstance(content, pd.DataFrame):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        sink = pa.BufferOutputStream()
+        pq.write_table(pa.Table.from_pandas(content, preserve_index=False), sink)
+        return sink.getvalue().to_pybytes()
+    data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    if output.compression == "gzip":
+        import gzip
+        return gzip.compress(data, mtime=0)
+    if output.compression == "bz2":
+        import bz2
+        return bz2.compress(data)
+    if output.compression == "xz":
+        import lzma
+        return lzma.compress(data)
+    if output.compression == "zstd":
+        return _zstd(data)
+    return data
+
+
+def _zstd(data: bytes) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as stream:
+        stream.write(data)
+    return sink.getvalue().to_pybytes()
+
+
+def write_output(output: Output, content) -> None:
+    """Write ``content`` (text, bytes, or a DataFrame for Parquet) as ``output`` says."""
+    data = _encode(content, output)
+    if output.mode == "stdout":
+        if isinstance(content, str) and output.compression is None:
+            sys.stdout.write(content)
+            sys.stdout.flush()
+        else:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        return
+    if output.mode == "through":
+        try:
+            with open(output.target, "wb") as handle:
+                handle.write(data)
+        except OSError as error:
+            raise FileProblem(f"-o {output.target}: cannot write ({error.strerror or error})") \
+                from None
+        return
+    with atomic_file(output.real_path) as handle:
+        handle.write(data)
+
+
+class atomic_file:
+    """Context manager: a binary temporary file beside ``path``, renamed onto it on success.
+
+    An existing file keeps its permission bits (and owner and group, where permitted); a
+    new one gets the usual ``0o666 & ~umask``. On any exception the temporary file is
+    removed and ``path`` is left as it was.
+    """
+
+    def __init__(self, path: str):
+        self.path = os.path.realpath(path)
+
+    def __enter__(self):
+        folder = os.path.dirname(self.path) or "."
+        try:
+            fd, self.temp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.path)}.",
+                                             suffix=".part")
+        except OSError as error:
+            raise FileProblem(f"-o {self.path}: cannot write in {folder} "
+                              f"({error.strerror or error}); choose another folder") from None
+        self.handle = os.fdopen(fd, "wb")
+        return self.handle
+
+    def __exit__(self, kind, value, traceback):
+        try:
+            self.handle.close()
+            if kind is not None:
+                return False
+            try:
+                old = os.stat(self.path)
+            except FileNotFoundError:
+                old = None
+            if old is not None:
+                os.chmod(self.temp, stat.S_IMODE(old.st_mode))
+                try:
+                    os.chown(self.temp, old.st_uid, old.st_gid)
+                except (PermissionError, OSError):
+                    pass
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(self.temp, 0o666 & ~umask)  # temporary files are private; outputs not
+            os.replace(self.temp, self.path)
+            self.temp = None
+            return False
+        finally:
+            if getattr(self, "temp", None):
+                Path(self.temp).unlink(missing_ok=True)
+
+
+def to_json(document: dict) -> str:
+    """A JSON document as the command line writes it (NaN becomes null)."""
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
