@@ -356,6 +356,7 @@ class Summary:
     probability: dict = field(default_factory=dict)  # "logloss"/"brier": loss sums; "bins"
     unmatched: Unmatched = field(default_factory=Unmatched)
     resamples: dict = field(default_factory=dict)  # row name -> (n_resamples, 2) Poisson sums
+    inputs: dict = field(default_factory=dict)     # the Dask engine's truth rows and users
     pairs: tuple | None = None
 
     def __add__(self, other: Summary) -> Summary:
@@ -372,7 +373,7 @@ class Summary:
              for key in dict.fromkeys(list(self.sums) + list(other.sums))},
             add(self.n_defined, other.n_defined), self.gauc_undefined + other.gauc_undefined,
             add(self.probability, other.probability), self.unmatched + other.unmatched,
-            add(self.resamples, other.resamples),
+            add(self.resamples, other.resamples), add(self.inputs, other.inputs),
             None if self.pairs is None or other.pairs is None else
             (self.pairs[0] + other.pairs[0], self.pairs[1] + other.pairs[1]))
 

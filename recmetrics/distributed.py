@@ -177,10 +177,6 @@ def _bucket_counts(pieces: list, seed: int | None, n_resamples: int):
     return exact, _engine.poisson_auc_sums(scores, positive, extra[order], seed, n_resamples)
 
 
-def _empty_summary(o: dict) -> Summary:
-    return Summary()
-
-
 def _first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
                 user: str) -> np.ndarray:
     """Each user's first row in the input (pred's rows, then truth's), as an int64 key."""
@@ -204,15 +200,18 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
     n_buckets = 0 if bounds is None else bounds.size + 1
     has_truth = truth is not None and len(truth) and \
         (pd.to_numeric(truth[label], errors="coerce") > 0).any()
+    inputs = {"truth_rows": 0 if truth is None else len(truth),
+              "truth_users": 0 if truth is None else int(truth[user].nunique())}
     if len(pred) == 0 and not has_truth:
         empty = (np.zeros(0), np.zeros(0, dtype=bool),
                  np.zeros(0, dtype=np.int64 if seed is None else np.uint64))
-        return _empty_summary(o), [empty] * n_buckets, None
+        return Summary(inputs=inputs), [empty] * n_buckets, None
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"],
                     check=False, integral_ids=integral)
     columns, counted, auc_parts = _engine.per_user(prep, o)
     ratios = _engine.user_ratios(prep, columns, counted, auc_parts, o)
     s = _engine.summarize(prep, columns, counted, auc_parts, o, ratios=ratios)
+    s.inputs = inputs
     hashes = None
     if seed is not None:
         hashes = _engine.user_hash(prep.users)
@@ -323,7 +322,10 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
                 npartitions=npartitions, users=None)
     s.unmatched.warn()
     intervals = _engine.poisson_intervals(s, o, ci) if ci is not None else None
-    return _engine.assemble(s, o, ci=ci, intervals=intervals)
+    table = _engine.assemble(s, o, ci=ci, intervals=intervals)
+    table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
+                             **({} if truth is None else s.inputs)}
+    return table
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",

@@ -4,6 +4,8 @@ Most tests run on Dask's synchronous scheduler (fast, same graph); a few run on 
 2-worker LocalCluster, each under a time limit (a hung cluster fails the test, not the run).
 """
 import contextlib
+import io
+import json
 import signal
 import subprocess
 import sys
@@ -324,15 +326,66 @@ def test_two_worker_cluster_equals_in_memory_with_truth_and_intervals(cluster):
     assert_same_users(rm.evaluate_per_user(pred, truth, k=[1, 5]), users)
 
 
-def test_two_worker_process_cluster_from_parquet_files(tmp_path):
-    """Worker processes (spawned), input read from Parquet row groups, users across files."""
+def test_command_line_on_a_local_process_cluster_reads_parquet_directories_and_globs(tmp_path):
+    """`recmetrics evaluate LOGS --engine dask`: spawned workers, row groups, users across files."""
+    from recmetrics.cli import main
+
     pred = spread_log(n_users=150, seed=9)
+    truth = pred[["user", "item", "label"]]
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "truth").mkdir()
     for i, rows in enumerate(np.array_split(np.arange(len(pred)), 4)):
-        pred.iloc[rows].to_parquet(tmp_path / f"log-{i}.parquet", row_group_size=100)
-    with time_limit(150), distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-            silence_logs=50) as local, distributed.Client(local):
-        data = rmd.read_parquet(str(tmp_path / "*.parquet"))
-        assert data.npartitions > 4  # one partition per row group
-        got = rm.evaluate(data, k=[1, 10])
-    assert_same_table(rm.evaluate(pred, k=[1, 10]), got)
+        pred.iloc[rows].drop(columns="label").to_parquet(tmp_path / "logs" / f"part-{i}.parquet",
+                                                         row_group_size=100)
+        truth.iloc[rows[::-1]].to_parquet(tmp_path / "truth" / f"t-{i}.parquet")
+    assert rmd.read_parquet(str(tmp_path / "logs")).npartitions > 4  # one per row group
+    out = tmp_path / "table.json"
+    with time_limit(150):
+        status = main(["evaluate", str(tmp_path / "logs"), "--truth", str(tmp_path / "truth" / "t-*.parquet"),
+                       "--engine", "dask", "--workers", "2", "--memory-limit", "1GiB",
+                       "--k", "1", "10", "--ci", "0.9", "--n-resamples", "100", "-o", str(out)])
+    assert status == 0
+    document = json.loads(out.read_text())
+    expected = rm.evaluate(pred.drop(columns="label"), truth, k=[1, 10], ci=0.9, n_resamples=100,
+                           bootstrap="poisson")
+    got = pd.DataFrame(document["metrics"])
+    np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.ci_low, expected.ci_low, rtol=0, atol=1e-12)
+    assert document["inputs"]["pred"] == {"path": str(tmp_path / "logs"), "files": 4,
+                                          "rows": len(pred), "users": 150}
+    assert document["bootstrap"] == "poisson"
+
+
+def test_command_line_uses_a_running_scheduler(cluster, tmp_path, capsys):
+    from recmetrics.cli import main
+
+    pred = spread_log(n_users=30, seed=3)
+    pred.to_parquet(tmp_path / "log.parquet")
+    with time_limit(120):
+        assert main(["evaluate", str(tmp_path / "log.parquet"), "--engine", "dask", "--scheduler",
+                     cluster.scheduler.address, "--format", "csv", "--metrics", "auc", "ndcg"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    expected = rm.evaluate(pred, metrics=["auc", "ndcg"])
+    np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
+
+
+CLI_ERRORS = [
+    (["--workers", "2"], "--workers: for the Dask engine only; add --engine dask"),
+    (["--engine", "dask", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"],
+     "with --scheduler the running cluster's workers are used"),
+    (["--engine", "dask", "--memory-limit", "lots"], "--memory-limit 'lots' is not a size"),
+    (["--engine", "dask", "--workers", "0"], "'0' must be a whole number >= 1"),
+    (["--engine", "dask", "--truth", "{tmp}/nothing-*.parquet"], "matches no file"),
+    (["--engine", "dask", "--truth", "{tmp}"], "has no column 'label'"),
+]
+
+
+@pytest.mark.parametrize("flags, message", CLI_ERRORS, ids=[" ".join(f[0]) for f in CLI_ERRORS])
+def test_command_line_engine_errors_are_one_line(flags, message, tmp_path, capsys):
+    from recmetrics.cli import main
+
+    spread_log(n_users=3).drop(columns="label").to_parquet(tmp_path / "log.parquet")
+    flags = [f.replace("{tmp}", str(tmp_path)) for f in flags]
+    assert main(["evaluate", str(tmp_path / "log.parquet"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("recmetrics: error: ") and message in err and err.count("\n") == 1
