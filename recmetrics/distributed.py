@@ -72,6 +72,9 @@ __all__ = ["evaluate", "evaluate_per_user", "read_parquet"]
 
 #: Score quantiles taken from each input partition to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 64
+#: Scored rows per bucket of global AUC (a bucket's rows meet in one task): at most as many
+#: buckets as partitions, and one bucket per this many rows.
+BUCKET_ROWS = 2_000_000
 #: Key of a truth-only user's first row, after every pred row (users keep the in-memory order).
 _TRUTH_ORDER = 1 << 62
 
@@ -121,12 +124,14 @@ def _keyed(part: pd.DataFrame, *, name: str, user: str, keep: list[str], integra
     return out
 
 
-def _quantiles(scores: pd.Series) -> np.ndarray:
+def _quantiles(scores: pd.Series) -> tuple[np.ndarray, int]:
+    """Quantiles of one input partition's finite scores, and its number of rows."""
     values = pd.to_numeric(scores, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    n = values.size
     values = values[np.isfinite(values)]
     if values.size == 0:
-        return values
-    return np.quantile(values, np.linspace(0, 1, SAMPLE_QUANTILES + 1))
+        return values, n
+    return np.quantile(values, np.linspace(0, 1, SAMPLE_QUANTILES + 1)), n
 
 
 def _boundaries(samples: list[np.ndarray], n_buckets: int) -> np.ndarray:
@@ -255,7 +260,9 @@ def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartition
     bounds = None
     if "auc" in o["metrics"]:
         samples = dask.compute(*[dask.delayed(_quantiles)(p) for p in pred[score].to_delayed()])
-        bounds = _boundaries(list(samples), n_parts)
+        n_rows = sum(n for _, n in samples)
+        n_buckets = int(min(n_parts, max(1, -(-n_rows // BUCKET_ROWS))))
+        bounds = _boundaries([q for q, _ in samples], n_buckets)
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
     run = dask.delayed(_partition, nout=3)
     results = [run(p, t, number, o=o, names=names, integral=integral, bounds=bounds,

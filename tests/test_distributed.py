@@ -24,7 +24,14 @@ import recmetrics as rm  # noqa: E402
 from recmetrics import distributed as rmd  # noqa: E402
 from recmetrics._engine import poisson_auc_sums, user_hash  # noqa: E402
 
-NUMBERS = ["k", "value", "n_users", "n_skipped", "n_without_predictions"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def many_buckets():
+    """Global AUC's score buckets of 2 rows, so that tiny logs use many buckets (as big ones do)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rmd, "BUCKET_ROWS", 2)
+        yield
 
 
 @contextlib.contextmanager
