@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_distributed.py                  # 3*10^7 rows, 30 files
     .venv/bin/python benchmarks/bench_distributed.py --quick          # 3*10^6 rows, a smoke run
     .venv/bin/python benchmarks/bench_distributed.py --rows 1e8 --skip-memory-engine
-    .venv/bin/python benchmarks/bench_distributed.py --sizes 1e6 3e6 1e7 3e7 --plot docs/x.png
+    .venv/bin/python benchmarks/bench_distributed.py --sizes 1e6 3e6 1e7 3e7 1e8 \
+        --plot docs/dask-memory.png       # the README's figure (in memory up to 3e7 rows)
 
 Targets (issue 10): on a 3*10^7-row Parquet dataset written as 30 files, every user's rows
 spread over the files, ``recmetrics evaluate --engine dask --workers 2 --memory-limit 1GiB``
@@ -22,9 +23,9 @@ How it is measured
   records the peak of the sum, and for Dask also the peak of each worker process. RSS counts
   shared libraries once per process, so the tree's figure is an upper bound.
 * In memory: ``pandas.read_parquet`` of the directory, then ``recmetrics.evaluate``.
-  Dask: a ``LocalCluster`` of ``workers`` processes with one thread each and
-  ``memory_limit``, ``recmetrics.distributed.read_parquet`` of the directory, then
-  ``recmetrics.evaluate`` (the engine the command line's ``--engine dask`` runs).
+  Dask: the command ``recmetrics evaluate DIR --engine dask --workers 2 --memory-limit 1GiB``
+  (run as ``recmetrics.cli.main`` in the measured process): a LocalCluster of single-threaded
+  worker processes, one Dask partition per Parquet row group.
 * Metrics: AUC, GAUC, P/R/HR/MAP/NDCG@10 and MRR (the default set), ties averaged.
 """
 from __future__ import annotations
@@ -80,13 +81,15 @@ def child(engine: str, data: str, out: str, workers: int, memory_limit: str) -> 
     started = time.perf_counter()
     if engine == "memory":
         table = rm.evaluate(pd.read_parquet(data))
-    else:
-        from distributed import Client, LocalCluster
-        from recmetrics.distributed import read_parquet
+    else:  # the command line, as a user runs it
+        from recmetrics.cli import main
 
-        with LocalCluster(n_workers=workers, threads_per_worker=1, memory_limit=memory_limit,
-                          processes=True, dashboard_address=":0") as cluster, Client(cluster):
-            table = rm.evaluate(read_parquet(data))
+        path = Path(out).with_suffix(".cli.json")
+        status = main(["evaluate", data, "--engine", "dask", "--workers", str(workers),
+                       "--memory-limit", memory_limit, "--quiet", "-o", str(path)])
+        if status:
+            raise SystemExit(status)
+        table = pd.DataFrame(json.loads(path.read_text())["metrics"])
     seconds = time.perf_counter() - started
     Path(out).write_text(json.dumps({"seconds": seconds, "metric": table.metric.tolist(),
                                      "k": [None if pd.isna(k) else int(k) for k in table.k],
@@ -103,7 +106,7 @@ def measure(engine: str, data: Path, workers: int, memory_limit: str) -> dict:
                                  "--out", str(out), "--workers", str(workers),
                                  "--memory-limit", memory_limit], cwd=HERE)
         root = psutil.Process(proc.pid)
-        peak = {"tree": 0, "worker": 0}
+        peak = {"tree": 0, "worker": 0, "client": 0}
         done = threading.Event()
 
         def poll():
@@ -117,6 +120,7 @@ def measure(engine: str, data: Path, workers: int, memory_limit: str) -> dict:
                         except psutil.Error:
                             sizes.append(0)
                     peak["tree"] = max(peak["tree"], sum(sizes))
+                    peak["client"] = max(peak["client"], sizes[0])
                     peak["worker"] = max([peak["worker"]] + sizes[1:])
                 except psutil.Error:
                     pass
@@ -130,7 +134,7 @@ def measure(engine: str, data: Path, workers: int, memory_limit: str) -> dict:
         if code != 0:
             raise SystemExit(f"the {engine} run failed with exit status {code}")
         result = json.loads(out.read_text())
-    result.update(peak_tree=peak["tree"], peak_worker=peak["worker"])
+    result.update(peak_tree=peak["tree"], peak_worker=peak["worker"], peak_client=peak["client"])
     return result
 
 
@@ -177,6 +181,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="3*10^6 rows, a smoke run")
     parser.add_argument("--skip-memory-engine", action="store_true",
                         help="only the Dask engine (for logs too big for one process)")
+    parser.add_argument("--memory-up-to", type=float, default=3e7,
+                        help="run in-memory evaluate only up to this many rows (default 3e7)")
     parser.add_argument("--data", help="directory for the generated log (default: a temporary one)")
     parser.add_argument("--plot", help="write the memory-against-rows figure to this PNG")
     parser.add_argument("--child", choices=["memory", "dask"], help=argparse.SUPPRESS)
@@ -203,7 +209,7 @@ def main() -> int:
             point = {"rows": rows, "limit": limit, "dask_tree": dask_run["peak_tree"],
                      "dask_worker": dask_run["peak_worker"]}
             memory_run = None
-            if not args.skip_memory_engine:
+            if not args.skip_memory_engine and rows <= args.memory_up_to:
                 memory_run = measure("memory", data, args.workers, args.memory_limit)
                 point["memory_tree"] = memory_run["peak_tree"]
             points.append(point)
@@ -219,7 +225,8 @@ def main() -> int:
                                  gib(memory_run["peak_tree"]), "", "", ""])
             rows_out.append([f"{rows:,}", f"Dask, {args.workers} workers x {args.memory_limit}",
                              f"{dask_run['seconds']:.0f} s", gib(dask_run["peak_tree"]),
-                             gib(dask_run["peak_worker"]), f"{diff:.1e}",
+                             f"{gib(dask_run['peak_worker'])} (client {gib(dask_run['peak_client'])})",
+                             f"{diff:.1e}",
                              f"{ratio:.2f}" if memory_run else ""])
             print(f"{rows:,} rows done: {rows_out[-1]}", flush=True)
         finally:
@@ -228,7 +235,7 @@ def main() -> int:
     print()
     print_table(f"recmetrics Dask engine benchmark ({platform.machine()}, {os.cpu_count()} cores, "
                 f"{args.files} Parquet files, users spread over all)",
-                ["rows", "engine", "time", "peak memory (process tree)", "peak per worker",
+                ["rows", "engine", "time", "peak memory (process tree)", "peak per worker (client)",
                  "max |Dask - memory|", "Dask / memory peak"], rows_out)
     if args.plot:
         plot(points, Path(args.plot))

@@ -437,9 +437,7 @@ def _check_engine(args) -> None:
 @contextlib.contextmanager
 def _dask_cluster(args):
     """A Dask client: to ``--scheduler``, or to a LocalCluster started (and shut down) here."""
-    import logging
-
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if args.scheduler is not None:
         try:
@@ -450,11 +448,11 @@ def _dask_cluster(args):
         with client:
             yield f"the Dask scheduler at {args.scheduler}"
         return
+    from .distributed import local_cluster
+
     workers = args.workers or os.cpu_count() or 1
     limit = args.memory_limit or "auto"
-    with LocalCluster(n_workers=workers, threads_per_worker=1, memory_limit=limit,
-                      processes=True, dashboard_address=":0", silence_logs=logging.ERROR) \
-            as cluster, Client(cluster):
+    with local_cluster(workers, memory_limit=limit):
         yield f"a local Dask cluster of {workers} worker(s), memory limit {limit} each"
 
 

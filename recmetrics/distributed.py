@@ -54,6 +54,8 @@ True
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 from pathlib import Path
 
@@ -68,7 +70,7 @@ from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties
                           canonical_ids, check_columns, check_id_codes, check_n_resamples,
                           check_option, check_probability, check_seed, integral_ids)
 
-__all__ = ["evaluate", "evaluate_per_user", "read_parquet"]
+__all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster"]
 
 #: Score quantiles taken from each input partition to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 64
@@ -86,6 +88,36 @@ def read_parquet(path, *, columns=None) -> dd.DataFrame:
     bounded by how the files were written, not by their size.
     """
     return dd.read_parquet(path, columns=columns, split_row_groups=True)
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers: int | None = None, *, memory_limit="auto"):
+    """A ``distributed.Client`` of a LocalCluster started here and shut down on exit.
+
+    One single-threaded worker process per core (or ``n_workers``), each with
+    ``memory_limit`` (e.g. ``"1GiB"``; "auto" shares the machine's memory).
+    The buffers of Dask's peer-to-peer shuffle, 1 GiB per worker by default,
+    are scaled to an eighth (sending) and a sixteenth (writing to disk) of the
+    limit, so that a worker with a small limit shuffles through its disk
+    instead of holding the shuffle in memory.
+
+    >>> with local_cluster(2, memory_limit="1GiB") as client:   # doctest: +SKIP
+    ...     table = recmetrics.evaluate(read_parquet("logs/"))
+    """
+    from dask.utils import format_bytes, parse_bytes
+    from distributed import Client, LocalCluster
+    from distributed.system import MEMORY_LIMIT
+
+    n_workers = n_workers or os.cpu_count() or 1
+    limit = MEMORY_LIMIT // n_workers if memory_limit in (None, "auto") \
+        else parse_bytes(memory_limit) if isinstance(memory_limit, str) else int(memory_limit)
+    config = {"distributed.p2p.comm.buffer": format_bytes(max(limit // 8, 16 * 2**20)),
+              "distributed.p2p.storage.buffer": format_bytes(max(limit // 16, 8 * 2**20))}
+    with dask.config.set(config), \
+            LocalCluster(n_workers=n_workers, threads_per_worker=1, memory_limit=limit,
+                         processes=True, dashboard_address=":0",
+                         silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        yield client
 
 
 def _as_dask(frame):
@@ -142,32 +174,52 @@ def _boundaries(samples: list[np.ndarray], n_buckets: int) -> np.ndarray:
     return np.unique(np.quantile(values, np.linspace(0, 1, n_buckets + 1))[1:-1])
 
 
+def _compact(scores: np.ndarray) -> np.ndarray:
+    """The scores as float32 when that loses nothing (CTR models write float32), else float64."""
+    narrow = scores.astype(np.float32)
+    return narrow if np.array_equal(narrow, scores) else scores
+
+
 def _pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> list:
-    """Scored rows per score bucket: distinct (score, positive) with counts, or rows with their
-    users' hashes when the Poisson bootstrap needs them."""
+    """Scored rows per score bucket, as small as exactness allows.
+
+    Each piece is (scores, positive, extra): the distinct (score, positive)
+    pairs with their counts (``extra`` None when every count is 1), or, when
+    the Poisson bootstrap needs them, the rows with their users' hashes.
+    Scores are kept as float32 when that is exact. These pieces wait in
+    worker memory until every partition is done.
+    """
     scores, positive = prep.scores, prep.grades > 0
     order = np.lexsort((positive, scores))
     scores, positive = scores[order], positive[order]
     if hashes is None:
         first = np.flatnonzero(_kernels.starts(scores) | _kernels.starts(positive))
         count = np.diff(np.append(first, scores.size))
-        scores, positive, extra = scores[first], positive[first], count
+        scores, positive = scores[first], positive[first]
+        extra = None if count.size == 0 or count.max() == 1 else \
+            count.astype(np.int32 if count.max() < 2**31 else np.int64)
     else:
         extra = hashes[prep.lists[order]]
     cut = np.searchsorted(scores, bounds, side="left")
     edges = np.r_[0, cut, scores.size]
-    return [(scores[a:b], positive[a:b], extra[a:b]) for a, b in zip(edges[:-1], edges[1:])]
+    scores = _compact(scores)
+    return [(scores[a:b], positive[a:b], None if extra is None else extra[a:b])
+            for a, b in zip(edges[:-1], edges[1:])]
 
 
 def _bucket_counts(pieces: list, seed: int | None, n_resamples: int):
     """Exact wins, wins-or-ties, positives and negatives of one bucket (Python ints), and the
     Poisson resample sums when ``seed`` is given."""
-    scores = np.concatenate([p[0] for p in pieces])
-    positive = np.concatenate([p[1] for p in pieces])
-    extra = np.concatenate([p[2] for p in pieces])
-    if scores.size == 0:
+    pieces = [p for p in pieces if p[0].size]
+    if not pieces:
         return (0, 0, 0, 0), (None if seed is None else np.zeros((n_resamples, 4)))
-    count = extra.astype(np.int64) if seed is None else np.ones(scores.size, dtype=np.int64)
+    scores = np.concatenate([p[0].astype(np.float64) for p in pieces])
+    positive = np.concatenate([p[1] for p in pieces])
+    if seed is None:
+        count = np.concatenate([np.ones(p[0].size, dtype=np.int64) if p[2] is None
+                                else p[2].astype(np.int64) for p in pieces])
+    else:
+        count = np.ones(scores.size, dtype=np.int64)
     order = np.argsort(scores, kind="stable")
     scores, positive, count = scores[order], positive[order], count[order]
     first = np.flatnonzero(_kernels.starts(scores))
@@ -179,7 +231,8 @@ def _bucket_counts(pieces: list, seed: int | None, n_resamples: int):
     exact = (wins, wins + ties, int(pos.sum()), int(neg.sum()))
     if seed is None:
         return exact, None
-    return exact, _engine.poisson_auc_sums(scores, positive, extra[order], seed, n_resamples)
+    hashes = np.concatenate([p[2] for p in pieces])[order]
+    return exact, _engine.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
 
 
 def _first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
@@ -209,7 +262,7 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
               "truth_users": 0 if truth is None else int(truth[user].nunique())}
     if len(pred) == 0 and not has_truth:
         empty = (np.zeros(0), np.zeros(0, dtype=bool),
-                 np.zeros(0, dtype=np.int64 if seed is None else np.uint64))
+                 None if seed is None else np.zeros(0, dtype=np.uint64))
         return Summary(inputs=inputs), [empty] * n_buckets, None
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"],
                     check=False, integral_ids=integral)
