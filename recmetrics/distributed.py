@@ -39,8 +39,8 @@ A worker holds one shuffled partition at a time (about 150 bytes per row
 while it is evaluated) plus the collapsed score counts of global AUC until
 every partition is done (about 17 bytes per distinct (score, label) pair per
 partition). Read Parquet so that input partitions are small (row groups:
-:func:`read_parquet`), and choose ``npartitions`` so that rows / npartitions
-fits a worker.
+:func:`read_parquet`), and ``npartitions`` (default: one per 500,000 rows of
+``pred``) so that rows / npartitions fits a worker.
 
 Examples
 --------
@@ -74,6 +74,9 @@ __all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster"]
 
 #: Score quantiles taken from each input partition to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 64
+#: Rows of pred per partition after the shuffle by user (a worker evaluates one partition at
+#: a time, at about 150 bytes a row); ``npartitions=`` overrides it.
+PARTITION_ROWS = 500_000
 #: Scored rows per bucket of global AUC (a bucket's rows meet in one task): at most as many
 #: buckets as partitions, and one bucket per this many rows.
 BUCKET_ROWS = 2_000_000
@@ -300,7 +303,10 @@ def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartition
     if truth is not None:
         frames.append(("truth", truth, [user, item, label]))
     integral = _integral_users([f[user] for _, f, _ in frames])
-    n_parts = int(npartitions or max(f.npartitions for _, f, _ in frames))
+    # one pass over the scores: the rows to split, and the boundaries of AUC's buckets
+    samples = dask.compute(*[dask.delayed(_quantiles)(p) for p in pred[score].to_delayed()])
+    n_rows = sum(n for _, n in samples)
+    n_parts = int(npartitions or max(1, -(-n_rows // PARTITION_ROWS)))
     order = users == "collect"
     shuffled = []
     for name, frame, keep in frames:
@@ -312,8 +318,6 @@ def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartition
     truth_parts = shuffled[1] if truth is not None else [None] * n_parts
     bounds = None
     if "auc" in o["metrics"]:
-        samples = dask.compute(*[dask.delayed(_quantiles)(p) for p in pred[score].to_delayed()])
-        n_rows = sum(n for _, n in samples)
         n_buckets = int(min(n_parts, max(1, -(-n_rows // BUCKET_ROWS))))
         bounds = _boundaries([q for q, _ in samples], n_buckets)
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
@@ -362,10 +366,17 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
     to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
     one process and is refused). ``npartitions`` sets how many partitions the
-    users are shuffled into (default: as many as the larger input has); a
-    worker evaluates one at a time, so it bounds a worker's memory. The
+    users are shuffled into (default: one per ``PARTITION_ROWS`` = 500,000 rows
+    of ``pred``); a worker evaluates one at a time (about 150 bytes a row), so
+    it bounds a worker's memory. The
     computation runs on the current Dask scheduler (a ``distributed.Client``
-    if one is active).
+    if one is active; :func:`local_cluster` starts one).
+
+    The table's ``attrs["inputs"]`` holds what was read: ``pred_rows``,
+    ``pred_users`` and, with ``truth``, ``truth_rows`` and ``truth_users``.
+    Errors found inside a partition (a duplicate pair, a missing id, a
+    non-numeric score) are raised with the in-memory message, whose counts
+    and row numbers are then those of the partition.
     """
     o = _check(k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant)
     bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap, BOOTSTRAPS)
