@@ -39,7 +39,7 @@ A worker holds one shuffled partition at a time (about 150 bytes per row
 while it is evaluated) plus the collapsed score counts of global AUC until
 every partition is done (about 17 bytes per distinct (score, label) pair per
 partition). Read Parquet so that input partitions are small (row groups:
-:func:`read_parquet`), and ``npartitions`` (default: one per 500,000 rows of
+:func:`read_parquet`), and ``npartitions`` (default: one per 250,000 rows of
 ``pred``) so that rows / npartitions fits a worker.
 
 Examples
@@ -76,7 +76,7 @@ __all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster"]
 SAMPLE_QUANTILES = 64
 #: Rows of pred per partition after the shuffle by user (a worker evaluates one partition at
 #: a time, at about 150 bytes a row); ``npartitions=`` overrides it.
-PARTITION_ROWS = 500_000
+PARTITION_ROWS = 250_000
 #: Scored rows per bucket of global AUC (a bucket's rows meet in one task): at most as many
 #: buckets as partitions, and one bucket per this many rows.
 BUCKET_ROWS = 2_000_000
@@ -100,9 +100,10 @@ def local_cluster(n_workers: int | None = None, *, memory_limit="auto"):
     One single-threaded worker process per core (or ``n_workers``), each with
     ``memory_limit`` (e.g. ``"1GiB"``; "auto" shares the machine's memory).
     The buffers of Dask's peer-to-peer shuffle, 1 GiB per worker by default,
-    are scaled to an eighth (sending) and a sixteenth (writing to disk) of the
-    limit, so that a worker with a small limit shuffles through its disk
-    instead of holding the shuffle in memory.
+    are scaled to a sixteenth (sending) and a thirty-second (writing to disk)
+    of the limit, and results wait on disk once they take 40% of it (Dask: 60%),
+    so that a worker with a small limit shuffles through its disk and keeps room
+    for the partition it evaluates.
 
     >>> with local_cluster(2, memory_limit="1GiB") as client:   # doctest: +SKIP
     ...     table = recmetrics.evaluate(read_parquet("logs/"))
@@ -114,8 +115,9 @@ def local_cluster(n_workers: int | None = None, *, memory_limit="auto"):
     n_workers = n_workers or os.cpu_count() or 1
     limit = MEMORY_LIMIT // n_workers if memory_limit in (None, "auto") \
         else parse_bytes(memory_limit) if isinstance(memory_limit, str) else int(memory_limit)
-    config = {"distributed.p2p.comm.buffer": format_bytes(max(limit // 8, 16 * 2**20)),
-              "distributed.p2p.storage.buffer": format_bytes(max(limit // 16, 8 * 2**20))}
+    config = {"distributed.p2p.comm.buffer": format_bytes(max(limit // 16, 16 * 2**20)),
+              "distributed.p2p.storage.buffer": format_bytes(max(limit // 32, 8 * 2**20)),
+              "distributed.worker.memory.target": 0.4, "distributed.worker.memory.spill": 0.6}
     with dask.config.set(config), \
             LocalCluster(n_workers=n_workers, threads_per_worker=1, memory_limit=limit,
                          processes=True, dashboard_address=":0",
@@ -366,7 +368,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
     to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
     one process and is refused). ``npartitions`` sets how many partitions the
-    users are shuffled into (default: one per ``PARTITION_ROWS`` = 500,000 rows
+    users are shuffled into (default: one per ``PARTITION_ROWS`` = 250,000 rows
     of ``pred``); a worker evaluates one at a time (about 150 bytes a row), so
     it bounds a worker's memory. The
     computation runs on the current Dask scheduler (a ``distributed.Client``
