@@ -35,12 +35,14 @@ How it stays exact
 
 Memory
 ------
-A worker holds one shuffled partition at a time (about 150 bytes per row
-while it is evaluated) plus the collapsed score counts of global AUC until
-every partition is done (about 17 bytes per distinct (score, label) pair per
-partition). Read Parquet so that input partitions are small (row groups:
-:func:`read_parquet`), and ``npartitions`` (default: one per 250,000 rows of
-``pred``) so that rows / npartitions fits a worker.
+A worker holds one shuffled partition at a time while it evaluates it (about
+150 bytes a row; ``npartitions``, default one per 250,000 rows of ``pred``,
+sets its size), the input partition it is reading (read Parquet by row group:
+:func:`read_parquet`), and its share of global AUC's distinct (score, label)
+counts until every partition is done (about 5 bytes a row for float32
+scores; Dask spills them to disk under pressure). The user shuffle goes
+through disk on a distributed cluster; :func:`local_cluster` keeps its
+buffers small.
 
 Examples
 --------
@@ -57,7 +59,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import warnings
 from pathlib import Path
 
 import dask
@@ -80,7 +81,7 @@ SAMPLE_QUANTILES = 64
 PARTITION_ROWS = 250_000
 #: Scored rows per bucket of global AUC (a bucket's rows meet in one task): at most as many
 #: buckets as partitions, and one bucket per this many rows.
-BUCKET_ROWS = 2_000_000
+BUCKET_ROWS = 5_000_000
 #: Key of a truth-only user's first row, after every pred row (users keep the in-memory order).
 _TRUTH_ORDER = 1 << 62
 
@@ -180,67 +181,65 @@ def _boundaries(samples: list[np.ndarray], n_buckets: int) -> np.ndarray:
     return np.unique(np.quantile(values, np.linspace(0, 1, n_buckets + 1))[1:-1])
 
 
-def _piece_meta(poisson: bool) -> pd.DataFrame:
-    columns = {"bucket": np.zeros(0, dtype=np.int32), "score": np.zeros(0),
-               "positive": np.zeros(0, dtype=bool), "count": np.zeros(0, dtype=np.int32)}
-    if poisson:
-        columns["hash"] = np.zeros(0, dtype=np.uint64)
-    return pd.DataFrame(columns)
+def _compact(scores: np.ndarray) -> np.ndarray:
+    """The scores as float32 when that loses nothing (CTR models write float32), else float64."""
+    narrow = scores.astype(np.float32)
+    return narrow if np.array_equal(narrow, scores) else scores
 
 
-def _pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> pd.DataFrame:
-    """A partition's scored rows for global AUC, as few as exactness allows.
+def _pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> list:
+    """Scored rows per score bucket, as small as exactness allows.
 
-    Without the Poisson bootstrap, the distinct (score, positive) pairs with
-    their counts; with it, the rows with their users' hashes. ``bucket`` is
-    the score bucket (``bounds[b - 1] <= score < bounds[b]``).
+    Each piece is (scores, positive, extra): the distinct (score, positive)
+    pairs with their counts (``extra`` None when every count is 1), or, when
+    the Poisson bootstrap needs them, the rows with their users' hashes.
+    Scores are kept as float32 when that is exact. These pieces wait in
+    worker memory until every partition is done.
     """
     scores, positive = prep.scores, prep.grades > 0
+    order = np.lexsort((positive, scores))
+    scores, positive = scores[order], positive[order]
     if hashes is None:
-        order = np.lexsort((positive, scores))
-        scores, positive = scores[order], positive[order]
         first = np.flatnonzero(_kernels.starts(scores) | _kernels.starts(positive))
         count = np.diff(np.append(first, scores.size))
-        frame = {"score": scores[first], "positive": positive[first], "count": count}
+        scores, positive = scores[first], positive[first]
+        extra = None if count.size == 0 or count.max() == 1 else \
+            count.astype(np.int32 if count.max() < 2**31 else np.int64)
     else:
-        frame = {"score": scores, "positive": positive, "count": np.ones(scores.size),
-                 "hash": hashes[prep.lists]}
-    bucket = np.searchsorted(bounds, frame["score"], side="right").astype(np.int32)
-    out = pd.DataFrame({"bucket": bucket, **frame})
-    return out.astype(_piece_meta(hashes is not None).dtypes.to_dict())
+        extra = hashes[prep.lists[order]]
+    cut = np.searchsorted(scores, bounds, side="left")
+    edges = np.r_[0, cut, scores.size]
+    scores = _compact(scores)
+    return [(scores[a:b], positive[a:b], None if extra is None else extra[a:b])
+            for a, b in zip(edges[:-1], edges[1:])]
 
 
-def _bucket_meta() -> pd.DataFrame:
-    return pd.DataFrame({"bucket": np.zeros(0, dtype=np.int32),
-                         "counts": pd.Series([], dtype=object),
-                         "resamples": pd.Series([], dtype=object)})
-
-
-def _bucket_counts(pieces: pd.DataFrame, *, seed: int | None, n_resamples: int) -> pd.DataFrame:
-    """Per score bucket in this shuffled partition: exact (wins, wins-or-ties, positives,
-    negatives) as Python ints, and the Poisson resample sums when ``seed`` is given."""
-    rows = []
-    for bucket, part in pieces.groupby("bucket", sort=True):
-        scores = part["score"].to_numpy(dtype=np.float64)
-        positive = part["positive"].to_numpy(dtype=bool)
-        count = part["count"].to_numpy(dtype=np.int64)
-        order = np.argsort(scores, kind="stable")
-        scores, positive, count = scores[order], positive[order], count[order]
-        first = np.flatnonzero(_kernels.starts(scores))
-        pos = np.add.reduceat(np.where(positive, count, 0), first)
-        neg = np.add.reduceat(np.where(positive, 0, count), first)
-        below = np.cumsum(neg) - neg
-        wins, ties = int(np.dot(pos, below)), int(np.dot(pos, neg))
-        resamples = None
-        if seed is not None:
-            hashes = part["hash"].to_numpy(dtype=np.uint64)[order]
-            resamples = _engine.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
-        rows.append({"bucket": int(bucket),
-                     "counts": (wins, wins + ties, int(pos.sum()), int(neg.sum())),
-                     "resamples": resamples})
-    if not rows:
-        return _bucket_meta()
-    return pd.DataFrame(rows).astype({"bucket": np.int32})
+def _bucket_counts(pieces: list, seed: int | None, n_resamples: int):
+    """Exact wins, wins-or-ties, positives and negatives of one bucket (Python ints), and the
+    Poisson resample sums when ``seed`` is given."""
+    pieces = [p for p in pieces if p[0].size]
+    if not pieces:
+        return (0, 0, 0, 0), (None if seed is None else np.zeros((n_resamples, 4)))
+    scores = np.concatenate([p[0].astype(np.float64) for p in pieces])
+    positive = np.concatenate([p[1] for p in pieces])
+    if seed is None:
+        count = np.concatenate([np.ones(p[0].size, dtype=np.int64) if p[2] is None
+                                else p[2].astype(np.int64) for p in pieces])
+    else:
+        count = np.ones(scores.size, dtype=np.int64)
+    order = np.argsort(scores, kind="stable")
+    scores, positive, count = scores[order], positive[order], count[order]
+    first = np.flatnonzero(_kernels.starts(scores))
+    pos = np.add.reduceat(np.where(positive, count, 0), first)
+    neg = np.add.reduceat(np.where(positive, 0, count), first)
+    below = np.cumsum(neg) - neg
+    wins = int(np.dot(pos, below))
+    ties = int(np.dot(pos, neg))
+    exact = (wins, wins + ties, int(pos.sum()), int(neg.sum()))
+    if seed is None:
+        return exact, None
+    hashes = np.concatenate([p[2] for p in pieces])[order]
+    return exact, _engine.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
 
 
 def _first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
@@ -263,12 +262,15 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
                n_resamples: int, users: str | None, path: str | None):
     """Evaluate one partition of whole users: (Summary, AUC bucket pieces, per-user table)."""
     user, item, score, label = names["user"], names["item"], names["score"], names["label"]
+    n_buckets = 0 if bounds is None else bounds.size + 1
     has_truth = truth is not None and len(truth) and \
         (pd.to_numeric(truth[label], errors="coerce") > 0).any()
     inputs = {"truth_rows": 0 if truth is None else len(truth),
               "truth_users": 0 if truth is None else int(truth[user].nunique())}
     if len(pred) == 0 and not has_truth:
-        return Summary(inputs=inputs), _piece_meta(seed is not None), None
+        empty = (np.zeros(0), np.zeros(0, dtype=bool),
+                 None if seed is None else np.zeros(0, dtype=np.uint64))
+        return Summary(inputs=inputs), [empty] * n_buckets, None
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"],
                     check=False, integral_ids=integral)
     columns, counted, auc_parts = _engine.per_user(prep, o)
@@ -279,7 +281,7 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
     if seed is not None:
         hashes = _engine.user_hash(prep.users)
         s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
-    pieces = _pieces(prep, bounds, hashes) if bounds is not None else None
+    pieces = _pieces(prep, bounds, hashes) if bounds is not None else []
     table = None
     if users is not None:
         table = _engine.user_table(prep, columns)
@@ -331,28 +333,22 @@ def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartition
     tables = [r[2] for r in results] if users is not None else []
     buckets = []
     if bounds is not None:
-        # each bucket's pieces meet through a second shuffle (on disk on a cluster)
-        pieces = dd.from_delayed([r[1] for r in results],
-                                 meta=_piece_meta(poisson_seed is not None), verify_meta=False)
-        buckets = pieces.shuffle(on="bucket", npartitions=bounds.size + 1).map_partitions(
-            _bucket_counts, seed=poisson_seed, n_resamples=n_resamples, meta=_bucket_meta())
-    with warnings.catch_warnings():  # delayed and DataFrame collections in one graph, on purpose
-        warnings.filterwarnings("ignore", message="Computing mixed collections")
-        summaries, tables, buckets = dask.compute(summaries, tables, buckets)
+        count = dask.delayed(_bucket_counts, nout=2)
+        buckets = [count([r[1][b] for r in results], poisson_seed, n_resamples)
+                   for b in range(bounds.size + 1)]
+    summaries, tables, buckets = dask.compute(summaries, tables, buckets)
     s = sum(summaries[1:], summaries[0])
     if s.n_rows == 0:
         raise ValueError("pred has no rows; pass at least one scored item")
-    if bounds is not None:
-        buckets = buckets.sort_values("bucket")  # a few rows, in pandas
+    if buckets:
         wins = wins_or_ties = negatives_below = 0
-        for w, wt, p, n in buckets["counts"]:  # Python integers: no overflow
+        for (w, wt, p, n), _ in buckets:
             wins += w + p * negatives_below
             wins_or_ties += wt + p * negatives_below
             negatives_below += n
         s.pairs = (wins, wins_or_ties)
         if poisson_seed is not None:
-            s.resamples["auc"] = _engine.combine_auc_sums(list(buckets["resamples"])) \
-                if len(buckets) else np.zeros((n_resamples, 4))
+            s.resamples["auc"] = _engine.combine_auc_sums([b for _, b in buckets])
     return s, tables
 
 
