@@ -81,7 +81,7 @@ SAMPLE_QUANTILES = 64
 PARTITION_ROWS = 250_000
 #: Scored rows per bucket of global AUC (a bucket's rows meet in one task): at most as many
 #: buckets as partitions, and one bucket per this many rows.
-BUCKET_ROWS = 5_000_000
+BUCKET_ROWS = 2_000_000
 #: Key of a truth-only user's first row, after every pred row (users keep the in-memory order).
 _TRUTH_ORDER = 1 << 62
 
@@ -293,6 +293,33 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
     return s, pieces, table
 
 
+def _bucket_tasks(results: list, n_buckets: int, seed, n_resamples: int) -> list:
+    """One task per (partition, bucket) taking that bucket's piece out of the partition's
+    result, and one per bucket counting its pairs, all in one graph layer.
+
+    (A delayed ``r[1][b]`` per piece would make a graph layer each, and a graph of
+    many megabytes: 166 MiB at 10^8 rows.)
+    """
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    token = dask.base.tokenize([r.key for r in results], n_buckets, seed, n_resamples)
+    piece, bucket = f"recmetrics-auc-piece-{token}", f"recmetrics-auc-bucket-{token}"
+    layer = {}
+    for i, r in enumerate(results):
+        for b in range(n_buckets):
+            layer[(piece, i, b)] = (_piece_of, r.key, b)
+    for b in range(n_buckets):
+        layer[(bucket, b)] = (_bucket_counts, [(piece, i, b) for i in range(len(results))],
+                              seed, n_resamples)
+    graph = HighLevelGraph.from_collections(bucket, layer, dependencies=results)
+    return [Delayed((bucket, b), graph, layer=bucket) for b in range(n_buckets)]
+
+
+def _piece_of(result: tuple, b: int):
+    return result[1][b]
+
+
 def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartitions, users,
          path=None):
     pred, truth = _as_dask(pred), _as_dask(truth)
@@ -333,9 +360,7 @@ def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartition
     tables = [r[2] for r in results] if users is not None else []
     buckets = []
     if bounds is not None:
-        count = dask.delayed(_bucket_counts, nout=2)
-        buckets = [count([r[1][b] for r in results], poisson_seed, n_resamples)
-                   for b in range(bounds.size + 1)]
+        buckets = _bucket_tasks(results, bounds.size + 1, poisson_seed, n_resamples)
     summaries, tables, buckets = dask.compute(summaries, tables, buckets)
     s = sum(summaries[1:], summaries[0])
     if s.n_rows == 0:
