@@ -357,16 +357,22 @@ def as_frame(name: str, frame, columns: dict[str, str]):
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}; "
                          "read your file with pandas.read_csv or pandas.read_parquet")
-    missing = [(option, column) for option, column in columns.items() if column not in frame.columns]
-    if missing:
-        wanted = ", ".join(repr(column) for _, column in missing)
-        have = ", ".join(repr(str(c)) for c in frame.columns) or "none"
-        options = ", ".join(f"{option}=" for option, _ in missing)
-        raise ValueError(f"{name} has no column {wanted}; its columns are {have}. Rename the "
-                         f"column or pass {options}'<column name>'")
+    check_columns(name, frame.columns, columns)
     if len(frame) == 0:
         raise ValueError(f"{name} has no rows; pass at least one scored item")
     return frame
+
+
+def check_columns(name: str, present, columns: dict[str, str]) -> None:
+    """The frame's columns ``present`` hold every wanted column ({option name: column name})."""
+    present = list(present)
+    missing = [(option, column) for option, column in columns.items() if column not in present]
+    if missing:
+        wanted = ", ".join(repr(column) for _, column in missing)
+        have = ", ".join(repr(str(c)) for c in present) or "none"
+        options = ", ".join(f"{option}=" for option, _ in missing)
+        raise ValueError(f"{name} has no column {wanted}; its columns are {have}. Rename the "
+                         f"column or pass {options}'<column name>'")
 
 
 def _row(i: int) -> str:
@@ -456,15 +462,22 @@ def _id_text(value) -> str:
     return str(value).strip()
 
 
-def canonical_ids(*columns):
+def integral_ids(*columns) -> bool:
+    """Whether every id column holds whole numbers only, so ids compare as int64."""
+    return all(_integral(c) for c in columns)
+
+
+def canonical_ids(*columns, integral: bool | None = None):
     """Several id columns (pandas Series) in one comparable form, under the id policy.
 
     Returns int64 arrays when every column holds whole numbers, else string
-    Series of canonical text.
+    Series of canonical text. ``integral`` imposes the form decided over more
+    columns than these (a Dask engine sees one partition at a time): True
+    (every column is whole numbers) or False (text).
     """
     import pandas as pd
 
-    if all(_integral(c) for c in columns):
+    if integral if integral is not None else integral_ids(*columns):
         return [c.to_numpy(dtype=np.int64) for c in columns]
     out = []
     for c in columns:
@@ -475,7 +488,7 @@ def canonical_ids(*columns):
         elif _integral(c):
             out.append(c.astype(np.int64).astype("str"))
         elif pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
-            out.append(c.str.strip())
+            out.append(c.str.strip().astype("str"))  # one string dtype, whatever the input's
         elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
             out.append(c.astype("str").str.strip())
         else:

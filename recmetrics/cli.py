@@ -1,6 +1,8 @@
 """The ``recmetrics`` command: evaluate, compare and report on files of model scores.
 
     recmetrics evaluate PRED [--truth TRUTH] [--k 5 10 20] [--ci 0.95] [--format ...] [-o OUT]
+    recmetrics evaluate LOGS --engine dask [--workers N] [--memory-limit SIZE]
+                             [--scheduler ADDRESS] [--truth TRUTH] ...
     recmetrics compare A B [--truth TRUTH] [--k ...] [--alpha 0.05] [--format ...] [-o OUT]
     recmetrics report PRED [--truth TRUTH] [--k ...] [-o report.html]
     python -m recmetrics ...                      (the same)
@@ -8,6 +10,12 @@
 PRED, A and B hold one row per scored (user, item) with a score (and a label
 column when no ``--truth`` file is given); TRUTH holds (user, item, label),
 the label being a relevance grade (0 = not relevant).
+
+With ``--engine dask`` PRED and TRUTH may be Parquet datasets (a file, a
+directory of files or a glob) larger than memory: the table is computed by
+:mod:`recmetrics.distributed` on a Dask cluster, a ``LocalCluster`` of
+``--workers`` processes with ``--memory-limit`` each (started and shut down by
+the command), or the running scheduler at ``--scheduler ADDRESS``.
 
 This module only parses arguments and formats results. Files are read and
 written by :mod:`recmetrics.io` (encodings, separators, line numbers, atomic
@@ -24,6 +32,7 @@ output file is touched. Ctrl-C ends it with status 130 and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -286,14 +295,15 @@ def _records(table: pd.DataFrame) -> list[dict]:
 
 
 def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | None,
-                      n_resamples: int, seed: int) -> str:
+                      n_resamples: int, seed: int, bootstrap: str = "multinomial") -> str:
     conventions = table.attrs["conventions"]
     if fmt in ("csv", "tsv", "parquet"):
         return _tidy(table, fmt)
     if fmt == "json":
         document = {"command": "evaluate", "inputs": inputs, "conventions": conventions,
                     "ci": ci, "n_resamples": n_resamples if ci else None,
-                    "seed": seed if ci else None, "metrics": _records(table)}
+                    "seed": seed if ci else None, "bootstrap": bootstrap if ci else None,
+                    "metrics": _records(table)}
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
     header = ["metric", "value"] + ([f"{ci:.0%} CI"] if ci else []) + \
         ["users", "skipped", "no predictions"]
@@ -318,9 +328,12 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
                       "items but no scored row (they count as 0).", width=100),
     ]
     if ci:
+        drawn = ("each user weighs a Poisson(1) count drawn from a hash of (user, seed, "
+                 "resample), and every metric is recomputed" if bootstrap == "poisson" else
+                 "users are drawn with replacement and every metric recomputed")
         notes.append(textwrap.fill(
             f"CI: {ci:.0%} percentile bootstrap over users ({n_resamples:,} resamples, seed "
-            f"{seed}); users are drawn with replacement and every metric recomputed.", width=100))
+            f"{seed}); {drawn}.", width=100))
     return "\n".join(notes) + "\n"
 
 
@@ -396,8 +409,101 @@ def _plan(args) -> rio.Output:
     return rio.plan_output(args.output, fmt=args.format, inputs=_inputs(args))
 
 
+_DASK_ONLY = (("workers", "--workers"), ("memory_limit", "--memory-limit"),
+              ("scheduler", "--scheduler"))
+
+
+def _check_engine(args) -> None:
+    if args.engine != "dask":
+        given = [flag for name, flag in _DASK_ONLY if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)}: for the Dask engine only; add --engine dask")
+        return
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise UsageError("--engine dask needs Dask: pip install 'metricbook[dask]'") from None
+    if args.scheduler is not None and (args.workers is not None or args.memory_limit is not None):
+        raise UsageError("--workers and --memory-limit set up a local cluster; with --scheduler "
+                         "the running cluster's workers are used, so leave them out")
+    if args.memory_limit is not None and args.memory_limit != "auto":
+        from dask.utils import parse_bytes
+        try:
+            parse_bytes(args.memory_limit)
+        except (ValueError, TypeError):
+            raise UsageError(f"--memory-limit {args.memory_limit!r} is not a size; give e.g. "
+                             "1GiB, 512MB or auto") from None
+
+
+@contextlib.contextmanager
+def _dask_cluster(args):
+    """A Dask client: to ``--scheduler``, or to a LocalCluster started (and shut down) here."""
+    from distributed import Client
+
+    if args.scheduler is not None:
+        try:
+            client = Client(args.scheduler, timeout="20s")
+        except (OSError, TimeoutError) as error:
+            raise UsageError(f"cannot reach the Dask scheduler at {args.scheduler} "
+                             f"({_first_words(error)}); check the address and that it runs") from None
+        with client:
+            yield f"the Dask scheduler at {args.scheduler}"
+        return
+    from .distributed import local_cluster
+
+    workers = args.workers or os.cpu_count() or 1
+    limit = args.memory_limit or "auto"
+    with local_cluster(workers, memory_limit=limit):
+        yield f"a local Dask cluster of {workers} worker(s), memory limit {limit} each"
+
+
+def _first_words(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def _evaluate_on_dask(args, output, progress: _Progress) -> None:
+    from . import distributed
+
+    pred_columns = _columns(args, with_label=args.truth is None)
+    hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
+                      "--truth FILE"} if args.truth is None else {}
+    pred_files = rio.parquet_dataset(args.pred, columns=pred_columns, hints=hints)
+    truth_files = None
+    if args.truth:
+        truth_columns = _columns(args, with_score=False, with_label=True)
+        truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
+    with _dask_cluster(args) as where:
+        progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
+        pred = distributed.read_parquet(pred_files, columns=list(pred_columns.values()))
+        truth = None if truth_files is None else distributed.read_parquet(
+            truth_files, columns=list(truth_columns.values()))
+        table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
+                         **_options(args))
+    counts = table.attrs.get("inputs", {})
+    inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
+                       "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
+    if args.truth:
+        inputs["truth"] = {"path": str(args.truth), "files": len(truth_files),
+                           "rows": counts.get("truth_rows", 0),
+                           "users": counts.get("truth_users", 0)}
+    progress.stage("writing")
+    content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
+                                args.seed, bootstrap="poisson")
+    rio.write_output(output, content)
+
+
 def cmd_evaluate(args) -> None:
+    _check_engine(args)
     output = _plan(args)                 # before any work: a bad -o costs nothing
+    if args.engine == "dask":
+        progress = _progress(args, 2)
+        try:
+            _evaluate_on_dask(args, output, progress)
+        finally:
+            progress.close()
+        return
     progress = _progress(args, 3 + bool(args.truth))
     try:
         pred = _read(args.pred, args, progress)
@@ -548,6 +654,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1, e.g. 2")
+    return value
+
+
 def _separator(text: str) -> str:
     named = {"\\t": "\t", "tab": "\t", "TAB": "\t", "comma": ",", "semicolon": ";", "pipe": "|",
              "space": " "}
@@ -640,6 +756,19 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=FORMATS,
                     help="output format (default: from -o's extension, else table)")
     ev.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
+    engine = ev.add_argument_group("engine (logs larger than memory)")
+    engine.add_argument("--engine", choices=("pandas", "dask"), default="pandas",
+                        help="pandas: read everything into this process (default); dask: "
+                             "compute on a Dask cluster, PRED and TRUTH being Parquet files, "
+                             "directories of them or globs (pip install 'metricbook[dask]')")
+    engine.add_argument("--workers", type=_workers, metavar="N",
+                        help="worker processes of the local Dask cluster (default: one per core)")
+    engine.add_argument("--memory-limit", metavar="SIZE",
+                        help="memory limit of each local worker, e.g. 1GiB (default: auto, the "
+                             "machine's memory shared between the workers)")
+    engine.add_argument("--scheduler", metavar="ADDRESS",
+                        help="use the running Dask scheduler at ADDRESS (e.g. tcp://host:8786) "
+                             "instead of starting a local cluster")
     ev.set_defaults(run=cmd_evaluate)
 
     cp = commands.add_parser("compare", help="is model B better than model A?",

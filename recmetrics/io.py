@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import glob
 import io as _io
 import json
 import os
@@ -60,7 +61,7 @@ import pandas as pd
 
 from ._validation import check_unique_pairs, id_column, numeric_column
 
-__all__ = ["FileProblem", "read_scores", "input_kind", "Output", "plan_output", "write_output",
+__all__ = ["FileProblem", "read_scores", "parquet_dataset", "input_kind", "Output", "plan_output", "write_output",
            "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS"]
 
 
@@ -444,6 +445,44 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report):
     if report is not None:
         report(path.stat().st_size)
     return _frame(table)[wanted], (lambda row: f"row {row + 1}")
+
+
+def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | None = None
+                    ) -> list[str]:
+    """The Parquet files of a dataset given as one file, a directory or a glob, for Dask.
+
+    A directory means every ``.parquet`` / ``.pq`` file under it; a glob (``*``, ``?``,
+    ``[``) its matching Parquet files. The files are not read here, only the first one's
+    schema, to check that the columns are there (as :func:`read_scores` does).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    text = os.fspath(path)
+    where = Path(text)
+    if any(c in text for c in "*?["):
+        found = sorted(glob.glob(text, recursive=True))
+        what = "matches no file" if not found else "matches no Parquet file (.parquet, .pq)"
+    elif where.is_dir():
+        found = sorted(str(f) for f in where.rglob("*") if f.is_file())
+        what = "is a directory without Parquet files (.parquet, .pq)"
+    elif where.is_file():
+        found = [text]
+        what = "is not a Parquet file (.parquet, .pq): the Dask engine reads Parquet only"
+    else:
+        raise FileProblem(f"{text}: no such file or directory; give a Parquet file, a directory "
+                          "of Parquet files or a glob such as 'logs/*.parquet'")
+    files = [f for f in found if Path(f).suffix.lower() in PARQUET_SUFFIXES]
+    if not files:
+        raise FileProblem(f"{text} {what}; write the data as Parquet (e.g. "
+                          "pandas.DataFrame.to_parquet) or use the default engine for CSV")
+    try:
+        schema = pq.read_schema(files[0])
+    except (pa.ArrowException, OSError) as error:
+        raise FileProblem(f"{files[0]} is not a readable Parquet file ({_first_line(error)}); "
+                          "check its format") from None
+    _check_columns(Path(files[0]), list(schema.names), columns, hints or {})
+    return files
 
 
 def _first_line(error: BaseException) -> str:

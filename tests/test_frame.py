@@ -181,7 +181,7 @@ def test_bootstrap_interval_is_seeded_and_contains_the_value():
 
 def test_auc_bootstrap_resample_equals_recomputing_auc_on_the_drawn_users():
     """The weighted shortcut must give the AUC of the resampled rows themselves."""
-    from recmetrics.frame import _auc_bootstrap, _Prepared
+    from recmetrics._engine import auc_bootstrap as _auc_bootstrap, Prepared as _Prepared
     rng = np.random.default_rng(4)
     pred = pd.DataFrame({"user": np.repeat(np.arange(15), 6), "item": np.tile(np.arange(6), 15),
                          "score": rng.integers(0, 5, 90) / 4, "label": (rng.random(90) < 0.4).astype(int)})

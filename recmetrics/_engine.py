@@ -1,0 +1,750 @@
+r"""The evaluation engine behind :func:`recmetrics.evaluate`, shared by pandas and Dask.
+
+Both :mod:`recmetrics.frame` (one pandas process) and
+:mod:`recmetrics.distributed` (a Dask cluster) run the same four steps:
+
+1. :class:`Prepared`: validated rows ranked per user, with judged grades;
+2. :func:`per_user`: every per-user value (the kernels of :mod:`._kernels`);
+3. :func:`summarize`: a :class:`Summary` of totals over users (sums of
+   per-user values, users counted and skipped, GAUC numerator and
+   denominator, probability sums, Poisson bootstrap sums);
+4. :func:`assemble`: the tidy table (notes, conventions, means) from a Summary.
+
+Summaries of disjoint sets of users add up (``+``), so the Dask engine runs
+steps 1-3 on each partition of users and step 4 once on their sum. Global
+AUC is the one number that is not a sum over users: its pair counts come with
+the Summary in memory, and from score buckets on Dask.
+
+The Poisson bootstrap
+---------------------
+Each user gets, in resample *b*, a weight :math:`w_{ub} \sim \text{Poisson}(1)`
+drawn from a hash of (user id, seed, b) (:func:`poisson_weights`): a
+resample's weighted sums are sums over users, computed wherever the users
+are, and do not depend on how users are split into partitions or in which
+order they come.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import _kernels
+from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT, TIES,
+                          RecmetricsWarning, as_frame, caller_stacklevel, canonical_ids,
+                          check_id_codes, check_k_values, check_metrics, check_option,
+                          check_probability_scores, check_unique_keys, numeric_column,
+                          warn_unmatched)
+from .probability import DEFAULT_EPS
+from .stats import bootstrap_ci
+
+#: Metric names accepted by ``metrics=``, in the order they are reported.
+METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg",
+           "logloss", "ne", "brier", "ece")
+#: The metrics computed when ``metrics=None``: those that need no probabilities.
+DEFAULT_METRICS = METRICS[:8]
+AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
+RANKING = AT_K + ("mrr",)
+#: Metrics that read the scores as probabilities of relevance (grade > 0).
+PROBABILITY_METRICS = ("logloss", "ne", "brier", "ece")
+#: Equal-width bins of the ``ece`` metric (as recmetrics.expected_calibration_error's default).
+ECE_BINS = 10
+#: Ways to resample users for confidence intervals.
+BOOTSTRAPS = ("multinomial", "poisson")
+
+
+def codes(column: str, *frames, integral: bool | None = None) -> tuple[list[np.ndarray], pd.Index]:
+    """Joint integer codes of one id column of several named frames, and the distinct ids.
+
+    ``frames`` are (name, DataFrame) pairs. Each column is factorized as it is
+    (hashing its native type; a missing id is refused), the id policy is
+    applied to its distinct values only, and the canonical values of all
+    columns are factorized together: the per-row work is one hash and one
+    gather, whatever the id type. ``integral`` as in
+    :func:`recmetrics._validation.canonical_ids`.
+    """
+    parts = []
+    for name, frame in frames:
+        codes_, uniques = pd.factorize(frame[column])
+        check_id_codes(name, column, codes_)
+        parts.append((codes_, uniques))
+    canonical = canonical_ids(*(pd.Series(uniques) for _, uniques in parts), integral=integral)
+    joined = np.concatenate(canonical) if isinstance(canonical[0], np.ndarray) else pd.concat(
+        canonical, ignore_index=True)
+    joint, uniques = pd.factorize(joined)
+    offsets = np.cumsum([0] + [len(u) for _, u in parts])
+    return [joint[offset + c] for offset, (c, _) in zip(offsets, parts)], pd.Index(uniques)
+
+
+@dataclass
+class Unmatched:
+    """Truth's users and relevant rows that found no scored row, for the id-mismatch warning."""
+
+    n_lacking: int = 0           # users with a relevant truth row and no scored row
+    n_judged: int = 0            # users with a relevant truth row
+    n_missing_rows: int = 0      # relevant truth rows never scored
+    n_relevant_rows: int = 0     # relevant truth rows
+    lacking: list = field(default_factory=list)        # examples of each
+    scored_users: list = field(default_factory=list)
+    missing_rows: list = field(default_factory=list)
+    scored_rows: list = field(default_factory=list)
+
+    def __add__(self, other: Unmatched) -> Unmatched:
+        return Unmatched(self.n_lacking + other.n_lacking, self.n_judged + other.n_judged,
+                         self.n_missing_rows + other.n_missing_rows,
+                         self.n_relevant_rows + other.n_relevant_rows,
+                         (self.lacking + other.lacking)[:3],
+                         (self.scored_users + other.scored_users)[:3],
+                         (self.missing_rows + other.missing_rows)[:3],
+                         (self.scored_rows + other.scored_rows)[:3])
+
+    def warn(self) -> None:
+        """Warn when most of truth's users, or nearly all its relevant rows, went unscored."""
+        if 2 * self.n_lacking > self.n_judged:
+            warn_unmatched("users with a relevant item", self.n_lacking, self.n_judged,
+                           self.lacking, self.scored_users, "users", share=0.5)
+        else:
+            warn_unmatched("relevant (user, item) rows", self.n_missing_rows, self.n_relevant_rows,
+                           self.missing_rows, self.scored_rows, "rows", share=0.9, at_least=10)
+
+
+class Prepared:
+    """Validated input: rows ranked per user, judged relevant grades, and AUC pair counts.
+
+    ``check=False`` skips the frame checks (columns present, at least one
+    row), which the Dask engine makes once on the whole input: a partition
+    may be empty. ``integral_ids`` imposes the id form of the user column
+    (see :func:`codes`).
+    """
+
+    def __init__(self, pred, truth, *, user, item, score, label, ties, check=True,
+                 integral_ids: bool | None = None):
+        columns = {"user": user, "item": item, "score": score}
+        if truth is None:
+            columns["label"] = label
+        if check:
+            as_frame("pred", pred, columns)
+        scores = numeric_column("pred", pred, score)
+        n = len(pred)
+        self.unmatched = Unmatched()
+        if truth is None:
+            (users,), user_ids = codes(user, ("pred", pred), integral=integral_ids)
+            (items,), _ = codes(item, ("pred", pred))
+            keys = users.astype(np.int64) * (int(items.max(initial=0)) + 1) + items
+            check_unique_keys("pred", keys, pred, user, item)
+            grades = numeric_column("pred", pred, label, grades=True)
+            missing_users, missing_grades = np.zeros(0, dtype=np.intp), np.zeros(0)
+            self.n_without_predictions = 0
+        else:
+            if check:
+                as_frame("truth", truth, {"user": user, "item": item, "label": label})
+            truth_grades = numeric_column("truth", truth, label, grades=True)
+            (users, truth_users), user_ids = codes(user, ("pred", pred), ("truth", truth),
+                                                   integral=integral_ids)
+            (items, truth_items), item_ids = codes(item, ("pred", pred), ("truth", truth))
+            width = len(item_ids)
+            keys = users.astype(np.int64) * width + items
+            check_unique_keys("pred", keys, pred, user, item)
+            truth_keys = truth_users.astype(np.int64) * width + truth_items
+            check_unique_keys("truth", truth_keys, truth, user, item)
+            where = pd.Index(truth_keys).get_indexer(keys)
+            scored = where >= 0
+            grades = np.zeros(n)
+            grades[scored] = truth_grades[where[scored]]
+            found = np.zeros(truth_keys.size, dtype=bool)
+            found[where[scored]] = True
+            relevant = truth_grades > 0
+            unscored = relevant & ~found
+            judged_users = np.unique(truth_users[relevant])
+            with_rows = np.zeros(len(user_ids), dtype=bool)
+            with_rows[users] = True
+            lacking = judged_users[~with_rows[judged_users]]
+            self.n_without_predictions = int(lacking.size)
+            missing_rows = np.flatnonzero(unscored)
+            self.unmatched = Unmatched(
+                int(lacking.size), int(judged_users.size), int(missing_rows.size),
+                int(relevant.sum()), list(user_ids[lacking[:3]]), list(user_ids[users[:3]]),
+                [(user_ids[truth_users[r]], item_ids[truth_items[r]]) for r in missing_rows[:3]],
+                [(user_ids[u], item_ids[i]) for u, i in zip(users[:3], items[:3])])
+            missing_users, missing_grades = truth_users[unscored], truth_grades[unscored]
+            # The users are those with scored rows or relevant truth rows; drop the rest.
+            present = with_rows
+            present[missing_users] = True
+            remap = np.cumsum(present) - 1
+            users, missing_users = remap[users], remap[missing_users]
+            user_ids = user_ids[present]
+        self.users = user_ids
+        self.score_column = score
+        self.n_users = len(user_ids)
+        self.n_rows = n
+        order, by_score = _kernels.rank_rows(users, scores, grades, ties)
+        positive = grades[by_score] > 0
+        self.n_positive = int(positive.sum())
+        self.global_pairs = _kernels.group_pair_counts(
+            np.zeros(n, dtype=np.int8), scores[by_score], positive, 1)[:2]
+        del by_score, positive
+        self.lists = users[order]
+        self.scores = scores[order]
+        self.grades = grades[order]
+        del order, users, scores, grades
+        new_group = _kernels.starts(self.scores) if ties == "average" else None
+        layout = _kernels.Layout(self.lists, self.grades, self.n_users, new_group)
+        relevant_rows = self.grades > 0
+        self.ranked = _kernels.RankedLists(
+            layout, np.r_[self.lists[relevant_rows], missing_users],
+            np.r_[self.grades[relevant_rows], missing_grades])
+
+    def user_auc(self, ties: str):
+        """Per-user AUC (NaN for one-class users), positives and negatives."""
+        wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
+            self.lists, self.scores, self.grades > 0, self.n_users)
+        return _kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties), pos, neg
+
+    def pair_counts(self) -> tuple[int, int]:
+        """Global wins and wins-or-ties over every scored row."""
+        if self.n_rows == 0:
+            return 0, 0
+        return tuple(int(c[0]) for c in self.global_pairs)
+
+
+# --------------------------------------------------------------------------- options
+
+
+def check_options(*, k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant) -> dict:
+    return {"ks": check_k_values(k), "metrics": check_metrics(metrics, METRICS, DEFAULT_METRICS),
+            "ties": check_option("ties", ties, TIES), "gain": check_option("gain", gain, GAINS),
+            "ideal": check_option("ideal", ideal, IDEALS),
+            "denominator": check_option("denominator", denominator, DENOMINATORS),
+            "gauc_weight": check_option("gauc_weight", gauc_weight, GAUC_WEIGHTS),
+            "no_relevant": check_option("no_relevant", no_relevant, NO_RELEVANT)}
+
+
+def conventions(o: dict) -> dict:
+    return {"ties": o["ties"], "gain": o["gain"], "ideal": o["ideal"],
+            "denominator": o["denominator"], "gauc_weight": o["gauc_weight"],
+            "no_relevant": o["no_relevant"], "k": o["ks"]}
+
+
+def convention(metric: str, o: dict) -> str:
+    """The conventions that change one metric's number, as shown in the table."""
+    ties = f"ties={o['ties']}"
+    if metric == "auc":
+        return ties
+    if metric in PROBABILITY_METRICS:
+        return f"bins={ECE_BINS} uniform" if metric == "ece" else \
+            ("natural log, clipped at eps" if metric in ("logloss", "ne") else "")
+    if metric == "gauc":
+        return f"gauc_weight={o['gauc_weight']}, {ties}"
+    users = f"no_relevant={o['no_relevant']}"
+    if metric == "map":
+        return f"denominator={o['denominator']}, {ties}, {users}"
+    if metric == "ndcg":
+        return f"gain={o['gain']}, ideal={o['ideal']}, {ties}, {users}"
+    return f"{ties}, {users}"
+
+
+GAUC_NOTE = "undefined: no user has both a relevant and a non-relevant scored row"
+RANKING_NOTE = "undefined: no user has a relevant item"
+
+
+def auc_note(n_positive: int) -> str:
+    if n_positive == 0:
+        return "undefined: no scored row is relevant, and AUC needs positives and negatives"
+    return "undefined: every scored row is relevant, and AUC needs positives and negatives"
+
+
+def column_names(o: dict) -> list[str]:
+    """Per-user columns of the ranking metrics, in table order (``ndcg@10``, ``mrr``, ...)."""
+    return [metric if cut is None else f"{metric}@{cut}"
+            for metric in o["metrics"] if metric in RANKING
+            for cut in ([None] if metric == "mrr" else o["ks"])]
+
+
+# --------------------------------------------------------------------------- per user
+
+
+def per_user(prep: Prepared, o: dict):
+    """Every requested per-user value, as {column: array}, with the users each mean counts.
+
+    Returns (columns, counted, auc_parts): ``counted`` marks the users the
+    ranking means include under ``no_relevant``; ``auc_parts`` is (per-user
+    AUC, positives, negatives) when GAUC is requested.
+    """
+    ranked = prep.ranked
+    has_relevant = ranked.has_relevant
+    if o["no_relevant"] == "error" and not has_relevant.all():
+        lacking = np.flatnonzero(~has_relevant)
+        raise ValueError(f"{lacking.size:,} user(s) have no relevant item (e.g. "
+                         f"{', '.join(repr(u) for u in prep.users[lacking[:3]])}), so their "
+                         "ranking metrics are undefined; pass no_relevant='skip' to leave them out "
+                         "or 'zero' to count them as 0")
+    counted = has_relevant if o["no_relevant"] == "skip" else np.ones(prep.n_users, dtype=bool)
+    columns, auc_parts = {}, None
+    if "gauc" in o["metrics"]:
+        auc_parts = prep.user_auc(o["ties"])
+        columns["auc"] = auc_parts[0]
+    for metric in (m for m in o["metrics"] if m in RANKING):
+        for cut in ([None] if metric == "mrr" else o["ks"]):
+            values = ranked.metric(metric, cut, gain=o["gain"], ideal=o["ideal"],
+                                   denominator=o["denominator"])
+            values = np.where(has_relevant, values, 0.0 if o["no_relevant"] == "zero" else np.nan)
+            columns[metric if cut is None else f"{metric}@{cut}"] = values
+    return columns, counted, auc_parts
+
+
+def user_table(prep: Prepared, columns: dict) -> pd.DataFrame:
+    ranked = prep.ranked
+    return pd.DataFrame({"user": prep.users, "n_items": ranked.n_rows,
+                         "n_positives": np.bincount(prep.lists[prep.grades > 0],
+                                                    minlength=prep.n_users),
+                         "n_relevant": ranked.n_relevant, **columns})
+
+
+def user_ratios(prep: Prepared, columns: dict, counted, auc_parts, o: dict) -> dict:
+    """Per table row that is a mean over users: (numerator, denominator) per user.
+
+    The row's value is sum(numerator) / sum(denominator); the bootstrap
+    reweights users. Users a mean leaves out have 0 in both.
+    """
+    ratios = {}
+    if auc_parts is not None:
+        user_auc, pos, neg = auc_parts
+        weights = _kernels.gauc_weights(pos, neg, o["gauc_weight"])
+        defined = ~np.isnan(user_auc)
+        ratios["gauc"] = (np.where(defined, weights * np.nan_to_num(user_auc), 0.0),
+                          np.where(defined, weights, 0.0))
+    for name in column_names(o):
+        ratios[name] = (np.where(counted, np.nan_to_num(columns[name]), 0.0),
+                        counted.astype(np.float64))
+    asked = [m for m in o["metrics"] if m in PROBABILITY_METRICS]
+    if asked:
+        check_probability_scores("pred", prep.score_column, prep.scores, asked)
+    probability = [m for m in asked if m in ("logloss", "brier")]
+    if probability:
+        labels, scores = (prep.grades > 0).astype(np.int8), prep.scores
+        rows = prep.ranked.n_rows.astype(np.float64)
+        for metric in probability:
+            loss = _kernels.log_loss(labels, scores, DEFAULT_EPS) if metric == "logloss" \
+                else _kernels.brier(labels, scores)
+            ratios[metric] = (np.bincount(prep.lists, weights=loss, minlength=prep.n_users), rows)
+    return ratios
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+@dataclass
+class Summary:
+    """Totals over a set of users behind the tidy table; Summaries of disjoint users add up.
+
+    ``pairs`` (global AUC's wins and wins-or-ties over all scored rows) is the
+    exception: it compares rows of different users, so it is set once for the
+    whole input (None until then).
+    """
+
+    n_users: int = 0                 # users in the table: scored rows or a relevant truth row
+    n_with_rows: int = 0             # users with a scored row
+    n_counted: int = 0               # users the ranking means count (no_relevant)
+    n_without_predictions: int = 0   # users with a relevant truth row and no scored row
+    n_rows: int = 0                  # scored rows
+    n_positive: int = 0              # scored rows with grade > 0
+    sums: dict = field(default_factory=dict)   # row name -> (sum of numerators, of denominators)
+    n_defined: dict = field(default_factory=dict)  # row name -> users with a defined value
+    gauc_undefined: int = 0          # users with one class only
+    probability: dict = field(default_factory=dict)  # "logloss"/"brier": loss sums; "bins"
+    unmatched: Unmatched = field(default_factory=Unmatched)
+    resamples: dict = field(default_factory=dict)  # row name -> (n_resamples, 2) Poisson sums
+    inputs: dict = field(default_factory=dict)     # the Dask engine's truth rows and users
+    pairs: tuple | None = None
+
+    def __add__(self, other: Summary) -> Summary:
+        def add(a: dict, b: dict) -> dict:
+            return {key: (a[key] + b[key]) if key in a and key in b else a.get(key, b.get(key))
+                    for key in list(a) + [k for k in b if k not in a]}
+        return Summary(
+            self.n_users + other.n_users, self.n_with_rows + other.n_with_rows,
+            self.n_counted + other.n_counted,
+            self.n_without_predictions + other.n_without_predictions,
+            self.n_rows + other.n_rows, self.n_positive + other.n_positive,
+            {key: tuple(x + y for x, y in zip(self.sums.get(key, (0.0, 0.0)),
+                                               other.sums.get(key, (0.0, 0.0))))
+             for key in dict.fromkeys(list(self.sums) + list(other.sums))},
+            add(self.n_defined, other.n_defined), self.gauc_undefined + other.gauc_undefined,
+            add(self.probability, other.probability), self.unmatched + other.unmatched,
+            add(self.resamples, other.resamples), add(self.inputs, other.inputs),
+            None if self.pairs is None or other.pairs is None else
+            (self.pairs[0] + other.pairs[0], self.pairs[1] + other.pairs[1]))
+
+
+def summarize(prep: Prepared, columns: dict, counted, auc_parts, o: dict, *,
+              ratios: dict | None = None) -> Summary:
+    """The totals of one prepared set of users (all of them in memory, a partition on Dask)."""
+    ratios = user_ratios(prep, columns, counted, auc_parts, o) if ratios is None else ratios
+    s = Summary(n_users=prep.n_users, n_with_rows=int((prep.ranked.n_rows > 0).sum()),
+                n_counted=int(counted.sum()), n_without_predictions=prep.n_without_predictions,
+                n_rows=prep.n_rows, n_positive=prep.n_positive, unmatched=prep.unmatched)
+    for name, (numerator, denominator) in ratios.items():
+        s.sums[name] = (float(numerator.sum()), float(denominator.sum()))
+        s.n_defined[name] = int(np.count_nonzero(denominator))
+    if auc_parts is not None:
+        s.n_defined["gauc"] = int((~np.isnan(auc_parts[0])).sum())
+        s.gauc_undefined = prep.n_users - s.n_defined["gauc"]
+    probability = [m for m in o["metrics"] if m in PROBABILITY_METRICS]
+    if probability:
+        labels = (prep.grades > 0).astype(np.int8)
+        if "ne" in probability and "logloss" not in ratios:
+            s.probability["logloss"] = float(_kernels.log_loss(labels, prep.scores,
+                                                               DEFAULT_EPS).sum())
+        for metric in ("logloss", "brier"):
+            if metric in ratios:
+                s.probability[metric] = s.sums[metric][0]
+        if "ece" in probability:
+            edges = _kernels.calibration_edges(prep.scores, ECE_BINS, "uniform")
+            s.probability["bins"] = np.array(_kernels.calibration_bins(labels, prep.scores, edges),
+                                             dtype=np.float64)
+    return s
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def assemble(s: Summary, o: dict, *, ci: float | None = None, intervals: dict | None = None,
+             warn: bool = True) -> pd.DataFrame:
+    """The tidy table, one row per metric and cut-off, from the totals of all users.
+
+    ``intervals`` maps a row name ("auc", "gauc", "ndcg@10", "logloss", ...)
+    to its (low, high) bootstrap interval; rows without one get NaN when
+    ``ci`` is given.
+    """
+    rows, undefined = [], {}
+    intervals = intervals or {}
+    n_skipped = s.n_users - s.n_counted
+
+    def add(name, value, n_users, n_skipped, n_without, note=""):
+        metric, _, cut = name.partition("@")
+        row = {"metric": metric, "k": int(cut) if cut else None, "value": float(value),
+               "n_users": n_users, "n_skipped": n_skipped, "n_without_predictions": n_without,
+               "conventions": convention(metric, o), "note": note}
+        if note:
+            undefined.setdefault(metric, note)
+        if ci is not None:
+            row["ci_low"], row["ci_high"] = intervals.get(name, (float("nan"), float("nan")))
+        rows.append(row)
+
+    if "auc" in o["metrics"]:
+        value = global_auc(s, o["ties"])
+        add("auc", value, s.n_with_rows, 0, 0, auc_note(s.n_positive) if np.isnan(value) else "")
+    if "gauc" in o["metrics"]:
+        numerator, denominator = s.sums["gauc"]
+        n_defined = s.n_defined["gauc"]
+        value = numerator / denominator if n_defined else float("nan")
+        add("gauc", value, n_defined, s.gauc_undefined, 0, "" if n_defined else GAUC_NOTE)
+    for name in column_names(o):
+        total = s.sums[name][0]
+        value = total / s.n_counted if s.n_counted else float("nan")
+        add(name, value, s.n_counted, n_skipped, s.n_without_predictions,
+            RANKING_NOTE if np.isnan(value) else "")
+    n = s.n_rows
+    for metric in (m for m in o["metrics"] if m in PROBABILITY_METRICS):
+        if metric in ("logloss", "brier"):
+            add(metric, s.probability[metric] / n, s.n_with_rows, 0, 0)
+        elif metric == "ne":
+            base_rate = s.n_positive / n
+            if base_rate in (0.0, 1.0):
+                add(metric, float("nan"), s.n_with_rows, 0, 0,
+                    "undefined: every scored row has the same class, so the entropy of the "
+                    "base rate (the denominator) is 0")
+            else:
+                add(metric, (s.probability["logloss"] / n)
+                    / float(_kernels.binary_entropy(base_rate)), s.n_with_rows, 0, 0)
+        else:
+            count, positives, prob_sum = s.probability["bins"]
+            kept = count != 0
+            gap = np.abs(positives[kept] / count[kept] - prob_sum[kept] / count[kept])
+            add(metric, float(np.sum(count[kept] / n * gap)), s.n_with_rows, 0, 0)
+    if warn:
+        for metric, note in undefined.items():
+            warnings.warn(f"{metric} is NaN: {note}", RecmetricsWarning,
+                          stacklevel=caller_stacklevel())
+    table = pd.DataFrame(rows)
+    table["k"] = table["k"].astype("Int64")
+    table.attrs["conventions"] = conventions(o)
+    return table
+
+
+def global_auc(s: Summary, ties: str) -> float:
+    n_neg = s.n_rows - s.n_positive
+    if s.n_positive == 0 or n_neg == 0:
+        return float("nan")
+    wins, wins_or_ties = s.pairs
+    return float(_kernels.auc_from_counts(wins, wins_or_ties, s.n_positive * n_neg, ties))
+
+
+def interval_rows(s: Summary, o: dict) -> list[str]:
+    """Rows that get a bootstrap interval: AUC when defined, and means over two users or more."""
+    names = []
+    if "auc" in o["metrics"] and not np.isnan(global_auc(s, o["ties"])):
+        names.append("auc")
+    if "gauc" in o["metrics"] and s.n_defined["gauc"] > 1:
+        names.append("gauc")
+    if s.n_counted > 1:
+        names += column_names(o)
+    names += [m for m in o["metrics"] if m in ("logloss", "brier") and s.n_with_rows > 1]
+    return names
+
+
+# --------------------------------------------------------------------------- the multinomial bootstrap
+
+
+def multinomial_intervals(prep: Prepared, ratios: dict, auc_parts, s: Summary, o: dict,
+                          ci: float, n_resamples: int, seed) -> dict:
+    """Percentile intervals from drawing users with replacement (one pandas process only).
+
+    Global AUC first, then the means in table order, all from one generator.
+    """
+    rng = np.random.default_rng(seed)
+    wanted = interval_rows(s, o)
+    intervals = {}
+    if "auc" in wanted:
+        intervals["auc"] = auc_bootstrap(prep, o["ties"], ci, n_resamples, rng)
+    for name in wanted:
+        if name == "auc":
+            continue
+        numerator, denominator = ratios[name]
+        kept = denominator > 0
+        if name == "gauc":
+            values, weights = auc_parts[0][kept], denominator[kept]
+        elif name in ("logloss", "brier"):
+            values, weights = numerator[kept] / denominator[kept], denominator[kept]
+        else:
+            values, weights = numerator[kept], None
+        intervals[name] = bootstrap_ci(values, weights=weights, confidence=ci,
+                                       n_resamples=n_resamples, seed=rng)
+    return intervals
+
+
+def auc_bootstrap(prep: Prepared, ties: str, confidence: float, n_resamples: int, rng):
+    """Percentile interval of global AUC when users are resampled with replacement.
+
+    A resample only changes row weights (how often each user was drawn), so the
+    rows are sorted once. Each positive's lower and tied negatives are located
+    once (``lo``, ``hi`` in the sorted negatives); the negatives between two
+    consecutive such boundaries are summarised per user in a sparse (gap x
+    user) count matrix, and the positives per user and boundary in another.
+    A chunk of resamples, as a (user x resample) matrix of draw counts, then
+    costs two sparse products: a weighted Mann-Whitney U for every resample.
+    """
+    from scipy import sparse
+
+    positive = prep.grades > 0
+    if positive.all() or not positive.any():
+        return float("nan"), float("nan")
+    neg_order = np.argsort(prep.scores[~positive], kind="stable")
+    neg_sorted = prep.scores[~positive][neg_order]
+    neg_users = prep.lists[~positive][neg_order]
+    pos_scores, pos_users = prep.scores[positive], prep.lists[positive]
+    lo = np.searchsorted(neg_sorted, pos_scores, side="left")
+    hi = np.searchsorted(neg_sorted, pos_scores, side="right")
+    bounds, where = np.unique(np.r_[lo, hi], return_inverse=True)
+    gap_of_neg = np.searchsorted(bounds, np.arange(neg_sorted.size), side="right") - 1
+    keep = gap_of_neg >= 0  # negatives below the lowest boundary are below every positive
+    n_gaps, n_users = bounds.size, prep.n_users
+    # negatives of each user between boundary g and g + 1; a resample's cumulative sum over
+    # gaps gives, at boundary g, the weight of the negatives below it
+    gaps = sparse.csr_matrix((np.ones(int(keep.sum())), (gap_of_neg[keep], neg_users[keep])),
+                             shape=(n_gaps, n_users))
+    n_pos = lo.size
+    at_lo = sparse.csr_matrix((np.ones(n_pos), (where[:n_pos], pos_users)), shape=(n_gaps, n_users))
+    at_hi = sparse.csr_matrix((np.ones(n_pos), (where[n_pos:], pos_users)), shape=(n_gaps, n_users))
+    pos_per_user = np.bincount(pos_users, minlength=n_users).astype(np.float64)
+    neg_per_user = np.bincount(neg_users, minlength=n_users).astype(np.float64)
+    below_all = np.bincount(neg_users[~keep], minlength=n_users).astype(np.float64)
+    values = np.empty(n_resamples)
+    chunk = max(1, min(n_resamples, 4_000_000 // max(n_gaps, n_users)))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        counts = np.empty((n_users, size))
+        for b in range(size):
+            counts[:, b] = np.bincount(rng.integers(0, n_users, n_users), minlength=n_users)
+        per_gap = gaps @ counts
+        below = np.cumsum(per_gap, axis=0)
+        below -= per_gap  # negatives in earlier gaps, i.e. below boundary g ...
+        below += below_all @ counts  # ... plus those below every boundary
+        wins = np.einsum("gr,gr->r", at_lo @ counts, below)
+        wins_or_ties = np.einsum("gr,gr->r", at_hi @ counts, below)
+        pairs = (pos_per_user @ counts) * (neg_per_user @ counts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values[start:start + size] = _kernels.auc_from_counts(wins, wins_or_ties, pairs, ties)
+    low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
+
+
+# --------------------------------------------------------------------------- the Poisson bootstrap
+
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: P(X <= k) for X ~ Poisson(1), k = 0, 1, ...; beyond k = 24 the tail is below 1e-25.
+_POISSON_CDF = np.cumsum(np.exp(-1.0) / np.cumprod(np.r_[1.0, np.arange(1.0, 25.0)]))
+#: Most (user x resample) weights held at once.
+POISSON_CHUNK = 1 << 22
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: a bijection of uint64 whose bits look independent."""
+    x = x ^ (x >> np.uint64(30))
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def user_hash(ids) -> np.ndarray:
+    """A uint64 hash of each canonical user id (int64 or text), the same in every process."""
+    values = np.asarray(ids)
+    if values.dtype.kind not in "iub":
+        values = np.asarray(ids, dtype=object)
+    return pd.util.hash_array(values)
+
+
+def poisson_seed(seed) -> int:
+    """The integer that keys the Poisson weights: ``seed`` itself, or one drawn from it."""
+    if isinstance(seed, (int, np.integer)):
+        return int(seed)
+    return int(np.random.default_rng(seed).integers(0, 2**63))
+
+
+def poisson_weights(hashes: np.ndarray, seed: int, start: int, size: int) -> np.ndarray:
+    """Poisson(1) weights of users (rows) in resamples start .. start + size - 1 (columns)."""
+    resample = np.arange(start, start + size, dtype=np.uint64)
+    key = _mix(np.full(size, seed % 2**64, dtype=np.uint64) * _GOLDEN + resample * _M1 + _M2)
+    bits = _mix(hashes[:, None] ^ key[None, :])
+    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    return np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
+
+
+def poisson_sums(hashes: np.ndarray, ratios: dict, seed: int, n_resamples: int) -> dict:
+    """Per ratio row: (n_resamples, 2) sums of Poisson-weighted numerators and denominators."""
+    if not ratios:
+        return {}
+    names = list(ratios)
+    numerators = np.stack([ratios[n][0] for n in names])
+    denominators = np.stack([ratios[n][1] for n in names])
+    out = np.zeros((len(names), n_resamples, 2))
+    chunk = max(1, min(n_resamples, POISSON_CHUNK // max(1, hashes.size)))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        w = poisson_weights(hashes, seed, start, size)
+        out[:, start:start + size, 0] = numerators @ w
+        out[:, start:start + size, 1] = denominators @ w
+    return {name: out[i] for i, name in enumerate(names)}
+
+
+def poisson_auc_sums(scores: np.ndarray, positive: np.ndarray, hashes: np.ndarray, seed: int,
+                     n_resamples: int) -> np.ndarray:
+    """Poisson-weighted pair counts of a set of scored rows, per resample.
+
+    Returns an (n_resamples, 4) array: weighted wins, wins-or-ties, positives
+    and negatives, where a row weighs its user's weight. Rows are sorted by
+    score once; a resample costs one pass over them.
+    """
+    out = np.zeros((n_resamples, 4))
+    if scores.size == 0:
+        return out
+    order = np.argsort(scores, kind="stable")
+    scores, positive, hashes = scores[order], positive[order], hashes[order]
+    new = _kernels.starts(scores)
+    group = np.cumsum(new) - 1
+    n_groups = int(group[-1]) + 1
+    chunk = max(1, min(n_resamples, POISSON_CHUNK // scores.size))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        w = poisson_weights(hashes, seed, start, size)
+        neg, pos = (_sum_by_group(w, group, rows, n_groups) for rows in (~positive, positive))
+        below = np.cumsum(neg, axis=0) - neg
+        wins = np.einsum("gr,gr->r", pos, below)
+        out[start:start + size, 0] = wins
+        out[start:start + size, 1] = wins + np.einsum("gr,gr->r", pos, neg)
+        out[start:start + size, 2] = pos.sum(axis=0)
+        out[start:start + size, 3] = neg.sum(axis=0)
+    return out
+
+
+def _sum_by_group(w: np.ndarray, group: np.ndarray, rows: np.ndarray, n_groups: int):
+    """Rows of ``w`` summed by their (sorted) group, for the selected rows only."""
+    out = np.zeros((n_groups, w.shape[1]))
+    rows = np.flatnonzero(rows)
+    if rows.size:
+        g = group[rows]
+        first = np.flatnonzero(_kernels.starts(g))
+        out[g[first]] = np.add.reduceat(w[rows], first, axis=0)
+    return out
+
+
+def combine_auc_sums(buckets: list[np.ndarray]) -> np.ndarray:
+    """Pair counts of score buckets in ascending order, each (n_resamples, 4), as one.
+
+    A positive in a higher bucket beats every negative in the lower ones.
+    """
+    total = np.zeros_like(buckets[0])
+    negatives_below = np.zeros(total.shape[0])
+    for b in buckets:
+        cross = b[:, 2] * negatives_below
+        total[:, 0] += b[:, 0] + cross
+        total[:, 1] += b[:, 1] + cross
+        total[:, 2:] += b[:, 2:]
+        negatives_below += b[:, 3]
+    return total
+
+
+def poisson_intervals(s: Summary, o: dict, ci: float) -> dict:
+    """Percentile intervals from the Poisson resample sums of a Summary."""
+    quantiles = [(1 - ci) / 2, (1 + ci) / 2]
+    intervals = {}
+    for name in interval_rows(s, o):
+        sums = s.resamples[name]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if name == "auc":
+                values = _kernels.auc_from_counts(sums[:, 0], sums[:, 1], sums[:, 2] * sums[:, 3],
+                                                  o["ties"])
+            else:
+                values = sums[:, 0] / sums[:, 1]
+        values = values[np.isfinite(values)]
+        if values.size:
+            low, high = np.quantile(values, quantiles)
+            intervals[name] = (float(low), float(high))
+    return intervals
+
+
+def prepared_resamples(prep: Prepared, ratios: dict, o: dict, seed: int, n_resamples: int,
+                       *, auc: bool = True) -> dict:
+    """Poisson sums of every ratio row of a prepared set of users (and of AUC if asked)."""
+    hashes = user_hash(prep.users)
+    sums = poisson_sums(hashes, ratios, seed, n_resamples)
+    if auc and "auc" in o["metrics"]:
+        sums["auc"] = poisson_auc_sums(prep.scores, prep.grades > 0, hashes[prep.lists], seed,
+                                       n_resamples)
+    return sums
+
+
+# --------------------------------------------------------------------------- in memory
+
+
+def evaluate_prepared(prep: Prepared, o: dict, *, ci: float | None = None,
+                      n_resamples: int = 1000, seed=0, bootstrap: str = "multinomial"):
+    """The tidy table and the per-user columns of one pandas process."""
+    columns, counted, auc_parts = per_user(prep, o)
+    ratios = user_ratios(prep, columns, counted, auc_parts, o)
+    s = summarize(prep, columns, counted, auc_parts, o, ratios=ratios)
+    s.pairs = prep.pair_counts()
+    intervals = None
+    if ci is not None:
+        if bootstrap == "poisson":
+            s.resamples = prepared_resamples(prep, ratios, o, poisson_seed(seed), n_resamples)
+            intervals = poisson_intervals(s, o, ci)
+        else:
+            intervals = multinomial_intervals(prep, ratios, auc_parts, s, o, ci, n_resamples, seed)
+    prep.unmatched.warn()
+    return assemble(s, o, ci=ci, intervals=intervals), columns

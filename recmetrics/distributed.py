@@ -1,0 +1,461 @@
+r"""The same evaluation on Dask: logs larger than one machine's memory, the exact same numbers.
+
+Install the extra (``pip install metricbook[dask]``), then pass Dask
+DataFrames to :func:`recmetrics.evaluate` or
+:func:`recmetrics.evaluate_per_user` (they come here), or call the functions
+of this module, which also take ``npartitions``. The result is the pandas
+table that in-memory evaluation gives, to rounding (the sums are added in
+another order).
+
+How it stays exact
+------------------
+* **Users are shuffled, not taken as they come.** A user's rows may lie in
+  many files; every row of ``pred`` and ``truth`` is sent to the partition
+  ``hash(canonical user id) mod P`` (Dask's shuffle, peer-to-peer on a
+  distributed cluster, on disk), so each partition holds whole users, their
+  unscored relevant items and the users that only ``truth`` knows. Each
+  partition is evaluated by the same code as in memory
+  (:mod:`recmetrics._engine`), and its totals (sums of per-user values, users
+  counted, skipped, without predictions) are added up.
+* **Ids follow the in-memory id policy.** Whether user ids compare as
+  integers or as canonical text is decided once for the whole input (as in
+  memory, from every user column involved), so ``7``, ``7.0`` and ``"7"``
+  meet in one partition and join as they would in pandas.
+* **Global AUC without a global sort.** Score boundaries are taken from a
+  sample (quantiles of each input partition: they only balance the work);
+  each partition collapses its scored rows to distinct (bucket, score,
+  positive) counts, each bucket counts its wins and ties exactly, and the
+  term across buckets (a positive beats every negative of a lower bucket) is
+  added in Python integers, which do not overflow.
+* **Confidence intervals** use the Poisson bootstrap of
+  :func:`recmetrics.evaluate` (``bootstrap="poisson"``): user *u* weighs
+  Poisson(1) in resample *b*, drawn from a hash of (u, seed, b), so each
+  resample is a sum over users and the interval is the same however the users
+  are partitioned, and the same as in memory.
+
+Memory
+------
+A worker holds one shuffled partition at a time while it evaluates it (about
+150 bytes a row; ``npartitions``, default one per 250,000 rows of ``pred``,
+sets its size), the input partition it is reading (read Parquet by row group:
+:func:`read_parquet`), and its share of global AUC's distinct (score, label)
+counts until every partition is done (about 5 bytes a row for float32
+scores; Dask spills them to disk under pressure). The user shuffle goes
+through disk on a distributed cluster; :func:`local_cluster` keeps its
+buffers small.
+
+Examples
+--------
+>>> import dask.dataframe as dd, pandas as pd, recmetrics as rm
+>>> pred = pd.DataFrame({"user": [1, 1, 2, 2, 3], "item": list("ababa"),
+...                      "score": [0.9, 0.2, 0.4, 0.4, 0.7], "label": [1, 0, 0, 1, 1]})
+>>> table = rm.evaluate(dd.from_pandas(pred, npartitions=2), k=1, metrics=["auc", "mrr"])
+>>> table[["metric", "value"]].values.tolist() == \
+...     rm.evaluate(pred, k=1, metrics=["auc", "mrr"])[["metric", "value"]].values.tolist()
+True
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+from . import _engine, _kernels
+from ._engine import BOOTSTRAPS, Prepared, Summary
+from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties,
+                          canonical_ids, check_columns, check_id_codes, check_n_resamples,
+                          check_option, check_probability, check_seed, integral_ids)
+
+__all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster"]
+
+#: Score quantiles taken from each input partition to place the bucket boundaries of AUC.
+SAMPLE_QUANTILES = 64
+#: Rows of pred per partition after the shuffle by user (a worker evaluates one partition at
+#: a time, at about 150 bytes a row); ``npartitions=`` overrides it.
+PARTITION_ROWS = 250_000
+#: Scored rows per bucket of global AUC (a bucket's rows meet in one task): at most as many
+#: buckets as partitions, and one bucket per this many rows.
+BUCKET_ROWS = 2_000_000
+#: Key of a truth-only user's first row, after every pred row (users keep the in-memory order).
+_TRUTH_ORDER = 1 << 62
+
+
+def read_parquet(path, *, columns=None) -> dd.DataFrame:
+    """A Parquet dataset (a directory, a file, a glob or a list of them) as a Dask DataFrame.
+
+    One partition per row group, so that what a worker reads at once is
+    bounded by how the files were written, not by their size.
+    """
+    return dd.read_parquet(path, columns=columns, split_row_groups=True)
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers: int | None = None, *, memory_limit="auto"):
+    """A ``distributed.Client`` of a LocalCluster started here and shut down on exit.
+
+    One single-threaded worker process per core (or ``n_workers``), each with
+    ``memory_limit`` (e.g. ``"1GiB"``; "auto" shares the machine's memory).
+    The buffers of Dask's peer-to-peer shuffle, 1 GiB per worker by default,
+    are scaled to a sixteenth (sending) and a thirty-second (writing to disk)
+    of the limit, and results wait on disk once they take 40% of it (Dask: 60%),
+    so that a worker with a small limit shuffles through its disk and keeps room
+    for the partition it evaluates.
+
+    >>> with local_cluster(2, memory_limit="1GiB") as client:   # doctest: +SKIP
+    ...     table = recmetrics.evaluate(read_parquet("logs/"))
+    """
+    from dask.utils import format_bytes, parse_bytes
+    from distributed import Client, LocalCluster
+    from distributed.system import MEMORY_LIMIT
+
+    n_workers = n_workers or os.cpu_count() or 1
+    limit = MEMORY_LIMIT // n_workers if memory_limit in (None, "auto") \
+        else parse_bytes(memory_limit) if isinstance(memory_limit, str) else int(memory_limit)
+    config = {"distributed.p2p.comm.buffer": format_bytes(max(limit // 16, 16 * 2**20)),
+              "distributed.p2p.storage.buffer": format_bytes(max(limit // 32, 8 * 2**20)),
+              "distributed.worker.memory.target": 0.4, "distributed.worker.memory.spill": 0.6}
+    with dask.config.set(config), \
+            LocalCluster(n_workers=n_workers, threads_per_worker=1, memory_limit=limit,
+                         processes=True, dashboard_address=":0",
+                         silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        yield client
+
+
+def _as_dask(frame):
+    if frame is None or type(frame).__module__.startswith("dask"):
+        return frame
+    if isinstance(frame, pd.DataFrame):
+        return dd.from_pandas(frame, npartitions=1)
+    raise ValueError(f"expected a pandas or Dask DataFrame, got {type(frame).__name__}")
+
+
+def _integral_users(columns) -> bool:
+    """The id policy's choice for the user columns, decided on the whole input."""
+    kinds = [c.dtype for c in columns]
+    if all(pd.api.types.is_integer_dtype(k) or pd.api.types.is_bool_dtype(k) for k in kinds):
+        return True
+    if not all(pd.api.types.is_numeric_dtype(k) for k in kinds):
+        return False
+    parts = [dask.delayed(integral_ids)(p) for c in columns for p in c.to_delayed()]
+    return all(dask.compute(*parts))
+
+
+def _keyed(part: pd.DataFrame, *, name: str, user: str, keep: list[str], integral: bool,
+           order: bool, partition_info=None) -> pd.DataFrame:
+    """Rows with canonical user ids, the shuffle key ``_h`` and, if asked, an order key."""
+    codes, uniques = pd.factorize(part[user])
+    check_id_codes(name, user, codes)
+    canonical = canonical_ids(pd.Series(uniques), integral=integral)[0]
+    hashes = _engine.user_hash(canonical)
+    out = part[keep].copy()
+    out[user] = canonical[codes] if isinstance(canonical, np.ndarray) else \
+        pd.Series(canonical.array.take(codes), index=part.index)
+    out["_h"] = hashes[codes]
+    if order:
+        number = partition_info["number"] if partition_info else 0
+        out["_first"] = (np.int64(number) << np.int64(32)) + np.arange(len(part), dtype=np.int64)
+    return out
+
+
+def _quantiles(scores: pd.Series) -> tuple[np.ndarray, int]:
+    """Quantiles of one input partition's finite scores, and its number of rows."""
+    values = pd.to_numeric(scores, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    n = values.size
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return values, n
+    return np.quantile(values, np.linspace(0, 1, SAMPLE_QUANTILES + 1)), n
+
+
+def _boundaries(samples: list[np.ndarray], n_buckets: int) -> np.ndarray:
+    """Inner bucket boundaries: a bucket holds the scores s with b[i - 1] <= s < b[i]."""
+    values = np.concatenate([s for s in samples if s.size] or [np.zeros(0)])
+    if values.size == 0 or n_buckets < 2:
+        return np.zeros(0)
+    return np.unique(np.quantile(values, np.linspace(0, 1, n_buckets + 1))[1:-1])
+
+
+def _compact(scores: np.ndarray) -> np.ndarray:
+    """The scores as float32 when that loses nothing (CTR models write float32), else float64."""
+    narrow = scores.astype(np.float32)
+    return narrow if np.array_equal(narrow, scores) else scores
+
+
+def _pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> list:
+    """Scored rows per score bucket, as small as exactness allows.
+
+    Each piece is (scores, positive, extra): the distinct (score, positive)
+    pairs with their counts (``extra`` None when every count is 1), or, when
+    the Poisson bootstrap needs them, the rows with their users' hashes.
+    Scores are kept as float32 when that is exact. These pieces wait in
+    worker memory until every partition is done.
+    """
+    scores, positive = prep.scores, prep.grades > 0
+    order = np.lexsort((positive, scores))
+    scores, positive = scores[order], positive[order]
+    if hashes is None:
+        first = np.flatnonzero(_kernels.starts(scores) | _kernels.starts(positive))
+        count = np.diff(np.append(first, scores.size))
+        scores, positive = scores[first], positive[first]
+        extra = None if count.size == 0 or count.max() == 1 else \
+            count.astype(np.int32 if count.max() < 2**31 else np.int64)
+    else:
+        extra = hashes[prep.lists[order]]
+    cut = np.searchsorted(scores, bounds, side="left")
+    edges = np.r_[0, cut, scores.size]
+    scores = _compact(scores)
+    return [(scores[a:b], positive[a:b], None if extra is None else extra[a:b])
+            for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _bucket_counts(pieces: list, seed: int | None, n_resamples: int):
+    """Exact wins, wins-or-ties, positives and negatives of one bucket (Python ints), and the
+    Poisson resample sums when ``seed`` is given."""
+    pieces = [p for p in pieces if p[0].size]
+    if not pieces:
+        return (0, 0, 0, 0), (None if seed is None else np.zeros((n_resamples, 4)))
+    scores = np.concatenate([p[0].astype(np.float64) for p in pieces])
+    positive = np.concatenate([p[1] for p in pieces])
+    if seed is None:
+        count = np.concatenate([np.ones(p[0].size, dtype=np.int64) if p[2] is None
+                                else p[2].astype(np.int64) for p in pieces])
+    else:
+        count = np.ones(scores.size, dtype=np.int64)
+    order = np.argsort(scores, kind="stable")
+    scores, positive, count = scores[order], positive[order], count[order]
+    first = np.flatnonzero(_kernels.starts(scores))
+    pos = np.add.reduceat(np.where(positive, count, 0), first)
+    neg = np.add.reduceat(np.where(positive, 0, count), first)
+    below = np.cumsum(neg) - neg
+    wins = int(np.dot(pos, below))
+    ties = int(np.dot(pos, neg))
+    exact = (wins, wins + ties, int(pos.sum()), int(neg.sum()))
+    if seed is None:
+        return exact, None
+    hashes = np.concatenate([p[2] for p in pieces])[order]
+    return exact, _engine.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
+
+
+def _first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
+                user: str) -> np.ndarray:
+    """Each user's first row in the input (pred's rows, then truth's), as an int64 key."""
+    key = np.full(len(users), -1, dtype=np.int64)
+    for frame, offset in ((pred, 0), (truth, _TRUTH_ORDER)):
+        lacking = np.flatnonzero(key < 0)
+        if frame is None or not lacking.size:
+            continue
+        first = frame.groupby(user, sort=False)["_first"].min()
+        where = first.index.get_indexer(users[lacking])
+        found = where >= 0
+        key[lacking[found]] = first.to_numpy(dtype=np.int64)[where[found]] + offset
+    return key
+
+
+def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: dict,
+               names: dict, integral: bool, bounds: np.ndarray | None, seed: int | None,
+               n_resamples: int, users: str | None, path: str | None):
+    """Evaluate one partition of whole users: (Summary, AUC bucket pieces, per-user table)."""
+    user, item, score, label = names["user"], names["item"], names["score"], names["label"]
+    n_buckets = 0 if bounds is None else bounds.size + 1
+    has_truth = truth is not None and len(truth) and \
+        (pd.to_numeric(truth[label], errors="coerce") > 0).any()
+    inputs = {"truth_rows": 0 if truth is None else len(truth),
+              "truth_users": 0 if truth is None else int(truth[user].nunique())}
+    if len(pred) == 0 and not has_truth:
+        empty = (np.zeros(0), np.zeros(0, dtype=bool),
+                 None if seed is None else np.zeros(0, dtype=np.uint64))
+        return Summary(inputs=inputs), [empty] * n_buckets, None
+    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"],
+                    check=False, integral_ids=integral)
+    columns, counted, auc_parts = _engine.per_user(prep, o)
+    ratios = _engine.user_ratios(prep, columns, counted, auc_parts, o)
+    s = _engine.summarize(prep, columns, counted, auc_parts, o, ratios=ratios)
+    s.inputs = inputs
+    hashes = None
+    if seed is not None:
+        hashes = _engine.user_hash(prep.users)
+        s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
+    pieces = _pieces(prep, bounds, hashes) if bounds is not None else []
+    table = None
+    if users is not None:
+        table = _engine.user_table(prep, columns)
+        if users == "collect":
+            table["_first"] = _first_rows(prep.users, pred, truth, user)
+        else:
+            table.to_parquet(Path(path) / f"part.{number:05d}.parquet", index=False)
+            table = None
+    return s, pieces, table
+
+
+def _bucket_tasks(results: list, n_buckets: int, seed, n_resamples: int) -> list:
+    """One task per (partition, bucket) taking that bucket's piece out of the partition's
+    result, and one per bucket counting its pairs, all in one graph layer.
+
+    (A delayed ``r[1][b]`` per piece would make a graph layer each, and a graph of
+    many megabytes: 166 MiB at 10^8 rows.)
+    """
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    token = dask.base.tokenize([r.key for r in results], n_buckets, seed, n_resamples)
+    piece, bucket = f"recmetrics-auc-piece-{token}", f"recmetrics-auc-bucket-{token}"
+    layer = {}
+    for i, r in enumerate(results):
+        for b in range(n_buckets):
+            layer[(piece, i, b)] = (_piece_of, r.key, b)
+    for b in range(n_buckets):
+        layer[(bucket, b)] = (_bucket_counts, [(piece, i, b) for i in range(len(results))],
+                              seed, n_resamples)
+    graph = HighLevelGraph.from_collections(bucket, layer, dependencies=results)
+    return [Delayed((bucket, b), graph, layer=bucket) for b in range(n_buckets)]
+
+
+def _piece_of(result: tuple, b: int):
+    return result[1][b]
+
+
+def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartitions, users,
+         path=None):
+    pred, truth = _as_dask(pred), _as_dask(truth)
+    user, item, score, label = names["user"], names["item"], names["score"], names["label"]
+    pred_columns = {"user": user, "item": item, "score": score}
+    if truth is None:
+        pred_columns["label"] = label
+    check_columns("pred", pred.columns, pred_columns)
+    if truth is not None:
+        check_columns("truth", truth.columns, {"user": user, "item": item, "label": label})
+    frames = [("pred", pred, list(pred_columns.values()))]
+    if truth is not None:
+        frames.append(("truth", truth, [user, item, label]))
+    integral = _integral_users([f[user] for _, f, _ in frames])
+    # one pass over the scores: the rows to split, and the boundaries of AUC's buckets
+    samples = dask.compute(*[dask.delayed(_quantiles)(p) for p in pred[score].to_delayed()])
+    n_rows = sum(n for _, n in samples)
+    n_parts = int(npartitions or max(1, -(-n_rows // PARTITION_ROWS)))
+    order = users == "collect"
+    shuffled = []
+    for name, frame, keep in frames:
+        kwargs = dict(name=name, user=user, keep=keep, integral=integral, order=order)
+        meta = _keyed(frame._meta, **kwargs)
+        keyed = frame.map_partitions(_keyed, **kwargs, meta=meta)
+        shuffled.append(keyed.shuffle(on="_h", npartitions=n_parts).to_delayed())
+    pred_parts = shuffled[0]
+    truth_parts = shuffled[1] if truth is not None else [None] * n_parts
+    bounds = None
+    if "auc" in o["metrics"]:
+        n_buckets = int(min(n_parts, max(1, -(-n_rows // BUCKET_ROWS))))
+        bounds = _boundaries([q for q, _ in samples], n_buckets)
+    poisson_seed = None if ci is None else _engine.poisson_seed(seed)
+    run = dask.delayed(_partition, nout=3)
+    results = [run(p, t, number, o=o, names=names, integral=integral, bounds=bounds,
+                   seed=poisson_seed, n_resamples=n_resamples, users=users, path=path)
+               for number, (p, t) in enumerate(zip(pred_parts, truth_parts))]
+    summaries = [r[0] for r in results]
+    tables = [r[2] for r in results] if users is not None else []
+    buckets = []
+    if bounds is not None:
+        buckets = _bucket_tasks(results, bounds.size + 1, poisson_seed, n_resamples)
+    summaries, tables, buckets = dask.compute(summaries, tables, buckets)
+    s = sum(summaries[1:], summaries[0])
+    if s.n_rows == 0:
+        raise ValueError("pred has no rows; pass at least one scored item")
+    if buckets:
+        wins = wins_or_ties = negatives_below = 0
+        for (w, wt, p, n), _ in buckets:
+            wins += w + p * negatives_below
+            wins_or_ties += wt + p * negatives_below
+            negatives_below += n
+        s.pairs = (wins, wins_or_ties)
+        if poisson_seed is not None:
+            s.resamples["auc"] = _engine.combine_auc_sums([b for _, b in buckets])
+    return s, tables
+
+
+def _check(k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant):
+    return _engine.check_options(k=k, metrics=metrics, ties=ties, gain=gain, ideal=ideal,
+                                 denominator=denominator, gauc_weight=gauc_weight,
+                                 no_relevant=no_relevant)
+
+
+def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
+             score: str = "score", label: str = "label", ties: Ties = "average",
+             gain: Gain = "exponential", ideal: Ideal = "truth",
+             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+             no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
+             seed=0, bootstrap: str | None = None, npartitions: int | None = None
+             ) -> pd.DataFrame:
+    """:func:`recmetrics.evaluate` on Dask DataFrames: the same tidy pandas table.
+
+    Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
+    to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
+    one process and is refused). ``npartitions`` sets how many partitions the
+    users are shuffled into (default: one per ``PARTITION_ROWS`` = 250,000 rows
+    of ``pred``); a worker evaluates one at a time (about 150 bytes a row), so
+    it bounds a worker's memory. The
+    computation runs on the current Dask scheduler (a ``distributed.Client``
+    if one is active; :func:`local_cluster` starts one).
+
+    The table's ``attrs["inputs"]`` holds what was read: ``pred_rows``,
+    ``pred_users`` and, with ``truth``, ``truth_rows`` and ``truth_users``.
+    Errors found inside a partition (a duplicate pair, a missing id, a
+    non-numeric score) are raised with the in-memory message, whose counts
+    and row numbers are then those of the partition.
+    """
+    o = _check(k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant)
+    bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap, BOOTSTRAPS)
+    if bootstrap != "poisson":
+        raise ValueError("bootstrap='multinomial' draws users from one list held in one process; "
+                         "on Dask use bootstrap='poisson' (the default here), which gives the "
+                         "same interval as evaluate(..., bootstrap='poisson') on pandas")
+    if ci is not None:
+        ci = check_probability("ci", ci)
+        n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
+    names = {"user": user, "item": item, "score": score, "label": label}
+    s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
+                npartitions=npartitions, users=None)
+    s.unmatched.warn()
+    intervals = _engine.poisson_intervals(s, o, ci) if ci is not None else None
+    table = _engine.assemble(s, o, ci=ci, intervals=intervals)
+    table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
+                             **({} if truth is None else s.inputs)}
+    return table
+
+
+def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
+                      item: str = "item", score: str = "score", label: str = "label",
+                      ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+                      denominator: Denominator = "relevant",
+                      gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
+                      per_user_path=None, npartitions: int | None = None) -> pd.DataFrame | None:
+    """:func:`recmetrics.evaluate_per_user` on Dask DataFrames.
+
+    Returns the per-user pandas table, users in the order of their first row
+    in ``pred`` (then ``truth``), as in memory. With ``per_user_path`` each
+    partition writes its users to ``per_user_path/part.NNNNN.parquet``
+    instead (a directory every worker can write to), nothing is gathered,
+    and None is returned; the rows then come in no particular order.
+    """
+    o = _check(k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant)
+    names = {"user": user, "item": item, "score": score, "label": label}
+    path = None
+    if per_user_path is not None:
+        path = os.fspath(per_user_path)
+        os.makedirs(path, exist_ok=True)
+    o_users = dict(o, metrics=[m for m in o["metrics"] if m != "auc"])
+    _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
+                     npartitions=npartitions, users="collect" if path is None else "write",
+                     path=path)
+    if path is not None:
+        return None
+    tables = [t for t in tables if t is not None]
+    if not tables:
+        raise ValueError("pred has no rows; pass at least one scored item")
+    table = pd.concat(tables, ignore_index=True)
+    return table.sort_values("_first", kind="stable").drop(columns="_first").reset_index(drop=True)

@@ -1,0 +1,400 @@
+"""The Dask engine gives in-memory evaluate's numbers: tables to 1e-12, per-user values equal.
+
+Most tests run on Dask's synchronous scheduler (fast, same graph); a few run on a real
+2-worker LocalCluster, each under a time limit (a hung cluster fails the test, not the run).
+"""
+import contextlib
+import io
+import json
+import signal
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+import recmetrics as rm  # noqa: E402
+from recmetrics import distributed as rmd  # noqa: E402
+from recmetrics._engine import poisson_auc_sums, user_hash  # noqa: E402
+
+
+
+@pytest.fixture(autouse=True, scope="module")
+def many_buckets():
+    """Partitions of 40 rows and AUC score buckets of 2, so that tiny logs are cut as big ones."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rmd, "BUCKET_ROWS", 2)
+        patch.setattr(rmd, "PARTITION_ROWS", 40)
+        yield
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int):
+    """Fail (TimeoutError) instead of hanging when a cluster deadlocks."""
+    def expire(signum, frame):
+        raise TimeoutError(f"no result within {seconds} s: the Dask cluster hangs")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def split(frame: pd.DataFrame, cuts) -> "dd.DataFrame":
+    """A Dask DataFrame whose partitions are frame's rows cut at ``cuts`` (empty pieces kept)."""
+    edges = [0] + sorted(cuts) + [len(frame)]
+    pieces = [frame.iloc[a:b] for a, b in zip(edges[:-1], edges[1:])]
+    return dd.from_delayed([dask.delayed(p) for p in pieces], meta=frame.iloc[:0],
+                           verify_meta=False)
+
+
+def outcome(call):
+    """(result, RecmetricsWarning messages cut before their examples) or the ValueError raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = call()
+        except ValueError as error:
+            return error, []
+    said = sorted(str(w.message).split(" (e.g.")[0] for w in caught
+                  if issubclass(w.category, rm.RecmetricsWarning))
+    return result, said
+
+
+def assert_same_table(expected: pd.DataFrame, got: pd.DataFrame):
+    assert list(got.columns) == list(expected.columns)
+    assert got.metric.tolist() == expected.metric.tolist()
+    assert got.k.tolist() == expected.k.tolist()
+    for column in ("n_users", "n_skipped", "n_without_predictions", "conventions", "note"):
+        assert got[column].tolist() == expected[column].tolist(), column
+    for column in ("value", "ci_low", "ci_high"):
+        if column in expected:
+            np.testing.assert_allclose(got[column], expected[column], rtol=0, atol=1e-12,
+                                       err_msg=column)
+    assert got.attrs["conventions"] == expected.attrs["conventions"]
+
+
+def assert_same_users(expected: pd.DataFrame, got: pd.DataFrame):
+    pd.testing.assert_frame_equal(got, expected, check_exact=False, rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- generated logs
+
+
+def _ids(kind: str, values, side: str):
+    if kind == "int":
+        return np.asarray(values, dtype=np.int64) * 7
+    if kind == "float":  # whole numbers as float in truth, int in pred: one id each
+        return np.asarray(values, dtype=np.float64 if side == "truth" else np.int64) * 7
+    if kind == "text":  # written with spaces in truth: the id policy strips them
+        return np.array([(" u%d " if side == "truth" else "u%d") % v for v in values], dtype=object)
+    return pd.Categorical(["u%d" % v for v in values])  # categorical
+
+
+@st.composite
+def logs(draw):
+    n_users = draw(st.integers(1, 9))
+    rows = []
+    unscored = []
+    for u in range(n_users):
+        n_items = draw(st.integers(0, 5))
+        scores = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75, 1.0]),
+                               min_size=n_items, max_size=n_items))
+        grades = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n_items, max_size=n_items))
+        rows += [(u, i, s, g) for i, (s, g) in enumerate(zip(scores, grades))]
+        unscored += [(u, 50 + j, draw(st.sampled_from([0, 1, 2])))
+                     for j in range(draw(st.sampled_from([0, 0, 1, 2])))]
+    assume(rows)
+    users, items, scores, grades = (list(c) for c in zip(*rows))
+    with_truth = draw(st.booleans())
+    user_kind = draw(st.sampled_from(["int", "float", "text", "category"]))
+    item_kind = draw(st.sampled_from(["int", "text"]))
+    pred = pd.DataFrame({"user": _ids(user_kind, users, "pred"),
+                         "item": _ids(item_kind, items, "pred"), "score": scores})
+    truth = None
+    if with_truth:
+        judged = [(u, i, g) for u, i, _, g in rows if draw(st.booleans()) or g > 0] + unscored
+        if not judged:
+            judged = [(users[0], items[0], grades[0])]
+        tu, ti, tg = (list(c) for c in zip(*judged))
+        truth = pd.DataFrame({"user": _ids(user_kind, tu, "truth"),
+                              "item": _ids(item_kind, ti, "truth"), "label": tg})
+        truth = truth.sample(frac=1, random_state=draw(st.integers(0, 9))).reset_index(drop=True)
+    else:
+        pred["label"] = grades
+    order = draw(st.permutations(range(len(pred))))
+    pred = pred.iloc[list(order)].reset_index(drop=True)
+    pred_cuts = draw(st.lists(st.integers(0, len(pred)), max_size=6))
+    truth_cuts = [] if truth is None else draw(st.lists(st.integers(0, len(truth)), max_size=3))
+    return pred, truth, pred_cuts, truth_cuts
+
+
+OPTIONS = st.fixed_dictionaries({
+    "k": st.sampled_from([1, 3, [1, 2, 5]]),
+    "ties": st.sampled_from(["average", "optimistic", "pessimistic"]),
+    "gain": st.sampled_from(["exponential", "linear"]),
+    "ideal": st.sampled_from(["truth", "full"]),
+    "denominator": st.sampled_from(["relevant", "min_k", "hits"]),
+    "gauc_weight": st.sampled_from(["impressions", "clicks", "uniform"]),
+    "no_relevant": st.sampled_from(["skip", "skip", "zero", "error"]),
+    "metrics": st.sampled_from([None, ["auc", "ndcg", "logloss", "ne", "brier", "ece"],
+                                ["gauc", "map", "mrr"]]),
+})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(logs(), OPTIONS, st.integers(1, 7), st.booleans())
+def test_dask_equals_in_memory_on_generated_logs(log, options, n_parts, with_ci):
+    pred, truth, pred_cuts, truth_cuts = log
+    ci = dict(ci=0.9, n_resamples=100, seed=3) if with_ci else {}
+    expected, said = outcome(lambda: rm.evaluate(pred, truth, **options, **ci,
+                                                 **({"bootstrap": "poisson"} if ci else {})))
+    dpred = split(pred, pred_cuts)
+    dtruth = None if truth is None else split(truth, truth_cuts)
+    with dask.config.set(scheduler="sync"):
+        got, got_said = outcome(lambda: rmd.evaluate(dpred, dtruth, **options, **ci,
+                                                     npartitions=n_parts))
+        if isinstance(expected, ValueError):
+            assert isinstance(got, ValueError), f"in memory refused ({expected}), Dask did not"
+            return
+        assert not isinstance(got, ValueError), got
+        assert_same_table(expected, got)
+        assert got_said == said
+        users = rmd.evaluate_per_user(dpred, dtruth, npartitions=n_parts, **options)
+    assert_same_users(rm.evaluate_per_user(pred, truth, **options), users)
+
+
+# --------------------------------------------------------------------------- literal cases
+
+
+def spread_log(n_users=40, n_items=12, seed=0):
+    """Each user's rows spread over every partition (rows ordered by item, not by user)."""
+    rng = np.random.default_rng(seed)
+    users = np.repeat(np.arange(n_users), n_items)
+    items = np.tile(np.arange(n_items), n_users)
+    pred = pd.DataFrame({"user": users, "item": items, "score": rng.integers(0, 6, users.size) / 5,
+                         "label": (rng.random(users.size) < 0.25).astype(int)})
+    return pred.sort_values(["item", "user"], kind="stable").reset_index(drop=True)
+
+
+def test_users_spread_over_partitions_are_shuffled_together():
+    pred = spread_log()
+    dpred = dd.from_pandas(pred, npartitions=6)
+    with dask.config.set(scheduler="sync"):
+        got = rm.evaluate(dpred, k=[1, 5])  # rm.evaluate sends Dask input to the Dask engine
+        naive = pd.concat([rm.evaluate(p, k=[1, 5]).value for p in
+                           (pred.iloc[i::6] for i in range(6))], axis=1).mean(axis=1)
+    expected = rm.evaluate(pred, k=[1, 5])
+    assert_same_table(expected, got)
+    # evaluating the partitions as they come (each holding a slice of every user) is wrong
+    assert np.abs(naive - expected.value).max() > 0.01
+
+
+def test_truth_only_users_and_unscored_items_count_with_any_id_form():
+    pred = pd.DataFrame({"user": [1, 1, 2, 2, 3], "item": [10, 11, 10, 12, 10],
+                         "score": [0.9, 0.1, 0.5, 0.5, 0.3]})
+    truth = pd.DataFrame({"user": [" 1", "1", "2", "4", "4", "3"],
+                          "item": ["10", "13", "12", "10", "11", "10"], "label": [1, 2, 1, 1, 0, 0]})
+    expected = rm.evaluate(pred, truth, k=[1, 2])
+    assert expected.n_without_predictions.max() == 1  # user 4
+    with dask.config.set(scheduler="sync"):
+        for parts in (1, 3, 7):
+            got = rmd.evaluate(dd.from_pandas(pred, npartitions=2),
+                               dd.from_pandas(truth, npartitions=3), k=[1, 2], npartitions=parts)
+            assert_same_table(expected, got)
+            users = rmd.evaluate_per_user(dd.from_pandas(pred, npartitions=2), truth, k=[1, 2],
+                                          npartitions=parts)
+            assert_same_users(rm.evaluate_per_user(pred, truth, k=[1, 2]), users)
+    assert users.user.tolist() == ["1", "2", "3", "4"]  # text ids (truth is text), pred's order
+
+
+def test_global_auc_with_heavy_ties_is_exact_across_buckets():
+    rng = np.random.default_rng(5)
+    n = 20_000
+    score = np.where(rng.random(n) < 0.7, 0.5, rng.integers(0, 50, n) / 49)  # 70% one score
+    pred = pd.DataFrame({"user": rng.integers(0, 500, n), "item": np.arange(n), "score": score,
+                         "label": (rng.random(n) < score / 2).astype(int)})
+    expected = rm.evaluate(pred, metrics=["auc", "gauc"])
+    with dask.config.set(scheduler="sync"):
+        for ties in ("average", "optimistic", "pessimistic"):
+            got = rmd.evaluate(dd.from_pandas(pred, npartitions=7), metrics=["auc", "gauc"],
+                               ties=ties, npartitions=7)
+            assert_same_table(rm.evaluate(pred, metrics=["auc", "gauc"], ties=ties), got)
+    from sklearn.metrics import roc_auc_score
+    assert expected.value[0] == pytest.approx(roc_auc_score(pred.label, pred.score), abs=1e-12)
+
+
+def test_poisson_interval_is_the_same_in_memory_and_on_dask_and_contains_the_value():
+    pred = spread_log(n_users=120, seed=2)
+    options = dict(k=[3], ci=0.9, n_resamples=300, seed=11, metrics=["auc", "gauc", "ndcg", "mrr"])
+    expected = rm.evaluate(pred, **options, bootstrap="poisson")
+    assert (expected.ci_low < expected.value).all() and (expected.value < expected.ci_high).all()
+    with dask.config.set(scheduler="sync"):
+        for parts in (1, 4):
+            assert_same_table(expected, rm.evaluate(dd.from_pandas(pred, npartitions=parts),
+                                                    **options))
+    # the multinomial default is another draw of the same distribution: close, not equal
+    classic = rm.evaluate(pred, **options)
+    assert np.abs(classic.ci_low - expected.ci_low).max() < 0.05
+
+
+def test_poisson_auc_weights_equal_recomputing_auc_on_replicated_rows():
+    """A Poisson resample's weighted pair counts are the AUC of each row repeated w times."""
+    from sklearn.metrics import roc_auc_score
+    rng = np.random.default_rng(4)
+    n = 90
+    users = np.repeat(np.arange(15), 6)
+    scores = rng.integers(0, 5, n) / 4
+    positive = rng.random(n) < 0.4
+    hashes = user_hash(users)
+    sums = poisson_auc_sums(scores, positive, hashes, seed=5, n_resamples=3)
+    from recmetrics._engine import poisson_weights
+    w = poisson_weights(hashes, 5, 0, 3).astype(int)
+    for b in range(3):
+        repeat = np.repeat(np.arange(n), w[:, b])
+        auc = (sums[b, 0] + sums[b, 1]) / (2 * sums[b, 2] * sums[b, 3])
+        assert auc == pytest.approx(roc_auc_score(positive[repeat], scores[repeat]), abs=1e-12)
+    assert w.mean() == pytest.approx(1, abs=0.3)
+
+
+def test_per_user_table_can_go_to_parquet(tmp_path):
+    pred = spread_log(n_users=30)
+    with dask.config.set(scheduler="sync"):
+        assert rm.evaluate_per_user(dd.from_pandas(pred, npartitions=3), k=[2],
+                                    per_user_path=tmp_path / "users") is None
+    written = pd.read_parquet(tmp_path / "users").sort_values("user").reset_index(drop=True)
+    # one file per partition of 40 rows that holds a user (360 rows: 9 partitions)
+    assert 2 <= len(list((tmp_path / "users").glob("part.*.parquet"))) <= 9
+    assert_same_users(rm.evaluate_per_user(pred, k=[2]), written)
+    rm.evaluate_per_user(pred, k=[2], per_user_path=tmp_path / "memory.parquet")
+    assert_same_users(rm.evaluate_per_user(pred, k=[2]), pd.read_parquet(tmp_path / "memory.parquet"))
+
+
+BAD = [
+    ("multinomial bootstrap", lambda p: rm.evaluate(p, ci=0.9, bootstrap="multinomial"),
+     r"bootstrap='multinomial' draws users from one list held in one process"),
+    ("unknown bootstrap", lambda p: rm.evaluate(p, ci=0.9, bootstrap="jackknife"),
+     r"bootstrap='jackknife' is not a known option; use one of 'multinomial', 'poisson'"),
+    ("missing column", lambda p: rm.evaluate(p.drop(columns="score")),
+     r"pred has no column 'score'; its columns are 'user', 'item', 'label'"),
+    ("no rows", lambda p: rm.evaluate(p[p.score > 5]), r"pred has no rows"),
+    ("duplicate pairs", lambda p: rm.evaluate(dd.concat([p, p])), r"pred has \d+ duplicate"),
+    ("missing ids", lambda p: rm.evaluate(p.assign(user=p.user.where(p.item != 3))),
+     r"pred column 'user' has \d+ missing id"),
+    ("bad k", lambda p: rm.evaluate(p, k=0), r"k=0 must be an integer >= 1"),
+]
+
+
+@pytest.mark.parametrize("call, message", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_dask_input_raises_the_in_memory_message(call, message):
+    pred = dd.from_pandas(spread_log(n_users=4, n_items=5).astype({"user": float}), npartitions=2)
+    with dask.config.set(scheduler="sync"), pytest.raises(ValueError, match=message):
+        call(pred)
+
+
+def test_import_recmetrics_does_not_import_dask():
+    code = ("import sys, recmetrics; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- a real cluster
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with time_limit(120), distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
+            silence_logs=50) as local, distributed.Client(local) as client:
+        yield client
+
+
+def test_two_worker_cluster_equals_in_memory_with_truth_and_intervals(cluster):
+    pred = spread_log(n_users=200, seed=7)
+    truth = pred[["user", "item", "label"]].assign(user=lambda t: t.user.astype(str))
+    truth = pd.concat([truth, pd.DataFrame({"user": ["900", "901"], "item": [1, 2],
+                                            "label": [1, 1]})])
+    pred = pred.drop(columns="label")
+    options = dict(k=[1, 5], ci=0.9, n_resamples=200, seed=1,
+                   metrics=["auc", "gauc", "ndcg", "map", "logloss", "ece"])
+    with time_limit(120):
+        got = rm.evaluate(dd.from_pandas(pred, npartitions=5), dd.from_pandas(truth, npartitions=3),
+                          **options)
+        users = rm.evaluate_per_user(dd.from_pandas(pred, npartitions=5), truth, k=[1, 5])
+    assert_same_table(rm.evaluate(pred, truth, **options, bootstrap="poisson"), got)
+    assert_same_users(rm.evaluate_per_user(pred, truth, k=[1, 5]), users)
+
+
+def test_command_line_on_a_local_process_cluster_reads_parquet_directories_and_globs(tmp_path):
+    """`recmetrics evaluate LOGS --engine dask`: spawned workers, row groups, users across files."""
+    from recmetrics.cli import main
+
+    pred = spread_log(n_users=150, seed=9)
+    truth = pred[["user", "item", "label"]]
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "truth").mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(len(pred)), 4)):
+        pred.iloc[rows].drop(columns="label").to_parquet(tmp_path / "logs" / f"part-{i}.parquet",
+                                                         row_group_size=100)
+        truth.iloc[rows[::-1]].to_parquet(tmp_path / "truth" / f"t-{i}.parquet")
+    assert rmd.read_parquet(str(tmp_path / "logs")).npartitions > 4  # one per row group
+    out = tmp_path / "table.json"
+    with time_limit(150):
+        status = main(["evaluate", str(tmp_path / "logs"), "--truth", str(tmp_path / "truth" / "t-*.parquet"),
+                       "--engine", "dask", "--workers", "2", "--memory-limit", "1GiB",
+                       "--k", "1", "10", "--ci", "0.9", "--n-resamples", "100", "-o", str(out)])
+    assert status == 0
+    document = json.loads(out.read_text())
+    expected = rm.evaluate(pred.drop(columns="label"), truth, k=[1, 10], ci=0.9, n_resamples=100,
+                           bootstrap="poisson")
+    got = pd.DataFrame(document["metrics"])
+    np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.ci_low, expected.ci_low, rtol=0, atol=1e-12)
+    assert document["inputs"]["pred"] == {"path": str(tmp_path / "logs"), "files": 4,
+                                          "rows": len(pred), "users": 150}
+    assert document["bootstrap"] == "poisson"
+
+
+def test_command_line_uses_a_running_scheduler(cluster, tmp_path, capsys):
+    from recmetrics.cli import main
+
+    pred = spread_log(n_users=30, seed=3)
+    pred.to_parquet(tmp_path / "log.parquet")
+    with time_limit(120):
+        assert main(["evaluate", str(tmp_path / "log.parquet"), "--engine", "dask", "--scheduler",
+                     cluster.scheduler.address, "--format", "csv", "--metrics", "auc", "ndcg"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    expected = rm.evaluate(pred, metrics=["auc", "ndcg"])
+    np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
+
+
+CLI_ERRORS = [
+    (["--workers", "2"], "--workers: for the Dask engine only; add --engine dask"),
+    (["--engine", "dask", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"],
+     "with --scheduler the running cluster's workers are used"),
+    (["--engine", "dask", "--memory-limit", "lots"], "--memory-limit 'lots' is not a size"),
+    (["--engine", "dask", "--workers", "0"], "'0' must be a whole number >= 1"),
+    (["--engine", "dask", "--truth", "{tmp}/nothing-*.parquet"], "matches no file"),
+    (["--engine", "dask", "--truth", "{tmp}"], "has no column 'label'"),
+]
+
+
+@pytest.mark.parametrize("flags, message", CLI_ERRORS, ids=[" ".join(f[0]) for f in CLI_ERRORS])
+def test_command_line_engine_errors_are_one_line(flags, message, tmp_path, capsys):
+    from recmetrics.cli import main
+
+    spread_log(n_users=3).drop(columns="label").to_parquet(tmp_path / "log.parquet")
+    flags = [f.replace("{tmp}", str(tmp_path)) for f in flags]
+    assert main(["evaluate", str(tmp_path / "log.parquet"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("recmetrics: error: ") and message in err and err.count("\n") == 1
