@@ -435,7 +435,7 @@ def numeric_column(name: str, frame, column: str, *, grades: bool = False,
 # --------------------------------------------------------------------------- ids
 # The id policy, the same for CSV, Parquet and DataFrames: ids are compared as
 # canonical text. Surrounding whitespace is stripped, whole numbers are written
-# as integers (7, 7.0 and "7" are one id), and any other text is kept as it is
+# as integers (7, 7.0, "7" and "7.0" are one id), and any other text is kept as it is
 # ("001" and "1" stay two ids). When every id column involved holds whole
 # numbers, they are compared as int64 directly (the same result, faster).
 
@@ -450,6 +450,11 @@ def _integral(values) -> bool:
         return bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
                     and np.all(np.abs(arr) < 2**63))
     return False
+
+
+#: Text ids that spell a whole number with a decimal point ("7.0", "12.00"), as pandas writes a
+#: float column to CSV: read as that whole number ("7", "12").
+_WHOLE_WITH_POINT = r"^([+-]?\d+)\.0+$"
 
 
 def _id_text(value) -> str:
@@ -487,12 +492,14 @@ def canonical_ids(*columns, integral: bool | None = None):
                                  index=c.index, dtype="str"))
         elif _integral(c):
             out.append(c.astype(np.int64).astype("str"))
-        elif pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
-            out.append(c.str.strip().astype("str"))  # one string dtype, whatever the input's
-        elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
-            out.append(c.astype("str").str.strip())
         else:
-            out.append(c.map(_id_text).astype("str"))
+            if pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
+                text = c.str.strip().astype("str")  # one string dtype, whatever the input's
+            elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
+                text = c.astype("str").str.strip()
+            else:
+                text = c.map(_id_text).astype("str")
+            out.append(text.str.replace(_WHOLE_WITH_POINT, r"\1", regex=True))
     return out
 
 

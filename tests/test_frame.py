@@ -342,6 +342,8 @@ def test_compare_without_truth_uses_both_files_labels_as_one_truth():
 
 ID_VARIANTS = [  # (how the truth file writes ids, how pred writes them): all are one id each
     ("float ids from pandas", lambda s: s.astype(float), lambda s: s),
+    ("'7.0' as text, as pandas writes a float column to CSV", lambda s: s.astype(float).astype(str),
+     lambda s: s.astype(str)),
     ("spaces around ids", lambda s: " " + s.astype(str) + " ", lambda s: s),
     ("int column against a text column", lambda s: s.astype(str), lambda s: s),
     ("object column mixing 7 and '7'", lambda s: pd.Series([v if i % 2 else str(v) for i, v in enumerate(s)],
