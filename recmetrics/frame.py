@@ -395,7 +395,8 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
             if metric == "gauc":
                 w = np.zeros(len(paired))
                 for prep in preps:
-                    _, pos, neg = prep.user_auc(o["ties"])
+                    pos = np.bincount(prep.lists[prep.grades > 0], minlength=prep.n_users)
+                    neg = prep.ranked.n_rows - pos  # the weights need counts, not a second AUC pass
                     own = pd.Series(_kernels.gauc_weights(pos, neg, o["gauc_weight"]),
                                     index=prep.users)
                     w += own.reindex(paired.index).to_numpy() / 2
