@@ -179,12 +179,12 @@ class Prepared:
         self.score_column = score
         self.n_users = len(user_ids)
         self.n_rows = n
-        order, by_score = _kernels.rank_rows(users, scores, grades, ties)
-        positive = grades[by_score] > 0
+        positive = grades > 0
         self.n_positive = int(positive.sum())
-        self.global_pairs = _kernels.group_pair_counts(
-            np.zeros(n, dtype=np.int8), scores[by_score], positive, 1)[:2]
-        del by_score, positive
+        tiebreak = None if ties == "average" else grades if ties == "optimistic" else -grades
+        order, self.global_pairs = _kernels.rank_rows(users, scores, self.n_users,
+                                                      tiebreak=tiebreak, positive=positive)
+        del positive, tiebreak
         self.lists = users[order]
         self.scores = scores[order]
         self.grades = grades[order]
@@ -204,9 +204,7 @@ class Prepared:
 
     def pair_counts(self) -> tuple[int, int]:
         """Global wins and wins-or-ties over every scored row."""
-        if self.n_rows == 0:
-            return 0, 0
-        return tuple(int(c[0]) for c in self.global_pairs)
+        return self.global_pairs
 
 
 # --------------------------------------------------------------------------- options

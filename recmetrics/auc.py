@@ -217,7 +217,7 @@ def group_auc_details(y_true, y_score, groups, *, gauc_weight: GaucWeight = "imp
     check_same_length(y_true=labels, y_score=scores, groups=keys)
     codes, uniques = pd.factorize(keys)
     n_groups = len(uniques)
-    order, _ = _kernels.rank_rows(codes, scores, None, "average")
+    order, _ = _kernels.rank_rows(codes, scores, n_groups)
     wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
         codes[order], scores[order], labels[order].astype(bool), n_groups)
     del order

@@ -274,7 +274,7 @@ def test_group_pair_counts_equal_a_literal_count_per_group(data):
     """The shared linear kernel behind group_auc and evaluate: exact integer wins and ties."""
     y, s, g = data
     codes, _ = pd.factorize(pd.Series(g))
-    order, _ = _kernels.rank_rows(codes, np.asarray(s, float), None, "average")
+    order, _ = _kernels.rank_rows(codes, np.asarray(s, float), codes.max() + 1)
     wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
         codes[order], np.asarray(s, float)[order], np.asarray(y, bool)[order], codes.max() + 1)
     for code in range(codes.max() + 1):

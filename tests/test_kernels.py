@@ -43,3 +43,38 @@ def test_shifted_exponential_gain_keeps_ratios():
     plain = _kernels.gain_values(grades, "exponential")
     shifted = _kernels.gain_values(grades, "exponential", shift)
     np.testing.assert_allclose(shifted * 2**3, plain)
+
+
+@given(st.lists(st.integers(0, 200_000), max_size=60))
+def test_group_order_is_a_stable_sort_of_the_keys(keys):
+    """The counting (radix) sort behind rank_rows, on one 16-bit digit and on two."""
+    keys = np.array(keys, dtype=np.int64)
+    order = _kernels.group_order(keys, int(keys.max(initial=0)) + 1)
+    np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.0, 0.25, 0.5, 1.0, -np.inf]),
+                          st.booleans(), st.integers(0, 3)), max_size=80),
+       st.sampled_from([1, 2, 5, 1 << 16]), st.sampled_from([None, "up", "down"]),
+       st.booleans())
+def test_rank_rows_orders_by_list_then_score_and_counts_global_pairs(rows, chunk, tiebreak,
+                                                                    shuffled):
+    """Any chunk size (one list per chunk up to all in one), rows grouped or not, with or
+    without a tie-break: the order of a literal sort, and the pair counts of a literal count."""
+    rows = sorted(rows) if not shuffled else rows
+    lists = np.array([r[0] for r in rows], dtype=np.intp)
+    scores = np.array([r[1] for r in rows])
+    positive = np.array([r[2] for r in rows], dtype=bool)
+    grades = np.array([r[3] for r in rows], dtype=np.float64)
+    breaks = None if tiebreak is None else grades if tiebreak == "up" else -grades
+    old, _kernels.RANK_CHUNK = _kernels.RANK_CHUNK, chunk
+    try:
+        order, pairs = _kernels.rank_rows(lists, scores, 7, tiebreak=breaks, positive=positive)
+    finally:
+        _kernels.RANK_CHUNK = old
+    assert sorted(order.tolist()) == list(range(len(rows)))
+    got = [(lists[i], -scores[i]) + (() if breaks is None else (-breaks[i],)) for i in order]
+    assert got == sorted(got)
+    pos = [s for s, p in zip(scores, positive) if p]
+    neg = [s for s, p in zip(scores, positive) if not p]
+    assert pairs == (sum(a > b for a in pos for b in neg), sum(a >= b for a in pos for b in neg))
