@@ -517,13 +517,20 @@ def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, 
     """One row per (user, item): ``keys`` are the pairs as int64 codes."""
     import pandas as pd
 
-    ordered = np.sort(keys)  # a sort needs far less memory than a hash table of the keys
-    if not (ordered[1:] == ordered[:-1]).any():
-        return
+    top = int(keys.max(initial=-1)) + 1
+    if top <= 8 * keys.size + 65536:  # a bitmap of the pairs, no larger than the keys themselves
+        seen = np.zeros(top, dtype=bool)
+        seen[keys] = True
+        if np.count_nonzero(seen) == keys.size:
+            return
+    else:  # a sort needs far less memory than a hash table of the keys
+        ordered = np.sort(keys)
+        if not (ordered[1:] == ordered[:-1]).any():
+            return
     duplicated = pd.Index(keys).duplicated()
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
-        row = frame.iloc[first]
+        row = {c: frame[c].iloc[first] for c in (user, item)}  # each column keeps its type
         raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
                          f"(first: {user}={plain(row[user])!r}, {item}={plain(row[item])!r} in "
                          f"{where(first)}; ids are compared as text, so 7, 7.0 and ' 7' are one "
@@ -567,7 +574,7 @@ def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) ->
     duplicated = frame.duplicated([user, item]).to_numpy()
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
-        row = frame.iloc[first]
+        row = {c: frame[c].iloc[first] for c in (user, item)}  # each column keeps its type
         raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
                          f"(first: {user}={plain(row[user])!r}, {item}={plain(row[item])!r} in "
                          f"{where(first)}); keep one row per pair")

@@ -248,6 +248,21 @@ def test_bad_frames_raise_a_clear_value_error(call, message):
         call(pred)
 
 
+@pytest.mark.parametrize("n_users", [3, 400])
+def test_duplicate_pairs_are_found_with_few_or_many_possible_pairs(n_users):
+    """The duplicate check takes a bitmap when users x items is small and a sort when it is
+    large (400 x 400 pairs for 401 rows); both find the one repeated pair, in pred and truth."""
+    pred = pd.DataFrame({"user": np.arange(n_users), "item": np.arange(n_users) * 7,
+                         "score": np.linspace(0, 1, n_users), "label": np.arange(n_users) % 2})
+    doubled = pd.concat([pred, pred.iloc[[n_users // 2]]], ignore_index=True)
+    with pytest.raises(ValueError, match=rf"pred has 1 duplicate \(user, item\) row\(s\) \(first: "
+                                         rf"user={n_users // 2}, item={n_users // 2 * 7} in row {n_users}"):
+        rm.evaluate(doubled)
+    with pytest.raises(ValueError, match=r"truth has 1 duplicate \(user, item\) row"):
+        rm.evaluate(pred.drop(columns="label"), doubled)
+    assert rm.evaluate(pred, metrics=["auc"]).value.notna().all()  # without the repeat: no complaint
+
+
 def test_list_ideal_with_a_mixed_tie_across_the_cut_off_is_refused():
     pred = pd.DataFrame({"user": 1, "item": [1, 2, 3], "score": [0.9, 0.5, 0.5], "label": [0, 1, 0]})
     with pytest.raises(ValueError, match="ideal='list' with ties='average' is undefined here"):
