@@ -422,36 +422,56 @@ def expected_calibration_error(labels: np.ndarray, probs: np.ndarray, n_bins: in
 class Layout:
     """Rows of ``n_lists`` ranked lists, sorted by list then rank, with tie groups.
 
-    Facts about tie groups are stored once per group in compact integers; the
-    per-row views (``t``, ``r``, ``j``, ``first``, ``r_before``) are gathered
-    on demand, so a layout of n rows holds about 24 bytes per row.
+    Only the **active** rows are held: the rows of tie groups that contain a
+    relevant row (grade > 0). Every per-list metric here is a sum of terms
+    that are zero on any other row (a group without a relevant row has no
+    hit, no gain and no AP term), so with ~5% relevant rows the kernels touch
+    ~5% of the rows. The per-row views (``lists``, ``grades``, ``pos``, ``t``,
+    ``r``, ``j``, ``first``, ``r_before``) are arrays over the active rows in
+    row order; facts about tie groups are stored once per group.
     """
 
     def __init__(self, lists: np.ndarray, grades: np.ndarray, n_lists: int,
                  new_group: np.ndarray | None = None):
         n = lists.size
         index = np.int32 if n < 2**31 - 1 else np.int64
-        self.lists, self.grades, self.n_lists = lists, grades, n_lists
+        self.n_lists = n_lists
         new_list = starts(lists)
-        new_group = np.ones(n, dtype=bool) if new_group is None else new_group | new_list
-        list_start = np.flatnonzero(new_list).astype(index)
-        row_list_start = np.cumsum(new_list, dtype=index)
-        row_list_start -= 1
-        row_list_start = list_start[row_list_start]
-        self.pos = np.arange(1, n + 1, dtype=index)  # 1-based position within the list
-        self.pos -= row_list_start
-        group_start = np.flatnonzero(new_group)
-        self._row_group = np.cumsum(new_group, dtype=index)
-        self._row_group -= 1
-        del new_group, new_list
-        rel_cum = np.zeros(n + 1, dtype=index)
-        np.cumsum(grades > 0, out=rel_cum[1:])
-        size = np.diff(np.append(group_start, n))
+        list_start = np.flatnonzero(new_list)
+        self.rows_per_list = np.zeros(n_lists, dtype=np.int64)
+        self.rows_per_list[lists[list_start]] = np.diff(np.append(list_start, n))
+        relevant = np.flatnonzero(grades > 0)
+        # index (into ``relevant``) of the first relevant row of each relevant row's list
+        new_rel_list = starts(lists[relevant])
+        first_rel = np.maximum.accumulate(np.where(new_rel_list, np.arange(relevant.size), 0))
+        if new_group is not None:
+            new_group = new_group | new_list
+        if new_group is None or new_group.all():  # no ties: each relevant row is its own group
+            group_start, size = relevant, np.ones(relevant.size, dtype=index)
+            rel = size
+            first_rel_in_group = np.arange(relevant.size)
+        else:
+            all_starts = np.flatnonzero(new_group)
+            group = np.searchsorted(all_starts, relevant, side="right") - 1
+            first_rel_in_group = np.flatnonzero(starts(group))
+            group = group[first_rel_in_group]
+            group_start = all_starts[group]
+            size = np.append(all_starts, n)[group + 1] - group_start
+            rel = np.diff(np.append(first_rel_in_group, relevant.size))
+        del new_list, new_group
+        # one entry per active group
         self._size = size.astype(index)
-        self._rel = (rel_cum[group_start + size] - rel_cum[group_start]).astype(index)
-        self._rel_before = (rel_cum[group_start] - rel_cum[row_list_start[group_start]]).astype(index)
-        self._first = self.pos[group_start]  # position where each group starts
-        self._group_start = group_start.astype(index)
+        self._rel = rel.astype(index)
+        self._rel_before = (first_rel_in_group - first_rel[first_rel_in_group]).astype(index)
+        own_list_start = list_start[np.searchsorted(list_start, group_start, side="right") - 1]
+        self._first = (group_start - own_list_start + 1).astype(index)  # position of its first row
+        self._offset = np.cumsum(self._size, dtype=np.int64) - self._size  # into the active rows
+        # the active rows
+        self._row_group = np.repeat(np.arange(self._size.size, dtype=index), self._size)
+        place = np.arange(self._row_group.size, dtype=index) - self._offset[self._row_group]
+        rows = group_start[self._row_group] + place
+        self.lists, self.grades = lists[rows], grades[rows]
+        self.pos = self._first[self._row_group] + place  # 1-based position within the list
         self._expected_gain = {}
         self._first_hit = None
 
@@ -471,7 +491,7 @@ class Layout:
         return self._size.size < self.pos.size
 
     def group_ids(self) -> np.ndarray:
-        """Tie-group index of every row."""
+        """Tie-group index of every active row."""
         return self._row_group
 
     def expected_relevance(self) -> np.ndarray:
@@ -484,7 +504,7 @@ class Layout:
         if key not in self._expected_gain:
             g = gain_values(self.grades, gain, None if shift is None else shift[self.lists])
             if self.has_ties and g.size:
-                g = (np.add.reduceat(g, self._group_start) / self._size)[self._row_group]
+                g = (np.add.reduceat(g, self._offset) / self._size)[self._row_group]
             self._expected_gain[key] = g
         return self._expected_gain[key]
 
@@ -605,7 +625,7 @@ class RankedLists:
         self.n_relevant = np.bincount(rel_lists, minlength=n_lists)
         order = np.lexsort((-rel_grades, rel_lists))
         self.ideal_lists, self.ideal_grades = rel_lists[order], rel_grades[order]
-        self.n_rows = np.bincount(layout.lists, minlength=n_lists)
+        self.n_rows = layout.rows_per_list
         self.top_grade = np.zeros(n_lists)
         np.maximum.at(self.top_grade, rel_lists, rel_grades)
 
