@@ -18,6 +18,7 @@ to clean up (connection file included).
 """
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
@@ -225,6 +226,11 @@ def render_report(parameters: dict, output: Output | str | os.PathLike, *,
         while worker.is_alive():  # kill the kernel (again, if it was starting) until nbclient gives up
             _kill_kernel(client)
             worker.join(0.2)
+        # nbclient registered an exit hook that would talk to the killed kernel and print a
+        # traceback at exit if the interrupt came before its own cleanup; the kernel is gone
+        cleanup = getattr(client, "_cleanup_kernel", None)
+        if cleanup is not None:
+            atexit.unregister(cleanup)
         raise
     error = outcome.get("error")
     if isinstance(error, CellExecutionError):
