@@ -78,6 +78,19 @@ def codes(column: str, *frames, integral: bool | None = None) -> tuple[list[np.n
     return [joint[offset + c] for offset, (c, _) in zip(offsets, parts)], pd.Index(uniques)
 
 
+def locate(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
+    """Position of each key in ``wanted`` (distinct keys), -1 where it is absent.
+
+    Keys lie in [0, space): a direct table of the key space when it is small
+    next to the keys (at most ~8 bytes a key), else a hash table of ``wanted``.
+    """
+    if space <= 2 * (keys.size + wanted.size) + 65536:
+        table = np.full(space, -1, dtype=np.int32 if wanted.size < 2**31 - 1 else np.int64)
+        table[wanted] = np.arange(wanted.size, dtype=table.dtype)
+        return table[keys]
+    return pd.Index(wanted).get_indexer(keys)
+
+
 @dataclass
 class Unmatched:
     """Truth's users and relevant rows that found no scored row, for the id-mismatch warning."""
@@ -149,7 +162,7 @@ class Prepared:
             check_unique_keys("pred", keys, pred, user, item)
             truth_keys = truth_users.astype(np.int64) * width + truth_items
             check_unique_keys("truth", truth_keys, truth, user, item)
-            where = pd.Index(truth_keys).get_indexer(keys)
+            where = locate(keys, truth_keys, len(user_ids) * width)
             scored = where >= 0
             grades = np.zeros(n)
             grades[scored] = truth_grades[where[scored]]

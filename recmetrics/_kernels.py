@@ -137,10 +137,13 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
         counts = None
         if positive is not None:
             neg = s[by_score][~positive[rows][by_score]]
-            # positives at or below each negative, and strictly below it
-            not_above = int(np.searchsorted(pos_sorted, neg, "right").sum())
-            below = int(np.searchsorted(pos_sorted, neg, "left").sum())
-            counts = (n_pos * neg.size - not_above, n_pos * neg.size - below)
+            # positives at or below each negative; those equal to it are tied
+            not_above = np.searchsorted(pos_sorted, neg, "right")
+            maybe_tied = np.flatnonzero(not_above)
+            tied = maybe_tied[pos_sorted[not_above[maybe_tied] - 1] == neg[maybe_tied]]
+            below = not_above.sum() - (not_above[tied]
+                                       - np.searchsorted(pos_sorted, neg[tied], "left")).sum()
+            counts = (n_pos * neg.size - int(not_above.sum()), n_pos * neg.size - int(below))
         by_score = by_score[::-1]
         local = lists[rows][by_score] - first_list[c]
         order[lo:hi] = rows[by_score[group_order(local, first_list[c + 1] - first_list[c])]]

@@ -512,21 +512,29 @@ def check_id_codes(name: str, column: str, codes: np.ndarray) -> None:
                          f"in row {first}); fill or drop those rows")
 
 
+def all_distinct(keys: np.ndarray) -> bool:
+    """Whether non-negative integer keys are pairwise distinct.
+
+    A bitmap of the key space when it is at most 8 bytes a key (no larger than
+    the keys themselves); otherwise a sort, which needs far less memory than a
+    hash table of the keys.
+    """
+    top = int(keys.max(initial=-1)) + 1
+    if top <= 8 * keys.size + 65536:
+        seen = np.zeros(top, dtype=bool)
+        seen[keys] = True
+        return np.count_nonzero(seen) == keys.size
+    ordered = np.sort(keys)
+    return not (ordered[1:] == ordered[:-1]).any()
+
+
 def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, *,
                       where=_row) -> None:
     """One row per (user, item): ``keys`` are the pairs as int64 codes."""
     import pandas as pd
 
-    top = int(keys.max(initial=-1)) + 1
-    if top <= 8 * keys.size + 65536:  # a bitmap of the pairs, no larger than the keys themselves
-        seen = np.zeros(top, dtype=bool)
-        seen[keys] = True
-        if np.count_nonzero(seen) == keys.size:
-            return
-    else:  # a sort needs far less memory than a hash table of the keys
-        ordered = np.sort(keys)
-        if not (ordered[1:] == ordered[:-1]).any():
-            return
+    if all_distinct(keys):
+        return
     duplicated = pd.Index(keys).duplicated()
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
@@ -568,8 +576,7 @@ def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) ->
 
     users, user_ids = pd.factorize(frame[user])
     items, item_ids = pd.factorize(frame[item])
-    keys = np.sort(users.astype(np.int64) * (len(item_ids) + 1) + items)
-    if not (keys[1:] == keys[:-1]).any():  # the usual case, found without a hash of both columns
+    if all_distinct(users.astype(np.int64) * len(item_ids) + items):  # the usual case
         return
     duplicated = frame.duplicated([user, item]).to_numpy()
     if duplicated.any():

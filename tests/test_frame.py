@@ -486,3 +486,20 @@ def test_probability_metrics_refuse_scores_that_are_not_probabilities():
     with pytest.raises(ValueError, match=r"pred column 'logit' holds 2 score\(s\) outside \[0, 1\] \(e.g. 2.5\), "
                                          r"so logloss, ece cannot treat the scores as probabilities"):
         rm.evaluate(pred, score="logit", metrics=["auc", "logloss", "ece"])
+
+
+@pytest.mark.parametrize("n_items", [3, 500])
+def test_a_separate_truth_frame_gives_the_numbers_of_labels_in_pred(n_items):
+    """The join on (user, item) takes a direct table when users x items is small and a hash
+    table when it is large (300 users x 500 items); both give the single-frame numbers."""
+    rng = np.random.default_rng(7)
+    users = np.repeat(np.arange(300), 3)
+    pred = pd.DataFrame({"user": users.astype(str), "item": [f"i{x}" for x in
+                                                            rng.integers(0, n_items, users.size)],
+                         "score": rng.random(users.size), "label": rng.integers(0, 3, users.size)})
+    pred = pred.drop_duplicates(["user", "item"])
+    truth = pred[pred.label > 0].drop(columns="score").sample(frac=1, random_state=1)
+    alone = rm.evaluate(pred, k=[1, 3], metrics=["auc", "gauc", "map", "ndcg", "recall"])
+    joined = rm.evaluate(pred.drop(columns="label"), truth, k=[1, 3],
+                         metrics=["auc", "gauc", "map", "ndcg", "recall"])
+    pd.testing.assert_frame_equal(alone, joined)
