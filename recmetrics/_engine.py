@@ -195,8 +195,9 @@ class Prepared:
         positive = grades > 0
         self.n_positive = int(positive.sum())
         tiebreak = None if ties == "average" else grades if ties == "optimistic" else -grades
-        order, self.global_pairs = _kernels.rank_rows(users, scores, self.n_users,
-                                                      tiebreak=tiebreak, positive=positive)
+        # global AUC's (wins, wins or ties), counted while ranking
+        order, self.pairs = _kernels.rank_rows(users, scores, self.n_users, tiebreak=tiebreak,
+                                               positive=positive)
         del positive, tiebreak
         self.lists = users[order]
         self.scores = scores[order]
@@ -214,10 +215,6 @@ class Prepared:
         wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
             self.lists, self.scores, self.grades > 0, self.n_users)
         return _kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties), pos, neg
-
-    def pair_counts(self) -> tuple[int, int]:
-        """Global wins and wins-or-ties over every scored row."""
-        return self.global_pairs
 
 
 # --------------------------------------------------------------------------- options
@@ -749,7 +746,7 @@ def evaluate_prepared(prep: Prepared, o: dict, *, ci: float | None = None,
     columns, counted, auc_parts = per_user(prep, o)
     ratios = user_ratios(prep, columns, counted, auc_parts, o)
     s = summarize(prep, columns, counted, auc_parts, o, ratios=ratios)
-    s.pairs = prep.pair_counts()
+    s.pairs = prep.pairs
     intervals = None
     if ci is not None:
         if bootstrap == "poisson":

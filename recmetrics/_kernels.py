@@ -14,7 +14,17 @@ rank, each row with its list id, its 1-based position and its relevance grade
 with equal scores). A tie group of size *t* holding *r* relevant rows may come
 in any of *t*! orders; the kernels return the expected value over those orders
 (McSherry & Najork 2008). A list without ties has groups of size 1 and the
-formulas reduce to the usual ones.
+formulas reduce to the usual ones. Only the rows of tie groups that hold a
+relevant row are materialised (:class:`Layout`): every other row adds 0 to
+every metric.
+
+Ranking
+-------
+:func:`rank_rows` puts rows in that order without one global sort: lists are
+cut into chunks of about :data:`RANK_CHUNK` rows, and each chunk is sorted in
+cache, in threads (numpy releases the GIL while sorting). The number of
+threads is the number of cores this process may use, or the environment
+variable ``RECMETRICS_NUM_THREADS``.
 
 Pair counts for AUC
 -------------------
