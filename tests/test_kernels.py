@@ -78,3 +78,46 @@ def test_rank_rows_orders_by_list_then_score_and_counts_global_pairs(rows, chunk
     pos = [s for s, p in zip(scores, positive) if p]
     neg = [s for s, p in zip(scores, positive) if not p]
     assert pairs == (sum(a > b for a in pos for b in neg), sum(a >= b for a in pos for b in neg))
+
+
+def _ranked(seed: int = 3):
+    rng = np.random.default_rng(seed)
+    lists = rng.integers(0, 500, 20_000)
+    scores = rng.integers(0, 50, lists.size) / 7
+    positive = rng.random(lists.size) < 0.2
+    return lists, scores, positive
+
+
+def test_rank_rows_gives_the_same_order_on_one_thread_and_on_several(monkeypatch):
+    """Chunks ranked in threads or one after the other: the same order and the same pairs."""
+    lists, scores, positive = _ranked()
+    monkeypatch.setattr(_kernels, "RANK_CHUNK", 1000)            # 20 chunks
+    monkeypatch.setenv("RECMETRICS_NUM_THREADS", "1")
+    assert _kernels.threads() == 1
+    alone = _kernels.rank_rows(lists, scores, 500, positive=positive)
+    monkeypatch.setenv("RECMETRICS_NUM_THREADS", "3")
+    assert _kernels.threads() == 3
+    threaded = _kernels.rank_rows(lists, scores, 500, positive=positive)
+    np.testing.assert_array_equal(alone[0], threaded[0])
+    assert alone[1] == threaded[1]
+
+
+def test_rank_rows_works_in_a_forked_child_after_the_parent_used_its_threads(monkeypatch):
+    """The thread pool does not survive a fork: a child must make its own, not wait forever."""
+    import multiprocessing
+
+    lists, scores, positive = _ranked()
+    monkeypatch.setattr(_kernels, "RANK_CHUNK", 1000)
+    monkeypatch.setenv("RECMETRICS_NUM_THREADS", "2")
+    expected = _kernels.rank_rows(lists, scores, 500, positive=positive)   # the parent's pool
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=lambda: queue.put(
+        _kernels.rank_rows(lists, scores, 500, positive=positive)[1]))
+    child.start()
+    child.join(60)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive, "rank_rows hung in a forked child"
+    assert child.exitcode == 0 and queue.get(timeout=5) == expected[1]
