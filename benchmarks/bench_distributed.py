@@ -147,6 +147,7 @@ def plot(points: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
     for key, label, style in (("memory_tree", "in memory: the one process", "o-"),
@@ -160,6 +161,9 @@ def plot(points: list[dict], path: Path) -> None:
     ax.axhline(limit / 2**30, color="grey", ls=":", lw=1, label="worker memory limit")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")  # 0.4, 1, 2: not 4x10^-1
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
     ax.set_xlabel("rows in the Parquet log")
     ax.set_ylabel("peak resident memory (GiB)")
     ax.set_title("recmetrics.evaluate: memory against rows (2 workers, 1 GiB each)")
