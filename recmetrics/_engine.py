@@ -55,7 +55,8 @@ ECE_BINS = 10
 BOOTSTRAPS = ("multinomial", "poisson")
 
 
-def codes(column: str, *frames, integral: bool | None = None) -> tuple[list[np.ndarray], pd.Index]:
+def codes(column: str, *frames, integral: bool | None = None, ordered: bool = True
+          ) -> tuple[list[np.ndarray], pd.Index]:
     """Joint integer codes of one id column of several named frames, and the distinct ids.
 
     ``frames`` are (name, DataFrame) pairs. Each column is factorized as it is
@@ -64,7 +65,21 @@ def codes(column: str, *frames, integral: bool | None = None) -> tuple[list[np.n
     columns are factorized together: the per-row work is one hash and one
     gather, whatever the id type. ``integral`` as in
     :func:`recmetrics._validation.canonical_ids`.
+
+    Codes run in order of first appearance. With ``ordered=False`` (ids that
+    are only matched, never listed: items) and integer columns whose values
+    span at most a few times as many values as there are rows, the code is
+    the value less the smallest one: no hash at all, and the distinct ids are
+    the whole span (a RangeIndex).
     """
+    if not ordered and integral is not False:
+        values = [frame[column] for _, frame in frames]
+        if all(isinstance(v.dtype, np.dtype) and v.dtype.kind in "iu" for v in values):
+            values = [v.to_numpy() for v in values]
+            lo = min(int(v.min()) for v in values if v.size) if any(v.size for v in values) else 0
+            hi = max(int(v.max()) for v in values if v.size) if any(v.size for v in values) else 0
+            if hi - lo < 4 * sum(v.size for v in values) + 65536:
+                return [(v - lo).astype(np.intp) for v in values], pd.RangeIndex(lo, hi + 1)
     parts = []
     for name, frame in frames:
         codes_, uniques = pd.factorize(frame[column])
@@ -144,7 +159,7 @@ class Prepared:
         self.unmatched = Unmatched()
         if truth is None:
             (users,), user_ids = codes(user, ("pred", pred), integral=integral_ids)
-            (items,), _ = codes(item, ("pred", pred))
+            (items,), _ = codes(item, ("pred", pred), ordered=False)
             keys = users.astype(np.int64) * (int(items.max(initial=0)) + 1) + items
             check_unique_keys("pred", keys, pred, user, item)
             grades = numeric_column("pred", pred, label, grades=True)
@@ -156,7 +171,8 @@ class Prepared:
             truth_grades = numeric_column("truth", truth, label, grades=True)
             (users, truth_users), user_ids = codes(user, ("pred", pred), ("truth", truth),
                                                    integral=integral_ids)
-            (items, truth_items), item_ids = codes(item, ("pred", pred), ("truth", truth))
+            (items, truth_items), item_ids = codes(item, ("pred", pred), ("truth", truth),
+                                                   ordered=False)
             width = len(item_ids)
             keys = users.astype(np.int64) * width + items
             check_unique_keys("pred", keys, pred, user, item)

@@ -264,7 +264,8 @@ def _shared_truth(pred_a, pred_b, *, user, item, label) -> pd.DataFrame:
     grades_a = numeric_column("pred_a", pred_a, label, grades=True)
     grades_b = numeric_column("pred_b", pred_b, label, grades=True)
     (users_a, users_b), user_ids = codes(user, ("pred_a", pred_a), ("pred_b", pred_b))
-    (items_a, items_b), item_ids = codes(item, ("pred_a", pred_a), ("pred_b", pred_b))
+    (items_a, items_b), item_ids = codes(item, ("pred_a", pred_a), ("pred_b", pred_b),
+                                         ordered=False)
     keys_a = users_a.astype(np.int64) * len(item_ids) + items_a
     keys_b = users_b.astype(np.int64) * len(item_ids) + items_b
     check_unique_keys("pred_a", keys_a, pred_a, user, item)

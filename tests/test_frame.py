@@ -503,3 +503,24 @@ def test_a_separate_truth_frame_gives_the_numbers_of_labels_in_pred(n_items):
     joined = rm.evaluate(pred.drop(columns="label"), truth, k=[1, 3],
                          metrics=["auc", "gauc", "map", "ndcg", "recall"])
     pd.testing.assert_frame_equal(alone, joined)
+
+
+@pytest.mark.parametrize("spread", [1, -1, 10**12])
+def test_integer_item_ids_give_the_numbers_of_the_same_ids_as_text(spread):
+    """Integer item ids over a short span are coded by offset, without a hash (negative ids
+    too); over a huge span (10^12 apart) by the hash. Both give what text ids give."""
+    rng = np.random.default_rng(11)
+    users = np.repeat(np.arange(50), 6)
+    items = np.concatenate([rng.choice(40, 6, replace=False) for _ in range(50)]) * spread
+    pred = pd.DataFrame({"user": users, "item": items, "score": rng.random(users.size),
+                         "label": rng.integers(0, 2, users.size)})
+    truth = pred[pred.label > 0].drop(columns="score")
+    as_text = pred.assign(item=pred.item.astype(str))
+    options = dict(k=[2, 5], metrics=["auc", "gauc", "map", "ndcg", "recall", "mrr"])
+    expected = rm.evaluate(as_text, **options)
+    pd.testing.assert_frame_equal(rm.evaluate(pred, **options), expected)
+    pd.testing.assert_frame_equal(rm.evaluate(pred.drop(columns="label"), truth, **options),
+                                  expected)
+    pd.testing.assert_frame_equal(
+        rm.evaluate(pred.drop(columns="label"), truth.assign(item=truth.item.astype(str)),
+                    **options), expected)  # int in pred, text in truth: the hash, one id form
