@@ -76,8 +76,8 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
         values = [frame[column] for _, frame in frames]
         if all(isinstance(v.dtype, np.dtype) and v.dtype.kind in "iu" for v in values):
             values = [v.to_numpy() for v in values]
-            lo = min(int(v.min()) for v in values if v.size) if any(v.size for v in values) else 0
-            hi = max(int(v.max()) for v in values if v.size) if any(v.size for v in values) else 0
+            lo = min((int(v.min()) for v in values if v.size), default=0)
+            hi = max((int(v.max()) for v in values if v.size), default=0)
             if hi - lo < 4 * sum(v.size for v in values) + 65536:
                 return [(v - lo).astype(np.intp) for v in values], pd.RangeIndex(lo, hi + 1)
     parts = []

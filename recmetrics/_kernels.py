@@ -150,9 +150,9 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
             not_above = np.searchsorted(pos_sorted, neg, "right")
             maybe_tied = np.flatnonzero(not_above)
             tied = maybe_tied[pos_sorted[not_above[maybe_tied] - 1] == neg[maybe_tied]]
-            below = not_above.sum() - (not_above[tied]
-                                       - np.searchsorted(pos_sorted, neg[tied], "left")).sum()
-            counts = (n_pos * neg.size - int(not_above.sum()), n_pos * neg.size - int(below))
+            n_ties = int((not_above[tied] - np.searchsorted(pos_sorted, neg[tied], "left")).sum())
+            wins = n_pos * neg.size - int(not_above.sum())
+            counts = (wins, wins + n_ties)
         by_score = by_score[::-1]
         local = lists[rows][by_score] - first_list[c]
         order[lo:hi] = rows[by_score[group_order(local, first_list[c + 1] - first_list[c])]]
