@@ -4,11 +4,14 @@ Both :mod:`recmetrics.frame` (one pandas process) and
 :mod:`recmetrics.distributed` (a Dask cluster) run the same four steps:
 
 1. :class:`Prepared`: validated rows ranked per user, with judged grades;
-2. :func:`per_user`: every per-user value (the kernels of :mod:`._kernels`);
+2. :func:`per_user`: a :class:`PerUser` of every per-user value (the kernels
+   of :mod:`._kernels`) and the users each mean counts;
 3. :func:`summarize`: a :class:`Summary` of totals over users (sums of
    per-user values, users counted and skipped, GAUC numerator and
    denominator, probability sums, Poisson bootstrap sums);
 4. :func:`assemble`: the tidy table (notes, conventions, means) from a Summary.
+
+Every step takes the checked, frozen :class:`~recmetrics._options.Options`.
 
 Summaries of disjoint sets of users add up (``+``), so the Dask engine runs
 steps 1-3 on each partition of users and step 4 once on their sum. Global
@@ -26,84 +29,29 @@ order they come.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import _kernels
-from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT, TIES,
-                          RecmetricsWarning, as_frame, caller_stacklevel, canonical_ids,
-                          check_id_codes, check_k_values, check_metrics, check_option,
+from ._ids import codes, locate, user_hash
+from ._kernels import DEFAULT_EPS
+from ._options import ECE_BINS, RANKING, Options
+from ._validation import (RecmetricsWarning, as_frame, caller_stacklevel,
                           check_probability_scores, check_unique_keys, numeric_column,
                           warn_unmatched)
-from .probability import DEFAULT_EPS
-from .stats import bootstrap_ci
 
 #: Metric names accepted by ``metrics=``, in the order they are reported.
 METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg",
            "logloss", "ne", "brier", "ece")
 #: The metrics computed when ``metrics=None``: those that need no probabilities.
 DEFAULT_METRICS = METRICS[:8]
-AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
-RANKING = AT_K + ("mrr",)
 #: Metrics that read the scores as probabilities of relevance (grade > 0).
 PROBABILITY_METRICS = ("logloss", "ne", "brier", "ece")
-#: Equal-width bins of the ``ece`` metric (as recmetrics.expected_calibration_error's default).
-ECE_BINS = 10
 #: Ways to resample users for confidence intervals.
 BOOTSTRAPS = ("multinomial", "poisson")
-
-
-def codes(column: str, *frames, integral: bool | None = None, ordered: bool = True
-          ) -> tuple[list[np.ndarray], pd.Index]:
-    """Joint integer codes of one id column of several named frames, and the distinct ids.
-
-    ``frames`` are (name, DataFrame) pairs. Each column is factorized as it is
-    (hashing its native type; a missing id is refused), the id policy is
-    applied to its distinct values only, and the canonical values of all
-    columns are factorized together: the per-row work is one hash and one
-    gather, whatever the id type. ``integral`` as in
-    :func:`recmetrics._validation.canonical_ids`.
-
-    Codes run in order of first appearance. With ``ordered=False`` (ids that
-    are only matched, never listed: items) and integer columns whose values
-    span at most a few times as many values as there are rows, the code is
-    the value less the smallest one: no hash at all, and the distinct ids are
-    the whole span (a RangeIndex).
-    """
-    if not ordered and integral is not False:
-        values = [frame[column] for _, frame in frames]
-        if all(isinstance(v.dtype, np.dtype) and v.dtype.kind in "iu" for v in values):
-            values = [v.to_numpy() for v in values]
-            lo = min((int(v.min()) for v in values if v.size), default=0)
-            hi = max((int(v.max()) for v in values if v.size), default=0)
-            if hi - lo < 4 * sum(v.size for v in values) + 65536:
-                return [(v - lo).astype(np.intp) for v in values], pd.RangeIndex(lo, hi + 1)
-    parts = []
-    for name, frame in frames:
-        codes_, uniques = pd.factorize(frame[column])
-        check_id_codes(name, column, codes_)
-        parts.append((codes_, uniques))
-    canonical = canonical_ids(*(pd.Series(uniques) for _, uniques in parts), integral=integral)
-    joined = np.concatenate(canonical) if isinstance(canonical[0], np.ndarray) else pd.concat(
-        canonical, ignore_index=True)
-    joint, uniques = pd.factorize(joined)
-    offsets = np.cumsum([0] + [len(u) for _, u in parts])
-    return [joint[offset + c] for offset, (c, _) in zip(offsets, parts)], pd.Index(uniques)
-
-
-def locate(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
-    """Position of each key in ``wanted`` (distinct keys), -1 where it is absent.
-
-    Keys lie in [0, space): a direct table of the key space when it is small
-    next to the keys (at most ~8 bytes a key), else a hash table of ``wanted``.
-    """
-    if space <= 2 * (keys.size + wanted.size) + 65536:
-        table = np.full(space, -1, dtype=np.int32 if wanted.size < 2**31 - 1 else np.int64)
-        table[wanted] = np.arange(wanted.size, dtype=table.dtype)
-        return table[keys]
-    return pd.Index(wanted).get_indexer(keys)
 
 
 @dataclass
@@ -226,47 +174,46 @@ class Prepared:
             layout, np.r_[self.lists[relevant_rows], missing_users],
             np.r_[self.grades[relevant_rows], missing_grades])
 
-    def user_auc(self, ties: str):
+    def user_auc(self, ties: str) -> UserAUC:
         """Per-user AUC (NaN for one-class users), positives and negatives."""
         wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
             self.lists, self.scores, self.grades > 0, self.n_users)
-        return _kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties), pos, neg
+        return UserAUC(_kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties), pos, neg)
+
+
+@dataclass(frozen=True)
+class UserAUC:
+    """Each user's own AUC (NaN with one class only) and counts of positive and negative rows."""
+
+    values: np.ndarray
+    positives: np.ndarray
+    negatives: np.ndarray
+
+
+@dataclass(frozen=True)
+class PerUser:
+    """Every per-user value of one prepared set of users.
+
+    ``columns`` maps a per-user column (``ndcg@10``, ``mrr``, ``auc``) to an
+    array over the users; ``counted`` marks the users the ranking means
+    include under ``no_relevant``; ``auc`` is set when GAUC is requested.
+    """
+
+    columns: dict[str, np.ndarray]
+    counted: np.ndarray
+    auc: UserAUC | None = None
 
 
 # --------------------------------------------------------------------------- options
 
 
-def check_options(*, k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant) -> dict:
-    return {"ks": check_k_values(k), "metrics": check_metrics(metrics, METRICS, DEFAULT_METRICS),
-            "ties": check_option("ties", ties, TIES), "gain": check_option("gain", gain, GAINS),
-            "ideal": check_option("ideal", ideal, IDEALS),
-            "denominator": check_option("denominator", denominator, DENOMINATORS),
-            "gauc_weight": check_option("gauc_weight", gauc_weight, GAUC_WEIGHTS),
-            "no_relevant": check_option("no_relevant", no_relevant, NO_RELEVANT)}
+def check_options(*, k, metrics, **conventions) -> Options:
+    """The checked options of one evaluation, for the metrics of this engine."""
+    return Options.checked(k=k, metrics=metrics, known=METRICS, default=DEFAULT_METRICS,
+                           **conventions)
 
 
-def conventions(o: dict) -> dict:
-    return {"ties": o["ties"], "gain": o["gain"], "ideal": o["ideal"],
-            "denominator": o["denominator"], "gauc_weight": o["gauc_weight"],
-            "no_relevant": o["no_relevant"], "k": o["ks"]}
-
-
-def convention(metric: str, o: dict) -> str:
-    """The conventions that change one metric's number, as shown in the table."""
-    ties = f"ties={o['ties']}"
-    if metric == "auc":
-        return ties
-    if metric in PROBABILITY_METRICS:
-        return f"bins={ECE_BINS} uniform" if metric == "ece" else \
-            ("natural log, clipped at eps" if metric in ("logloss", "ne") else "")
-    if metric == "gauc":
-        return f"gauc_weight={o['gauc_weight']}, {ties}"
-    users = f"no_relevant={o['no_relevant']}"
-    if metric == "map":
-        return f"denominator={o['denominator']}, {ties}, {users}"
-    if metric == "ndcg":
-        return f"gain={o['gain']}, ideal={o['ideal']}, {ties}, {users}"
-    return f"{ties}, {users}"
+# --------------------------------------------------------------------------- notes
 
 
 GAUC_NOTE = "undefined: no user has both a relevant and a non-relevant scored row"
@@ -279,46 +226,42 @@ def auc_note(n_positive: int) -> str:
     return "undefined: every scored row is relevant, and AUC needs positives and negatives"
 
 
-def column_names(o: dict) -> list[str]:
+def column_names(o: Options) -> list[str]:
     """Per-user columns of the ranking metrics, in table order (``ndcg@10``, ``mrr``, ...)."""
     return [metric if cut is None else f"{metric}@{cut}"
-            for metric in o["metrics"] if metric in RANKING
-            for cut in ([None] if metric == "mrr" else o["ks"])]
+            for metric in o.metrics if metric in RANKING
+            for cut in ([None] if metric == "mrr" else o.ks)]
 
 
 # --------------------------------------------------------------------------- per user
 
 
-def per_user(prep: Prepared, o: dict):
-    """Every requested per-user value, as {column: array}, with the users each mean counts.
-
-    Returns (columns, counted, auc_parts): ``counted`` marks the users the
-    ranking means include under ``no_relevant``; ``auc_parts`` is (per-user
-    AUC, positives, negatives) when GAUC is requested.
-    """
+def per_user(prep: Prepared, o: Options) -> PerUser:
+    """Every requested per-user value, with the users each mean counts."""
     ranked = prep.ranked
     has_relevant = ranked.has_relevant
-    if o["no_relevant"] == "error" and not has_relevant.all():
+    if o.no_relevant == "error" and not has_relevant.all():
         lacking = np.flatnonzero(~has_relevant)
         raise ValueError(f"{lacking.size:,} user(s) have no relevant item (e.g. "
                          f"{', '.join(repr(u) for u in prep.users[lacking[:3]])}), so their "
                          "ranking metrics are undefined; pass no_relevant='skip' to leave them out "
                          "or 'zero' to count them as 0")
-    counted = has_relevant if o["no_relevant"] == "skip" else np.ones(prep.n_users, dtype=bool)
-    columns, auc_parts = {}, None
-    if "gauc" in o["metrics"]:
-        auc_parts = prep.user_auc(o["ties"])
-        columns["auc"] = auc_parts[0]
-    for metric in (m for m in o["metrics"] if m in RANKING):
-        for cut in ([None] if metric == "mrr" else o["ks"]):
-            values = ranked.metric(metric, cut, gain=o["gain"], ideal=o["ideal"],
-                                   denominator=o["denominator"])
-            values = np.where(has_relevant, values, 0.0 if o["no_relevant"] == "zero" else np.nan)
+    counted = has_relevant if o.no_relevant == "skip" else np.ones(prep.n_users, dtype=bool)
+    columns: dict[str, np.ndarray] = {}
+    auc = None
+    if "gauc" in o.metrics:
+        auc = prep.user_auc(o.ties)
+        columns["auc"] = auc.values
+    for metric in (m for m in o.metrics if m in RANKING):
+        for cut in ([None] if metric == "mrr" else o.ks):
+            values = ranked.metric(metric, cut, gain=o.gain, ideal=o.ideal,
+                                   denominator=o.denominator)
+            values = np.where(has_relevant, values, 0.0 if o.no_relevant == "zero" else np.nan)
             columns[metric if cut is None else f"{metric}@{cut}"] = values
-    return columns, counted, auc_parts
+    return PerUser(columns=columns, counted=counted, auc=auc)
 
 
-def user_table(prep: Prepared, columns: dict) -> pd.DataFrame:
+def user_table(prep: Prepared, columns: dict[str, np.ndarray]) -> pd.DataFrame:
     ranked = prep.ranked
     return pd.DataFrame({"user": prep.users, "n_items": ranked.n_rows,
                          "n_positives": np.bincount(prep.lists[prep.grades > 0],
@@ -326,23 +269,24 @@ def user_table(prep: Prepared, columns: dict) -> pd.DataFrame:
                          "n_relevant": ranked.n_relevant, **columns})
 
 
-def user_ratios(prep: Prepared, columns: dict, counted, auc_parts, o: dict) -> dict:
+def user_ratios(prep: Prepared, users: PerUser, o: Options) -> dict:
     """Per table row that is a mean over users: (numerator, denominator) per user.
 
     The row's value is sum(numerator) / sum(denominator); the bootstrap
     reweights users. Users a mean leaves out have 0 in both.
     """
     ratios = {}
-    if auc_parts is not None:
-        user_auc, pos, neg = auc_parts
-        weights = _kernels.gauc_weights(pos, neg, o["gauc_weight"])
-        defined = ~np.isnan(user_auc)
-        ratios["gauc"] = (np.where(defined, weights * np.nan_to_num(user_auc), 0.0),
+    if users.auc is not None:
+        auc = users.auc
+        weights = _kernels.gauc_weights(auc.positives, auc.negatives, o.gauc_weight)
+        defined = ~np.isnan(auc.values)
+        ratios["gauc"] = (np.where(defined, weights * np.nan_to_num(auc.values), 0.0),
                           np.where(defined, weights, 0.0))
+    counted = users.counted
     for name in column_names(o):
-        ratios[name] = (np.where(counted, np.nan_to_num(columns[name]), 0.0),
+        ratios[name] = (np.where(counted, np.nan_to_num(users.columns[name]), 0.0),
                         counted.astype(np.float64))
-    asked = [m for m in o["metrics"] if m in PROBABILITY_METRICS]
+    asked = [m for m in o.metrics if m in PROBABILITY_METRICS]
     if asked:
         check_probability_scores("pred", prep.score_column, prep.scores, asked)
     probability = [m for m in asked if m in ("logloss", "brier")]
@@ -384,38 +328,37 @@ class Summary:
     pairs: tuple | None = None
 
     def __add__(self, other: Summary) -> Summary:
-        def add(a: dict, b: dict) -> dict:
-            return {key: (a[key] + b[key]) if key in a and key in b else a.get(key, b.get(key))
-                    for key in list(a) + [k for k in b if k not in a]}
-        return Summary(
-            self.n_users + other.n_users, self.n_with_rows + other.n_with_rows,
-            self.n_counted + other.n_counted,
-            self.n_without_predictions + other.n_without_predictions,
-            self.n_rows + other.n_rows, self.n_positive + other.n_positive,
-            {key: tuple(x + y for x, y in zip(self.sums.get(key, (0.0, 0.0)),
-                                               other.sums.get(key, (0.0, 0.0))))
-             for key in dict.fromkeys(list(self.sums) + list(other.sums))},
-            add(self.n_defined, other.n_defined), self.gauc_undefined + other.gauc_undefined,
-            add(self.probability, other.probability), self.unmatched + other.unmatched,
-            add(self.resamples, other.resamples), add(self.inputs, other.inputs),
-            None if self.pairs is None or other.pairs is None else
-            (self.pairs[0] + other.pairs[0], self.pairs[1] + other.pairs[1]))
+        """Field by field: counts add, dicts add key by key, ``pairs`` only when both have them."""
+        return Summary(**{f.name: _add(f.name, getattr(self, f.name), getattr(other, f.name))
+                          for f in fields(self)})
 
 
-def summarize(prep: Prepared, columns: dict, counted, auc_parts, o: dict, *,
-              ratios: dict | None = None) -> Summary:
+def _add(name: str, a: Any, b: Any) -> Any:
+    if name == "pairs":
+        return None if a is None or b is None else (a[0] + b[0], a[1] + b[1])
+    if name == "sums":  # (numerator, denominator) pairs
+        zero = (0.0, 0.0)
+        return {key: (a.get(key, zero)[0] + b.get(key, zero)[0],
+                      a.get(key, zero)[1] + b.get(key, zero)[1])
+                for key in dict.fromkeys(list(a) + list(b))}
+    if isinstance(a, dict):
+        return {key: (a[key] + b[key]) if key in a and key in b else a.get(key, b.get(key))
+                for key in list(a) + [k for k in b if k not in a]}
+    return a + b
+
+
+def summarize(prep: Prepared, users: PerUser, o: Options, ratios: dict) -> Summary:
     """The totals of one prepared set of users (all of them in memory, a partition on Dask)."""
-    ratios = user_ratios(prep, columns, counted, auc_parts, o) if ratios is None else ratios
     s = Summary(n_users=prep.n_users, n_with_rows=int((prep.ranked.n_rows > 0).sum()),
-                n_counted=int(counted.sum()), n_without_predictions=prep.n_without_predictions,
+                n_counted=int(users.counted.sum()), n_without_predictions=prep.n_without_predictions,
                 n_rows=prep.n_rows, n_positive=prep.n_positive, unmatched=prep.unmatched)
     for name, (numerator, denominator) in ratios.items():
         s.sums[name] = (float(numerator.sum()), float(denominator.sum()))
         s.n_defined[name] = int(np.count_nonzero(denominator))
-    if auc_parts is not None:
-        s.n_defined["gauc"] = int((~np.isnan(auc_parts[0])).sum())
+    if users.auc is not None:
+        s.n_defined["gauc"] = int((~np.isnan(users.auc.values)).sum())
         s.gauc_undefined = prep.n_users - s.n_defined["gauc"]
-    probability = [m for m in o["metrics"] if m in PROBABILITY_METRICS]
+    probability = [m for m in o.metrics if m in PROBABILITY_METRICS]
     if probability:
         labels = (prep.grades > 0).astype(np.int8)
         if "ne" in probability and "logloss" not in ratios:
@@ -434,7 +377,7 @@ def summarize(prep: Prepared, columns: dict, counted, auc_parts, o: dict, *,
 # --------------------------------------------------------------------------- the table
 
 
-def assemble(s: Summary, o: dict, *, ci: float | None = None, intervals: dict | None = None,
+def assemble(s: Summary, o: Options, *, ci: float | None = None, intervals: dict | None = None,
              warn: bool = True) -> pd.DataFrame:
     """The tidy table, one row per metric and cut-off, from the totals of all users.
 
@@ -450,17 +393,17 @@ def assemble(s: Summary, o: dict, *, ci: float | None = None, intervals: dict | 
         metric, _, cut = name.partition("@")
         row = {"metric": metric, "k": int(cut) if cut else None, "value": float(value),
                "n_users": n_users, "n_skipped": n_skipped, "n_without_predictions": n_without,
-               "conventions": convention(metric, o), "note": note}
+               "conventions": o.describe(metric), "note": note}
         if note:
             undefined.setdefault(metric, note)
         if ci is not None:
             row["ci_low"], row["ci_high"] = intervals.get(name, (float("nan"), float("nan")))
         rows.append(row)
 
-    if "auc" in o["metrics"]:
-        value = global_auc(s, o["ties"])
+    if "auc" in o.metrics:
+        value = global_auc(s, o.ties)
         add("auc", value, s.n_with_rows, 0, 0, auc_note(s.n_positive) if np.isnan(value) else "")
-    if "gauc" in o["metrics"]:
+    if "gauc" in o.metrics:
         numerator, denominator = s.sums["gauc"]
         n_defined = s.n_defined["gauc"]
         value = numerator / denominator if n_defined else float("nan")
@@ -471,7 +414,7 @@ def assemble(s: Summary, o: dict, *, ci: float | None = None, intervals: dict | 
         add(name, value, s.n_counted, n_skipped, s.n_without_predictions,
             RANKING_NOTE if np.isnan(value) else "")
     n = s.n_rows
-    for metric in (m for m in o["metrics"] if m in PROBABILITY_METRICS):
+    for metric in (m for m in o.metrics if m in PROBABILITY_METRICS):
         if metric in ("logloss", "brier"):
             add(metric, s.probability[metric] / n, s.n_with_rows, 0, 0)
         elif metric == "ne":
@@ -494,7 +437,7 @@ def assemble(s: Summary, o: dict, *, ci: float | None = None, intervals: dict | 
                           stacklevel=caller_stacklevel())
     table = pd.DataFrame(rows)
     table["k"] = table["k"].astype("Int64")
-    table.attrs["conventions"] = conventions(o)
+    table.attrs["conventions"] = o.conventions()
     return table
 
 
@@ -506,23 +449,23 @@ def global_auc(s: Summary, ties: str) -> float:
     return float(_kernels.auc_from_counts(wins, wins_or_ties, s.n_positive * n_neg, ties))
 
 
-def interval_rows(s: Summary, o: dict) -> list[str]:
+def interval_rows(s: Summary, o: Options) -> list[str]:
     """Rows that get a bootstrap interval: AUC when defined, and means over two users or more."""
     names = []
-    if "auc" in o["metrics"] and not np.isnan(global_auc(s, o["ties"])):
+    if "auc" in o.metrics and not np.isnan(global_auc(s, o.ties)):
         names.append("auc")
-    if "gauc" in o["metrics"] and s.n_defined["gauc"] > 1:
+    if "gauc" in o.metrics and s.n_defined["gauc"] > 1:
         names.append("gauc")
     if s.n_counted > 1:
         names += column_names(o)
-    names += [m for m in o["metrics"] if m in ("logloss", "brier") and s.n_with_rows > 1]
+    names += [m for m in o.metrics if m in ("logloss", "brier") and s.n_with_rows > 1]
     return names
 
 
 # --------------------------------------------------------------------------- the multinomial bootstrap
 
 
-def multinomial_intervals(prep: Prepared, ratios: dict, auc_parts, s: Summary, o: dict,
+def multinomial_intervals(prep: Prepared, ratios: dict, users: PerUser, s: Summary, o: Options,
                           ci: float, n_resamples: int, seed) -> dict:
     """Percentile intervals from drawing users with replacement (one pandas process only).
 
@@ -532,20 +475,19 @@ def multinomial_intervals(prep: Prepared, ratios: dict, auc_parts, s: Summary, o
     wanted = interval_rows(s, o)
     intervals = {}
     if "auc" in wanted:
-        intervals["auc"] = auc_bootstrap(prep, o["ties"], ci, n_resamples, rng)
+        intervals["auc"] = auc_bootstrap(prep, o.ties, ci, n_resamples, rng)
     for name in wanted:
         if name == "auc":
             continue
         numerator, denominator = ratios[name]
         kept = denominator > 0
-        if name == "gauc":
-            values, weights = auc_parts[0][kept], denominator[kept]
+        if name == "gauc" and users.auc is not None:
+            values, weights = users.auc.values[kept], denominator[kept]
         elif name in ("logloss", "brier"):
             values, weights = numerator[kept] / denominator[kept], denominator[kept]
         else:
             values, weights = numerator[kept], None
-        intervals[name] = bootstrap_ci(values, weights=weights, confidence=ci,
-                                       n_resamples=n_resamples, seed=rng)
+        intervals[name] = _kernels.bootstrap_interval(values, weights, ci, n_resamples, rng)
     return intervals
 
 
@@ -623,14 +565,6 @@ def _mix(x: np.ndarray) -> np.ndarray:
     x *= _M2
     x ^= x >> np.uint64(31)
     return x
-
-
-def user_hash(ids) -> np.ndarray:
-    """A uint64 hash of each canonical user id (int64 or text), the same in every process."""
-    values = np.asarray(ids)
-    if values.dtype.kind not in "iub":
-        values = np.asarray(ids, dtype=object)
-    return pd.util.hash_array(values)
 
 
 def poisson_seed(seed) -> int:
@@ -723,7 +657,7 @@ def combine_auc_sums(buckets: list[np.ndarray]) -> np.ndarray:
     return total
 
 
-def poisson_intervals(s: Summary, o: dict, ci: float) -> dict:
+def poisson_intervals(s: Summary, o: Options, ci: float) -> dict:
     """Percentile intervals from the Poisson resample sums of a Summary."""
     quantiles = [(1 - ci) / 2, (1 + ci) / 2]
     intervals = {}
@@ -732,7 +666,7 @@ def poisson_intervals(s: Summary, o: dict, ci: float) -> dict:
         with np.errstate(invalid="ignore", divide="ignore"):
             if name == "auc":
                 values = _kernels.auc_from_counts(sums[:, 0], sums[:, 1], sums[:, 2] * sums[:, 3],
-                                                  o["ties"])
+                                                  o.ties)
             else:
                 values = sums[:, 0] / sums[:, 1]
         values = values[np.isfinite(values)]
@@ -742,12 +676,12 @@ def poisson_intervals(s: Summary, o: dict, ci: float) -> dict:
     return intervals
 
 
-def prepared_resamples(prep: Prepared, ratios: dict, o: dict, seed: int, n_resamples: int,
+def prepared_resamples(prep: Prepared, ratios: dict, o: Options, seed: int, n_resamples: int,
                        *, auc: bool = True) -> dict:
     """Poisson sums of every ratio row of a prepared set of users (and of AUC if asked)."""
     hashes = user_hash(prep.users)
     sums = poisson_sums(hashes, ratios, seed, n_resamples)
-    if auc and "auc" in o["metrics"]:
+    if auc and "auc" in o.metrics:
         sums["auc"] = poisson_auc_sums(prep.scores, prep.grades > 0, hashes[prep.lists], seed,
                                        n_resamples)
     return sums
@@ -756,12 +690,21 @@ def prepared_resamples(prep: Prepared, ratios: dict, o: dict, seed: int, n_resam
 # --------------------------------------------------------------------------- in memory
 
 
-def evaluate_prepared(prep: Prepared, o: dict, *, ci: float | None = None,
-                      n_resamples: int = 1000, seed=0, bootstrap: str = "multinomial"):
-    """The tidy table and the per-user columns of one pandas process."""
-    columns, counted, auc_parts = per_user(prep, o)
-    ratios = user_ratios(prep, columns, counted, auc_parts, o)
-    s = summarize(prep, columns, counted, auc_parts, o, ratios=ratios)
+@dataclass(frozen=True)
+class Evaluated:
+    """What one pandas process computes: the tidy table and the per-user values behind it."""
+
+    table: pd.DataFrame
+    users: PerUser
+
+
+def evaluate_prepared(prep: Prepared, o: Options, *, ci: float | None = None,
+                      n_resamples: int = 1000, seed=0, bootstrap: str = "multinomial"
+                      ) -> Evaluated:
+    """The tidy table and the per-user values of one pandas process."""
+    users = per_user(prep, o)
+    ratios = user_ratios(prep, users, o)
+    s = summarize(prep, users, o, ratios)
     s.pairs = prep.pairs
     intervals = None
     if ci is not None:
@@ -769,6 +712,6 @@ def evaluate_prepared(prep: Prepared, o: dict, *, ci: float | None = None,
             s.resamples = prepared_resamples(prep, ratios, o, poisson_seed(seed), n_resamples)
             intervals = poisson_intervals(s, o, ci)
         else:
-            intervals = multinomial_intervals(prep, ratios, auc_parts, s, o, ci, n_resamples, seed)
+            intervals = multinomial_intervals(prep, ratios, users, s, o, ci, n_resamples, seed)
     prep.unmatched.warn()
-    return assemble(s, o, ci=ci, intervals=intervals), columns
+    return Evaluated(assemble(s, o, ci=ci, intervals=intervals), users)

@@ -38,6 +38,9 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+#: Default clip of probabilities for the log loss: the float64 machine epsilon.
+DEFAULT_EPS = float(np.finfo(np.float64).eps)
 from scipy.special import expi, gammaln
 
 #: Above this grade 2**grade - 1 is computed relative to the list's top grade (no overflow).
@@ -742,3 +745,26 @@ class RankedLists:
         if name == "ndcg":
             return self.ndcg(k, gain, ideal)
         raise KeyError(name)
+
+
+# --------------------------------------------------------------------------- the bootstrap
+
+
+def bootstrap_interval(values: np.ndarray, weights: np.ndarray | None, confidence: float,
+                       n_resamples: int, rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile interval of a weighted mean when the values are drawn with replacement.
+
+    Draws ``n_resamples`` rows of ``values.size`` indices from ``rng`` (in chunks
+    of about 2e6 draws, the same draws whatever the chunk size).
+    """
+    w = np.ones_like(values) if weights is None else weights
+    means = np.empty(n_resamples)
+    chunk = max(1, 2_000_000 // values.size)
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        draws = rng.integers(0, values.size, size=(stop - start, values.size))
+        wd = w[draws]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means[start:stop] = (wd * values[draws]).sum(axis=1) / wd.sum(axis=1)
+    low, high = np.nanquantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)

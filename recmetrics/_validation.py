@@ -15,7 +15,7 @@ import os
 import sys
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
 
 import numpy as np
 
@@ -41,12 +41,12 @@ Denominator = Literal["relevant", "min_k", "hits"]
 GaucWeight = Literal["impressions", "clicks", "uniform"]
 NoRelevant = Literal["skip", "zero", "error"]
 
-TIES: tuple[str, ...] = get_args(Ties)
-GAINS: tuple[str, ...] = get_args(Gain)
-IDEALS: tuple[str, ...] = get_args(Ideal)
-DENOMINATORS: tuple[str, ...] = get_args(Denominator)
-GAUC_WEIGHTS: tuple[str, ...] = get_args(GaucWeight)
-NO_RELEVANT: tuple[str, ...] = get_args(NoRelevant)
+TIES: tuple[Ties, ...] = get_args(Ties)
+GAINS: tuple[Gain, ...] = get_args(Gain)
+IDEALS: tuple[Ideal, ...] = get_args(Ideal)
+DENOMINATORS: tuple[Denominator, ...] = get_args(Denominator)
+GAUC_WEIGHTS: tuple[GaucWeight, ...] = get_args(GaucWeight)
+NO_RELEVANT: tuple[NoRelevant, ...] = get_args(NoRelevant)
 
 #: Largest cut-off accepted: beyond it k only means "the whole list".
 MAX_K = 2**31 - 1
@@ -54,13 +54,17 @@ MAX_K = 2**31 - 1
 MIN_RESAMPLES, MAX_RESAMPLES = 100, 10_000_000
 
 
-def check_option(name: str, value, allowed: Iterable[str]) -> str:
-    """Return ``value`` if it is one of ``allowed``, else raise."""
-    allowed = tuple(allowed)
-    if not isinstance(value, str) or value not in allowed:
-        choices = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{name}={value!r} is not a known option; use one of {choices}")
-    return value
+Choice = TypeVar("Choice", bound=str)
+
+
+def check_option(name: str, value: object, allowed: Iterable[Choice]) -> Choice:
+    """Return ``value`` if it is one of ``allowed`` (typed as they are), else raise."""
+    choices = tuple(allowed)
+    for choice in choices:
+        if isinstance(value, str) and value == choice:
+            return choice
+    shown = ", ".join(repr(a) for a in choices)
+    raise ValueError(f"{name}={value!r} is not a known option; use one of {shown}")
 
 
 def check_zero_division(zero_division) -> str | float:
@@ -433,74 +437,7 @@ def numeric_column(name: str, frame, column: str, *, grades: bool = False,
 
 
 # --------------------------------------------------------------------------- ids
-# The id policy, the same for CSV, Parquet and DataFrames: ids are compared as
-# canonical text. Surrounding whitespace is stripped, whole numbers are written
-# as integers (7, 7.0, "7" and "7.0" are one id), and any other text is kept as it is
-# ("001" and "1" stay two ids). When every id column involved holds whole
-# numbers, they are compared as int64 directly (the same result, faster).
-
-
-def _integral(values) -> bool:
-    import pandas as pd
-
-    if pd.api.types.is_integer_dtype(values) or pd.api.types.is_bool_dtype(values):
-        return True
-    if pd.api.types.is_float_dtype(values):
-        arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
-        return bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
-                    and np.all(np.abs(arr) < 2**63))
-    return False
-
-
-#: Text ids that spell a whole number with a decimal point ("7.0", "12.00"), as pandas writes a
-#: float column to CSV: read as that whole number ("7", "12").
-_WHOLE_WITH_POINT = r"^([+-]?\d+)\.0+$"
-
-
-def _id_text(value) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return str(value)
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
-        return str(int(value))
-    return str(value).strip()
-
-
-def integral_ids(*columns) -> bool:
-    """Whether every id column holds whole numbers only, so ids compare as int64."""
-    return all(_integral(c) for c in columns)
-
-
-def canonical_ids(*columns, integral: bool | None = None):
-    """Several id columns (pandas Series) in one comparable form, under the id policy.
-
-    Returns int64 arrays when every column holds whole numbers, else string
-    Series of canonical text. ``integral`` imposes the form decided over more
-    columns than these (a Dask engine sees one partition at a time): True
-    (every column is whole numbers) or False (text).
-    """
-    import pandas as pd
-
-    if integral if integral is not None else integral_ids(*columns):
-        return [c.to_numpy(dtype=np.int64) for c in columns]
-    out = []
-    for c in columns:
-        if isinstance(c.dtype, pd.CategoricalDtype):
-            categories = canonical_ids(pd.Series(c.cat.categories))[0]
-            out.append(pd.Series(np.asarray(categories, dtype=object)[c.cat.codes.to_numpy()],
-                                 index=c.index, dtype="str"))
-        elif _integral(c):
-            out.append(c.astype(np.int64).astype("str"))
-        else:
-            if pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
-                text = c.str.strip().astype("str")  # one string dtype, whatever the input's
-            elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
-                text = c.astype("str").str.strip()
-            else:
-                text = c.map(_id_text).astype("str")
-            out.append(text.str.replace(_WHOLE_WITH_POINT, r"\1", regex=True))
-    return out
+# The id policy itself lives in recmetrics._ids; these are its checks.
 
 
 def check_id_codes(name: str, column: str, codes: np.ndarray) -> None:

@@ -32,23 +32,22 @@ output file is touched. Ctrl-C ends it with status 130 and
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
 import re
-import shutil
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from . import _memory, _progress
 from . import io as rio
-from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, MAX_K, NO_RELEVANT, TIES,
-                          check_n_resamples)
+from ._options import CONVENTIONS
+from ._progress import Progress
+from ._validation import MAX_K, check_n_resamples
 from .frame import DEFAULT_METRICS, METRICS, compare, evaluate
 
 __all__ = ["main", "build_parser", "UsageError", "format_evaluation", "format_comparison"]
@@ -58,78 +57,6 @@ PROG = "recmetrics"
 
 class UsageError(Exception):
     """Bad input from the command line: reported as one line, exit status 2."""
-
-
-# --------------------------------------------------------------------------- progress
-
-
-class _Progress:
-    """Named stages on stderr, each a tqdm bar that keeps moving (elapsed time) while it runs.
-
-    Shown when stderr is a terminal, or with ``--progress``; never with ``--quiet``.
-    A stage with a known size (bytes of a file, code cells of the report) fills its bar;
-    a stage without one (computing the metrics) shows its elapsed time, refreshed four
-    times a second by a background thread so that it never stands still.
-    """
-
-    def __init__(self, stages: int, enabled: bool, file=None):
-        self.enabled, self.stages, self.number = enabled, stages, 0
-        self.file = file
-        self.bar = None
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._ticker = None
-        if enabled:
-            self._ticker = threading.Thread(target=self._tick, name="recmetrics-progress",
-                                            daemon=True)
-            self._ticker.start()
-
-    def _tick(self):
-        while not self._stop.wait(0.25):
-            with self._lock:
-                if self.bar is not None:
-                    self.bar.refresh()
-
-    def stage(self, description: str, total: float | None = None, unit: str = "it") -> None:
-        if not self.enabled:
-            return
-        from tqdm import tqdm
-
-        self.number += 1
-        size = shutil.get_terminal_size()
-        with self._lock:
-            if self.bar is not None:
-                self.bar.close()
-            desc = f"[{self.number}/{self.stages}] {description}"
-            fmt = ("{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}]"
-                   if total else "{desc}: [{elapsed}]")
-            self.bar = tqdm(total=total, desc=desc, file=self.file or sys.stderr, leave=False, unit=unit,
-                            unit_scale=unit == "B", unit_divisor=1024 if unit == "B" else 1000,
-                            ncols=min(100, size.columns), nrows=size.lines, bar_format=fmt,
-                            mininterval=0.1)
-
-    def step(self, n: int = 1) -> None:
-        if self.bar is not None:
-            with self._lock:
-                self.bar.update(n)
-
-    def bytes_read(self, done: int, total: int) -> None:
-        if self.bar is not None:
-            with self._lock:
-                self.bar.n = done
-                self.bar.refresh()
-
-    def close(self) -> None:
-        self._stop.set()
-        with self._lock:
-            if self.bar is not None:
-                self.bar.close()
-                self.bar = None
-
-
-def _progress(args, stages: int) -> _Progress:
-    enabled = not args.quiet and (args.progress or sys.stderr.isatty())
-    return _Progress(stages, enabled)
 
 
 # --------------------------------------------------------------------------- reading
@@ -144,7 +71,7 @@ def _columns(args, *, with_score: bool = True, with_label: bool) -> dict[str, st
     return columns
 
 
-def _read(path, args, progress: _Progress, *, truth: bool = False) -> pd.DataFrame:
+def _read(path, args, progress: Progress, *, truth: bool = False) -> pd.DataFrame:
     """A scores file (user, item, score, + label without --truth) or a truth file."""
     name = Path(path).name
     size = Path(path).stat().st_size if Path(path).is_file() else None
@@ -167,65 +94,6 @@ def _describe_input(path, frame: pd.DataFrame, args) -> dict:
             "users": int(frame[args.user_col].nunique())}
 
 
-# --------------------------------------------------------------------------- memory
-
-
-def _available_memory() -> int:
-    """Bytes this process may still allocate (MemAvailable, or the physical memory)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 62
-
-
-def _gib(n: float) -> str:
-    return f"{n / 2 ** 30:,.1f} GiB" if n >= 2 ** 30 else f"{n / 2 ** 20:,.0f} MiB"
-
-
-def check_memory(args, *, n_users: int, n_rows: int, n_metric_rows: int,
-                 command: str = "evaluate") -> None:
-    """Refuse, before computing, what would not fit in memory (or would run for weeks).
-
-    The estimates follow the arrays ``evaluate`` allocates: ``--ideal full`` keeps k
-    ideal grades per user (about 32 bytes each with the kernel's temporaries); bootstrap
-    intervals keep one value per resample and metric; the paired randomization test of
-    ``compare`` draws n_users signs per resample in bounded chunks, so there time is what
-    is estimated.
-    """
-    available = _available_memory()
-    k_max = max(args.k)
-    if args.ideal == "full" and (metrics_wanted(args) & {"ndcg"}):
-        need = 32 * n_users * k_max
-        if need > available:
-            raise UsageError(
-                f"--k {k_max} with --ideal full needs about {_gib(need)} ({n_users:,} users x "
-                f"{k_max:,} ideal positions) but {_gib(available)} is available; use a smaller "
-                "--k or --ideal truth")
-    ci = getattr(args, "ci", None)
-    if ci:
-        need = 8 * args.n_resamples * (n_metric_rows + 2) + 16 * n_users * min(
-            args.n_resamples, max(1, 2_000_000 // max(n_users, 1)))
-        if need > available:
-            raise UsageError(
-                f"--n-resamples {args.n_resamples:,} needs about {_gib(need)} for the bootstrap "
-                f"intervals ({n_metric_rows} metric rows x {args.n_resamples:,} resamples) but "
-                f"{_gib(available)} is available; use fewer resamples, e.g. --n-resamples 1000")
-    if command == "compare":
-        work = float(args.n_resamples) * n_users * n_metric_rows
-        if work > 1e14:  # at ~1e9 sign flips a second: more than a day
-            raise UsageError(
-                f"--n-resamples {args.n_resamples:,} means about {work:.0e} sign flips "
-                f"({n_metric_rows} metric rows x {n_users:,} users x resamples), days of work; "
-                "use fewer resamples, e.g. --n-resamples 10000")
-
-
 def metrics_wanted(args) -> set[str]:
     return set(args.metrics or DEFAULT_METRICS)
 
@@ -234,6 +102,12 @@ def _metric_rows(args) -> int:
     wanted = metrics_wanted(args)
     at_k = {"precision", "recall", "hit_rate", "map", "ndcg"}
     return len(wanted - at_k) + len(wanted & at_k) * len(set(args.k))
+
+
+def _check_memory(args, *, n_users: int, n_rows: int, command: str = "evaluate") -> None:
+    _memory.check(k=args.k, ideal=args.ideal, ndcg="ndcg" in metrics_wanted(args),
+                  ci=getattr(args, "ci", None), n_resamples=args.n_resamples, n_users=n_users,
+                  n_metric_rows=_metric_rows(args), command=command)
 
 
 # --------------------------------------------------------------------------- formatting
@@ -266,10 +140,7 @@ def _text_table(header: list[str], rows: list[list[str]], right: set[int]) -> st
 
 
 def _conventions_line(conventions: dict) -> str:
-    return (f"ties={conventions['ties']}; NDCG gain={conventions['gain']}, "
-            f"ideal={conventions['ideal']}; AP denominator={conventions['denominator']}; "
-            f"GAUC weight={conventions['gauc_weight']}; users without a relevant item: "
-            f"{conventions['no_relevant']}")
+    return "; ".join(f"{c.name}={conventions[c.name]}" for c in CONVENTIONS)
 
 
 def _jsonable(value):
@@ -393,11 +264,13 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
 # --------------------------------------------------------------------------- commands
 
 
+def _conventions(args) -> dict:
+    return {c.name: getattr(args, c.name) for c in CONVENTIONS}
+
+
 def _options(args) -> dict:
     return dict(k=args.k, metrics=args.metrics, user=args.user_col, item=args.item_col,
-                score=args.score_col, label=args.label_col, ties=args.ties, gain=args.gain,
-                ideal=args.ideal, denominator=args.denominator, gauc_weight=args.gauc_weight,
-                no_relevant=args.no_relevant)
+                score=args.score_col, label=args.label_col, **_conventions(args))
 
 
 def _inputs(args) -> list[str]:
@@ -436,34 +309,7 @@ def _check_engine(args) -> None:
                              "1GiB, 512MB or auto") from None
 
 
-@contextlib.contextmanager
-def _dask_cluster(args):
-    """A Dask client: to ``--scheduler``, or to a LocalCluster started (and shut down) here."""
-    from distributed import Client
-
-    if args.scheduler is not None:
-        try:
-            client = Client(args.scheduler, timeout="20s")
-        except (OSError, TimeoutError) as error:
-            raise UsageError(f"cannot reach the Dask scheduler at {args.scheduler} "
-                             f"({_first_words(error)}); check the address and that it runs") from None
-        with client:
-            yield f"the Dask scheduler at {args.scheduler}"
-        return
-    from .distributed import local_cluster
-
-    workers = args.workers or os.cpu_count() or 1
-    limit = args.memory_limit or "auto"
-    with local_cluster(workers, memory_limit=limit):
-        yield f"a local Dask cluster of {workers} worker(s), memory limit {limit} each"
-
-
-def _first_words(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
-
-
-def _evaluate_on_dask(args, output, progress: _Progress) -> None:
+def _evaluate_on_dask(args, output, progress: Progress) -> None:
     from . import distributed
 
     pred_columns = _columns(args, with_label=args.truth is None)
@@ -474,7 +320,8 @@ def _evaluate_on_dask(args, output, progress: _Progress) -> None:
     if args.truth:
         truth_columns = _columns(args, with_score=False, with_label=True)
         truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
-    with _dask_cluster(args) as where:
+    with distributed.connect(scheduler=args.scheduler, workers=args.workers,
+                             memory_limit=args.memory_limit) as where:
         progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
         pred = distributed.read_parquet(pred_files, columns=list(pred_columns.values()))
         truth = None if truth_files is None else distributed.read_parquet(
@@ -498,13 +345,13 @@ def cmd_evaluate(args) -> None:
     _check_engine(args)
     output = _plan(args)                 # before any work: a bad -o costs nothing
     if args.engine == "dask":
-        progress = _progress(args, 2)
+        progress = _progress.for_command(args, 2)
         try:
             _evaluate_on_dask(args, output, progress)
         finally:
             progress.close()
         return
-    progress = _progress(args, 3 + bool(args.truth))
+    progress = _progress.for_command(args, 3 + bool(args.truth))
     try:
         pred = _read(args.pred, args, progress)
         inputs = {"pred": _describe_input(args.pred, pred, args)}
@@ -512,8 +359,7 @@ def cmd_evaluate(args) -> None:
         if args.truth:
             truth = _read(args.truth, args, progress, truth=True)
             inputs["truth"] = _describe_input(args.truth, truth, args)
-        check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred),
-                     n_metric_rows=_metric_rows(args))
+        _check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred))
         progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
                        else f"computing {_metric_rows(args)} metrics")
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
@@ -529,7 +375,7 @@ def cmd_evaluate(args) -> None:
 
 def cmd_compare(args) -> None:
     output = _plan(args)
-    progress = _progress(args, 4 + bool(args.truth))
+    progress = _progress.for_command(args, 4 + bool(args.truth))
     try:
         frames, inputs = {}, {}
         for role, path in (("a", args.a), ("b", args.b)):
@@ -539,9 +385,8 @@ def cmd_compare(args) -> None:
         if args.truth:
             truth = _read(args.truth, args, progress, truth=True)
             inputs["truth"] = _describe_input(args.truth, truth, args)
-        check_memory(args, n_users=max(d["users"] for d in inputs.values()),
-                     n_rows=max(len(f) for f in frames.values()),
-                     n_metric_rows=_metric_rows(args), command="compare")
+        _check_memory(args, n_users=max(d["users"] for d in inputs.values()),
+                      n_rows=max(len(f) for f in frames.values()), command="compare")
         progress.stage(f"paired tests over users ({args.n_resamples:,} resamples)")
         table = compare(frames["a"], frames["b"], truth, n_resamples=args.n_resamples,
                         seed=args.seed, **_options(args))
@@ -558,7 +403,7 @@ def cmd_report(args) -> None:
 
     report.require_jupyter()             # one line with the pip command when the extra is missing
     output = rio.plan_output(args.output, inputs=_inputs(args), allowed=("html",))
-    progress = _progress(args, 2 + bool(args.truth))
+    progress = _progress.for_command(args, 2 + bool(args.truth))
     try:
         # Check everything the notebook will need before starting it, so that bad
         # input gets a one-line message here rather than a failed cell there.
@@ -567,8 +412,7 @@ def cmd_report(args) -> None:
         users = pred[args.user_col].nunique()
         if truth is not None:
             users = max(users, truth[args.user_col].nunique())
-        check_memory(args, n_users=int(users), n_rows=len(pred),
-                     n_metric_rows=_metric_rows(args))
+        _check_memory(args, n_users=int(users), n_rows=len(pred))
         parameters = {
             "pred_path": str(Path(args.pred).resolve()),
             "truth_path": str(Path(args.truth).resolve()) if args.truth else None,
@@ -579,9 +423,8 @@ def cmd_report(args) -> None:
             "metrics": args.metrics,
             "user": args.user_col, "item": args.item_col, "score": args.score_col,
             "label": args.label_col,
-            "ties": args.ties, "gain": args.gain, "ideal": args.ideal,
-            "denominator": args.denominator, "gauc_weight": args.gauc_weight,
-            "no_relevant": args.no_relevant, "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
+            **_conventions(args),
+            "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
             "sep": args.sep, "encoding": args.encoding,
         }
         del pred, truth
@@ -708,20 +551,9 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                        help="text encoding of CSV files (default: utf-8; a byte-order mark is "
                             "always honoured), e.g. gbk, latin-1, utf-16")
     conventions = parser.add_argument_group("conventions (the defaults are recmetrics.evaluate's)")
-    conventions.add_argument("--ties", choices=TIES, default="average",
-                             help="tied scores: expected value over all orders (average) or the "
-                                  "bounds (default: average)")
-    conventions.add_argument("--gain", choices=GAINS, default="exponential",
-                             help="NDCG gain: 2^rel - 1 or rel (default: exponential)")
-    conventions.add_argument("--ideal", choices=IDEALS, default="truth",
-                             help="NDCG ideal DCG (default: truth, as trec_eval)")
-    conventions.add_argument("--denominator", choices=DENOMINATORS, default="relevant",
-                             help="AP denominator (default: relevant, as trec_eval)")
-    conventions.add_argument("--gauc-weight", choices=GAUC_WEIGHTS, default="impressions",
-                             help="GAUC user weights (default: impressions)")
-    conventions.add_argument("--no-relevant", choices=NO_RELEVANT, default="skip",
-                             help="users with no relevant item: left out of the ranking means "
-                                  "(skip), counted as 0 (zero), or refused (error) (default: skip)")
+    for c in CONVENTIONS:
+        conventions.add_argument(c.flag, choices=c.choices, default=c.default,
+                                 help=f"{c.help} (default: {c.default})")
     stats = parser.add_argument_group("statistics")
     if ci_default is not False:
         stats.add_argument("--ci", type=_level, default=ci_default, metavar="LEVEL",
@@ -799,9 +631,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Python option names in messages from recmetrics.evaluate -> the command line's flags
 _FLAGS = {"k": "--k", "n_resamples": "--n-resamples", "ci": "--ci", "seed": "--seed",
-          "ties": "--ties", "gain": "--gain", "ideal": "--ideal", "denominator": "--denominator",
-          "gauc_weight": "--gauc-weight", "no_relevant": "--no-relevant", "metrics": "--metrics",
-          "alpha": "--alpha"}
+          "metrics": "--metrics", "alpha": "--alpha", **{c.name: c.flag for c in CONVENTIONS}}
 _PY_OPTION = re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_FLAGS, key=len, reverse=True))
                         + r")=(?:'([\w.-]+)'|(?=\S))")
 

@@ -67,12 +67,13 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from ._engine import BOOTSTRAPS, Prepared, Summary
-from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties,
-                          canonical_ids, check_columns, check_id_codes, check_n_resamples,
-                          check_option, check_probability, check_seed, integral_ids)
+from ._engine import BOOTSTRAPS, Prepared, Summary, check_options
+from ._ids import integral_ids, keyed_users, user_hash
+from ._options import Options, conventions_of
+from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, check_columns,
+                          check_n_resamples, check_option, check_probability, check_seed)
 
-__all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster"]
+__all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster", "connect"]
 
 #: Score quantiles taken from each input partition to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 64
@@ -127,6 +128,32 @@ def local_cluster(n_workers: int | None = None, *, memory_limit="auto"):
         yield client
 
 
+@contextlib.contextmanager
+def connect(*, scheduler: str | None = None, workers: int | None = None, memory_limit=None):
+    """A Dask client for the command line: to ``scheduler``, or to a :func:`local_cluster`.
+
+    Yields a phrase naming where the work runs. An unreachable scheduler is a
+    ``ValueError`` that says so.
+    """
+    from distributed import Client
+
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as error:
+            lines = str(error).strip().splitlines()
+            first = lines[0] if lines else type(error).__name__
+            raise ValueError(f"cannot reach the Dask scheduler at {scheduler} ({first}); check "
+                             "the address and that it runs") from None
+        with client:
+            yield f"the Dask scheduler at {scheduler}"
+        return
+    workers = workers or os.cpu_count() or 1
+    limit = memory_limit or "auto"
+    with local_cluster(workers, memory_limit=limit):
+        yield f"a local Dask cluster of {workers} worker(s), memory limit {limit} each"
+
+
 def _as_dask(frame):
     if frame is None or type(frame).__module__.startswith("dask"):
         return frame
@@ -149,14 +176,10 @@ def _integral_users(columns) -> bool:
 def _keyed(part: pd.DataFrame, *, name: str, user: str, keep: list[str], integral: bool,
            order: bool, partition_info=None) -> pd.DataFrame:
     """Rows with canonical user ids, the shuffle key ``_h`` and, if asked, an order key."""
-    codes, uniques = pd.factorize(part[user])
-    check_id_codes(name, user, codes)
-    canonical = canonical_ids(pd.Series(uniques), integral=integral)[0]
-    hashes = _engine.user_hash(canonical)
+    canonical, hashes = keyed_users(part[user], name=name, column=user, integral=integral)
     out = part[keep].copy()
-    out[user] = canonical[codes] if isinstance(canonical, np.ndarray) else \
-        pd.Series(canonical.array.take(codes), index=part.index)
-    out["_h"] = hashes[codes]
+    out[user] = canonical
+    out["_h"] = hashes
     if order:
         number = partition_info["number"] if partition_info else 0
         out["_first"] = (np.int64(number) << np.int64(32)) + np.arange(len(part), dtype=np.int64)
@@ -257,7 +280,7 @@ def _first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
     return key
 
 
-def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: dict,
+def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: Options,
                names: dict, integral: bool, bounds: np.ndarray | None, seed: int | None,
                n_resamples: int, users: str | None, path: str | None):
     """Evaluate one partition of whole users: (Summary, AUC bucket pieces, per-user table)."""
@@ -271,20 +294,20 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
         empty = (np.zeros(0), np.zeros(0, dtype=bool),
                  None if seed is None else np.zeros(0, dtype=np.uint64))
         return Summary(inputs=inputs), [empty] * n_buckets, None
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"],
+    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
                     check=False, integral_ids=integral)
-    columns, counted, auc_parts = _engine.per_user(prep, o)
-    ratios = _engine.user_ratios(prep, columns, counted, auc_parts, o)
-    s = _engine.summarize(prep, columns, counted, auc_parts, o, ratios=ratios)
+    per_user = _engine.per_user(prep, o)
+    ratios = _engine.user_ratios(prep, per_user, o)
+    s = _engine.summarize(prep, per_user, o, ratios)
     s.inputs = inputs
     hashes = None
     if seed is not None:
-        hashes = _engine.user_hash(prep.users)
+        hashes = user_hash(prep.users)
         s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
     pieces = _pieces(prep, bounds, hashes) if bounds is not None else []
     table = None
     if users is not None:
-        table = _engine.user_table(prep, columns)
+        table = _engine.user_table(prep, per_user.columns)
         if users == "collect":
             table["_first"] = _first_rows(prep.users, pred, truth, user)
         else:
@@ -320,7 +343,7 @@ def _piece_of(result: tuple, b: int):
     return result[1][b]
 
 
-def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartitions, users,
+def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartitions, users,
          path=None):
     pred, truth = _as_dask(pred), _as_dask(truth)
     user, item, score, label = names["user"], names["item"], names["score"], names["label"]
@@ -348,7 +371,7 @@ def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartition
     pred_parts = shuffled[0]
     truth_parts = shuffled[1] if truth is not None else [None] * n_parts
     bounds = None
-    if "auc" in o["metrics"]:
+    if "auc" in o.metrics:
         n_buckets = int(min(n_parts, max(1, -(-n_rows // BUCKET_ROWS))))
         bounds = _boundaries([q for q, _ in samples], n_buckets)
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
@@ -377,12 +400,6 @@ def _run(pred, truth, *, o: dict, names: dict, ci, n_resamples, seed, npartition
     return s, tables
 
 
-def _check(k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant):
-    return _engine.check_options(k=k, metrics=metrics, ties=ties, gain=gain, ideal=ideal,
-                                 denominator=denominator, gauc_weight=gauc_weight,
-                                 no_relevant=no_relevant)
-
-
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
              score: str = "score", label: str = "label", ties: Ties = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
@@ -407,7 +424,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     non-numeric score) are raised with the in-memory message, whose counts
     and row numbers are then those of the partition.
     """
-    o = _check(k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant)
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
     bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap, BOOTSTRAPS)
     if bootstrap != "poisson":
         raise ValueError("bootstrap='multinomial' draws users from one list held in one process; "
@@ -442,13 +459,13 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     instead (a directory every worker can write to), nothing is gathered,
     and None is returned; the rows then come in no particular order.
     """
-    o = _check(k, metrics, ties, gain, ideal, denominator, gauc_weight, no_relevant)
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
     names = {"user": user, "item": item, "score": score, "label": label}
     path = None
     if per_user_path is not None:
         path = os.fspath(per_user_path)
         os.makedirs(path, exist_ok=True)
-    o_users = dict(o, metrics=[m for m in o["metrics"] if m != "auc"])
+    o_users = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
     _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
                      npartitions=npartitions, users="collect" if path is None else "write",
                      path=path)

@@ -53,8 +53,10 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, ECE_BINS, GAUC_NOTE, METRICS,
-                      PROBABILITY_METRICS, RANKING_NOTE, Prepared, check_options, codes)
+from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, GAUC_NOTE, METRICS, PROBABILITY_METRICS,
+                      RANKING_NOTE, Prepared, check_options)
+from ._ids import codes
+from ._options import ECE_BINS, conventions_of
 from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
                           Ties, as_frame, caller_stacklevel, check_n_resamples, check_option,
                           check_probability, check_seed, check_unique_keys, numeric_column, plain)
@@ -166,24 +168,22 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     >>> table[["metric", "value", "n_users"]].values.tolist()
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
     """
-    options = dict(k=k, metrics=metrics, user=user, item=item, score=score, label=label, ties=ties,
-                   gain=gain, ideal=ideal, denominator=denominator, gauc_weight=gauc_weight,
-                   no_relevant=no_relevant, ci=ci, n_resamples=n_resamples, seed=seed,
-                   bootstrap=bootstrap)
+    conventions = conventions_of(locals())
     if _is_dask(pred) or _is_dask(truth):
         from . import distributed
-        return distributed.evaluate(pred, truth, **options)
-    o = check_options(k=k, metrics=metrics, ties=ties, gain=gain, ideal=ideal,
-                      denominator=denominator, gauc_weight=gauc_weight, no_relevant=no_relevant)
+        return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
+                                    score=score, label=label, ci=ci, n_resamples=n_resamples,
+                                    seed=seed, bootstrap=bootstrap, **conventions)
+    o = check_options(k=k, metrics=metrics, **conventions)
     bootstrap = check_option("bootstrap", "multinomial" if bootstrap is None else bootstrap,
                              BOOTSTRAPS)
     if ci is not None:
         ci = check_probability("ci", ci)
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"])
+    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties)
     return _engine.evaluate_prepared(prep, o, ci=ci, n_resamples=n_resamples, seed=seed,
-                                     bootstrap=bootstrap)[0]
+                                     bootstrap=bootstrap).table
 
 
 evaluate.__doc__ = evaluate.__doc__.format(parameters=_PARAMETERS)
@@ -225,16 +225,15 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     >>> users["user"].tolist(), users["mrr"].tolist()
     ([1, 2], [1.0, 1.0])
     """
+    conventions = conventions_of(locals())
     if _is_dask(pred) or _is_dask(truth):
         from . import distributed
         return distributed.evaluate_per_user(
             pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
-            ties=ties, gain=gain, ideal=ideal, denominator=denominator, gauc_weight=gauc_weight,
-            no_relevant=no_relevant, per_user_path=per_user_path)
-    o = check_options(k=k, metrics=metrics, ties=ties, gain=gain, ideal=ideal,
-                      denominator=denominator, gauc_weight=gauc_weight, no_relevant=no_relevant)
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o["ties"])
-    table = _engine.user_table(prep, _engine.per_user(prep, o)[0])
+            per_user_path=per_user_path, **conventions)
+    o = check_options(k=k, metrics=metrics, **conventions)
+    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties)
+    table = _engine.user_table(prep, _engine.per_user(prep, o).columns)
     if per_user_path is None:
         return table
     table.to_parquet(per_user_path, index=False)
@@ -340,8 +339,7 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     """
     from scipy import stats as _stats
 
-    o = check_options(k=k, metrics=metrics, ties=ties, gain=gain, ideal=ideal,
-                      denominator=denominator, gauc_weight=gauc_weight, no_relevant=no_relevant)
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
     n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
     if truth is None:
@@ -374,11 +372,11 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     for frame, users in ((pred_a, users_a), (pred_b, users_b)):
         kept = frame if shared[users].all() else frame[shared[users]]
         prep = Prepared(kept, truth[shared[users_t]], user=user, item=item, score=score,
-                         label=label, ties=o["ties"])
-        table, per_user = _engine.evaluate_prepared(prep, o)
+                         label=label, ties=o.ties)
+        evaluated = _engine.evaluate_prepared(prep, o)
         preps.append(prep)
-        tables.append(table)
-        columns.append(pd.DataFrame(per_user, index=prep.users))
+        tables.append(evaluated.table)
+        columns.append(pd.DataFrame(evaluated.users.columns, index=prep.users))
     paired = columns[0].merge(columns[1], left_index=True, right_index=True, suffixes=("_a", "_b"))
     rng = np.random.default_rng(seed)
     rows = []
@@ -398,7 +396,7 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
                 for prep in preps:
                     pos = np.bincount(prep.lists[prep.grades > 0], minlength=prep.n_users)
                     neg = prep.ranked.n_rows - pos  # the weights need counts, not a second AUC pass
-                    own = pd.Series(_kernels.gauc_weights(pos, neg, o["gauc_weight"]),
+                    own = pd.Series(_kernels.gauc_weights(pos, neg, o.gauc_weight),
                                     index=prep.users)
                     w += own.reindex(paired.index).to_numpy() / 2
                 w = w[both]

@@ -59,6 +59,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import _ids
 from ._validation import check_unique_pairs, id_column, numeric_column
 
 __all__ = ["FileProblem", "read_scores", "parquet_dataset", "input_kind", "Output", "plan_output", "write_output",
@@ -589,7 +590,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         for role in ("user", "item"):
             if role in columns:
                 id_column(str(path), frame, columns[role], where=where)
-                frame[columns[role]] = _distinct_ids(frame[columns[role]])
+                frame[columns[role]] = _ids.distinct_ids(frame[columns[role]])
         for role in numbers + grades:
             frame[columns[role]] = numeric_column(str(path), frame, columns[role],
                                                   grades=role in grades, where=where)
@@ -600,19 +601,6 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     except ValueError as error:
         raise FileProblem(str(error)) from None
     return frame
-
-
-def _distinct_ids(values: pd.Series) -> pd.Series:
-    """Text ids as a pandas Categorical of the distinct ids, in order of first appearance.
-
-    The column is hashed once, here; the duplicate check, the id policy and
-    every later join work on its integer codes. Numeric ids are kept as they are.
-    """
-    if pd.api.types.is_numeric_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
-        return values
-    codes, uniques = pd.factorize(values)
-    return pd.Series(pd.Categorical.from_codes(codes, categories=uniques, validate=False),
-                     index=values.index, name=values.name)
 
 
 # --------------------------------------------------------------------------- writing

@@ -47,7 +47,7 @@ CALIBRATION_STRATEGIES = ("uniform", "quantile")
 
 #: Default clip of :func:`log_loss`: machine epsilon of float64 (2.22e-16), what
 #: scikit-learn uses for float64 probabilities.
-DEFAULT_EPS = float(np.finfo(np.float64).eps)
+DEFAULT_EPS = _kernels.DEFAULT_EPS
 
 
 def _labels_and_probs(y_true, y_prob) -> tuple[np.ndarray, np.ndarray]:

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import _kernels
 from ._validation import (as_counts, as_numbers, check_n_resamples, check_probability,
                           check_same_length, check_seed)
 
@@ -148,13 +149,4 @@ def bootstrap_ci(values, *, weights=None, confidence: float = 0.95, n_resamples:
     confidence = check_probability("confidence", confidence)
     n_resamples = check_n_resamples(n_resamples)
     rng = np.random.default_rng(check_seed(seed))
-    means = np.empty(n_resamples)
-    chunk = max(1, 2_000_000 // v.size)  # bound memory: at most ~2e6 draws at once
-    for start in range(0, n_resamples, chunk):
-        stop = min(n_resamples, start + chunk)
-        draws = rng.integers(0, v.size, size=(stop - start, v.size))
-        wd = w[draws]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means[start:stop] = (wd * v[draws]).sum(axis=1) / wd.sum(axis=1)
-    low, high = np.nanquantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(low), float(high)
+    return _kernels.bootstrap_interval(v, w, confidence, n_resamples, rng)

@@ -22,7 +22,8 @@ distributed = pytest.importorskip("distributed")
 
 import recmetrics as rm  # noqa: E402
 from recmetrics import distributed as rmd  # noqa: E402
-from recmetrics._engine import poisson_auc_sums, user_hash  # noqa: E402
+from recmetrics._engine import poisson_auc_sums  # noqa: E402
+from recmetrics._ids import user_hash  # noqa: E402
 
 
 

@@ -33,7 +33,7 @@ import pandas as pd
 import pytest
 
 import recmetrics as rm
-from recmetrics import cli
+from recmetrics import _progress, cli
 from recmetrics import io as rio
 
 AUC, MRR = 4 / 6, 0.75
@@ -389,7 +389,7 @@ def test_the_moving_progress_bar_refreshes_during_a_long_stage():
     import io as stdio
 
     buffer = stdio.StringIO()
-    progress = cli._Progress(1, enabled=True, file=buffer)
+    progress = _progress.Progress(1, enabled=True, file=buffer)
     progress.stage("computing")
     time.sleep(1.2)
     progress.close()

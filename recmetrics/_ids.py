@@ -1,0 +1,180 @@
+"""The id policy, in one place: reading, canonicalising, coding, joining and hashing ids.
+
+The same rule holds for CSV, Parquet, DataFrames and every engine: ids are
+compared as canonical text. Surrounding whitespace is stripped and whole
+numbers are written as integers, so ``7``, ``7.0``, ``"7"``, ``"7.0"`` and
+``" 7"`` are one id; any other text is kept as it is (``"001"`` and ``"1"``
+stay two ids). When every id column involved holds whole numbers they are
+compared as int64 directly (the same result, faster).
+
+* :func:`distinct_ids`: a text column read from a file, hashed once into a
+  Categorical of its distinct ids (first-appearance order);
+* :func:`canonical_ids` / :func:`integral_ids`: the policy applied to columns;
+* :func:`codes`: joint integer codes of one id column of several frames, the
+  per-row work one hash and one gather;
+* :func:`locate`: a join of integer keys;
+* :func:`user_hash` / :func:`keyed_users`: the hash that sends a user to a
+  partition and keys the Poisson bootstrap, the same in every process.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_id_codes
+
+# The id policy, the same for CSV, Parquet and DataFrames: ids are compared as
+# canonical text. Surrounding whitespace is stripped, whole numbers are written
+# as integers (7, 7.0, "7" and "7.0" are one id), and any other text is kept as it is
+# ("001" and "1" stay two ids). When every id column involved holds whole
+# numbers, they are compared as int64 directly (the same result, faster).
+
+
+def _integral(values) -> bool:
+    if pd.api.types.is_integer_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return True
+    if pd.api.types.is_float_dtype(values):
+        arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        return bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+                    and np.all(np.abs(arr) < 2**63))
+    return False
+
+
+#: Text ids that spell a whole number with a decimal point ("7.0", "12.00"), as pandas writes a
+#: float column to CSV: read as that whole number ("7", "12").
+_WHOLE_WITH_POINT = r"^([+-]?\d+)\.0+$"
+
+
+def _id_text(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def integral_ids(*columns) -> bool:
+    """Whether every id column holds whole numbers only, so ids compare as int64."""
+    return all(_integral(c) for c in columns)
+
+
+def canonical_ids(*columns, integral: bool | None = None):
+    """Several id columns (pandas Series) in one comparable form, under the id policy.
+
+    Returns int64 arrays when every column holds whole numbers, else string
+    Series of canonical text. ``integral`` imposes the form decided over more
+    columns than these (a Dask engine sees one partition at a time): True
+    (every column is whole numbers) or False (text).
+    """
+    if integral if integral is not None else integral_ids(*columns):
+        return [c.to_numpy(dtype=np.int64) for c in columns]
+    out = []
+    for c in columns:
+        if isinstance(c.dtype, pd.CategoricalDtype):
+            categories = canonical_ids(pd.Series(c.cat.categories))[0]
+            out.append(pd.Series(np.asarray(categories, dtype=object)[c.cat.codes.to_numpy()],
+                                 index=c.index, dtype="str"))
+        elif _integral(c):
+            out.append(c.astype(np.int64).astype("str"))
+        else:
+            if pd.api.types.is_string_dtype(c) and not pd.api.types.is_object_dtype(c):
+                text = c.str.strip().astype("str")  # one string dtype, whatever the input's
+            elif pd.api.types.infer_dtype(c, skipna=False) == "string":  # object column of str
+                text = c.astype("str").str.strip()
+            else:
+                text = c.map(_id_text).astype("str")
+            out.append(text.str.replace(_WHOLE_WITH_POINT, r"\1", regex=True))
+    return out
+
+
+
+def codes(column: str, *frames, integral: bool | None = None, ordered: bool = True
+          ) -> tuple[list[np.ndarray], pd.Index]:
+    """Joint integer codes of one id column of several named frames, and the distinct ids.
+
+    ``frames`` are (name, DataFrame) pairs. Each column is factorized as it is
+    (hashing its native type; a missing id is refused), the id policy is
+    applied to its distinct values only, and the canonical values of all
+    columns are factorized together: the per-row work is one hash and one
+    gather, whatever the id type. ``integral`` as in
+    :func:`canonical_ids`.
+
+    Codes run in order of first appearance. With ``ordered=False`` (ids that
+    are only matched, never listed: items) and integer columns whose values
+    span at most a few times as many values as there are rows, the code is
+    the value less the smallest one: no hash at all, and the distinct ids are
+    the whole span (a RangeIndex).
+    """
+    if not ordered and integral is not False:
+        values = [frame[column] for _, frame in frames]
+        if all(isinstance(v.dtype, np.dtype) and v.dtype.kind in "iu" for v in values):
+            values = [v.to_numpy() for v in values]
+            lo = min((int(v.min()) for v in values if v.size), default=0)
+            hi = max((int(v.max()) for v in values if v.size), default=0)
+            if hi - lo < 4 * sum(v.size for v in values) + 65536:
+                return [(v - lo).astype(np.intp) for v in values], pd.RangeIndex(lo, hi + 1)
+    parts = []
+    for name, frame in frames:
+        codes_, uniques = pd.factorize(frame[column])
+        check_id_codes(name, column, codes_)
+        parts.append((codes_, uniques))
+    canonical = canonical_ids(*(pd.Series(uniques) for _, uniques in parts), integral=integral)
+    joined = np.concatenate(canonical) if isinstance(canonical[0], np.ndarray) else pd.concat(
+        canonical, ignore_index=True)
+    joint, uniques = pd.factorize(joined)
+    offsets = np.cumsum([0] + [len(u) for _, u in parts])
+    return [joint[offset + c] for offset, (c, _) in zip(offsets, parts)], pd.Index(uniques)
+
+
+def locate(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
+    """Position of each key in ``wanted`` (distinct keys), -1 where it is absent.
+
+    Keys lie in [0, space): a direct table of the key space when it is small
+    next to the keys (at most ~8 bytes a key), else a hash table of ``wanted``.
+    """
+    if space <= 2 * (keys.size + wanted.size) + 65536:
+        table = np.full(space, -1, dtype=np.int32 if wanted.size < 2**31 - 1 else np.int64)
+        table[wanted] = np.arange(wanted.size, dtype=table.dtype)
+        return table[keys]
+    return pd.Index(wanted).get_indexer(keys)
+
+
+def user_hash(ids) -> np.ndarray:
+    """A uint64 hash of each canonical user id (int64 or text), the same in every process."""
+    values = np.asarray(ids)
+    if values.dtype.kind not in "iub":
+        values = np.asarray(ids, dtype=object)
+    return pd.util.hash_array(values)
+
+
+def keyed_users(values: pd.Series, *, name: str, column: str, integral: bool
+                ) -> tuple[np.ndarray | pd.Series, np.ndarray]:
+    """A user column's canonical ids and their hashes, row by row (one hash of the column).
+
+    ``integral`` is the id form decided over the whole input (see :func:`canonical_ids`).
+    """
+    codes_, uniques = pd.factorize(values)
+    check_id_codes(name, column, codes_)
+    canonical = canonical_ids(pd.Series(uniques), integral=integral)[0]
+    hashes = user_hash(canonical)[codes_]
+    if isinstance(canonical, np.ndarray):
+        return canonical[codes_], hashes
+    return pd.Series(canonical.array.take(codes_), index=values.index), hashes
+
+
+def distinct_ids(values: pd.Series) -> pd.Series:
+    """Text ids as a pandas Categorical of the distinct ids, in order of first appearance.
+
+    The column is hashed once, here; the duplicate check, the id policy and
+    every later join work on its integer codes. Numeric ids are kept as they are.
+    """
+    if pd.api.types.is_numeric_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
+        return values
+    codes, uniques = pd.factorize(values)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=uniques, validate=False),
+                     index=values.index, name=values.name)
