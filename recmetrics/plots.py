@@ -717,7 +717,7 @@ def comparison(table: pd.DataFrame, ax: Axes | None = None, *,
                        + (f" ({', '.join(better)})" if better else "") + ".")
 
 
-def forest(table: pd.DataFrame, ax: Axes | None = None, *, slice: str = "slice",  # noqa: A002
+def forest(table: pd.DataFrame, ax: Axes | None = None, *, slice: str = "slice",
            value: str = "value", ci_low: str | None = "ci_low", ci_high: str | None = "ci_high",
            overall: float | None = None, n: str | None = None, metric: str | None = None) -> Axes:
     r"""Forest plot: a metric's value and interval per slice, the overall value as a vertical line.
@@ -765,7 +765,7 @@ def forest(table: pd.DataFrame, ax: Axes | None = None, *, slice: str = "slice",
     names = [str(s) for s in table[slice]]
     if n is not None:
         sizes = table_column("table", table, n, "n")
-        names = [f"{s} (n = {int(c):,})" if c == c else s for s, c in zip(names, sizes)]
+        names = [f"{s} (n = {int(c):,})" if not np.isnan(c) else s for s, c in zip(names, sizes)]
     if overall is not None:
         overall = float(as_numbers("overall", [overall])[0])
     metric = value if metric is None else str(metric)

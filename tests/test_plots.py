@@ -11,14 +11,14 @@ import warnings
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.axes import Axes
 
-import recmetrics as rm  # noqa: E402
-from recmetrics import plots  # noqa: E402
+import recmetrics as rm
+from recmetrics import plots
 
 
 @pytest.fixture(autouse=True)
@@ -396,6 +396,11 @@ BAD_INPUTS = [
     ("one interval end", lambda: plots.forest(pd.DataFrame({"slice": ["a"], "value": [0.1]}),
                                               ci_high=None),
      "ci_low and ci_high go together"),
+    ("one class only", lambda: plots.lift_curve([1, 1], [0.1, 0.2]),
+     "y_true holds only positives (1)"),
+    ("a compare table without p-values",
+     lambda: plots.comparison(pd.DataFrame({"metric": ["mrr"], "difference": [0.1]})),
+     "table has no column 'p_randomization'"),
     ("one model name", lambda: plots.comparison(pd.DataFrame(), names="B"),
      "names='B' must be two model names"),
     ("describe without axes", lambda: plots.describe(None), "ax must be the matplotlib Axes"),
@@ -404,9 +409,18 @@ BAD_INPUTS = [
 
 @pytest.mark.parametrize("what, call, message", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
 def test_bad_input_is_refused_with_a_message(what, call, message):
+    """Each plotting function has a row (the table is checked below)."""
     with pytest.raises(ValueError) as refused:
         call()
     assert message in str(refused.value), str(refused.value)
+
+
+def test_every_plotting_function_has_a_bad_input_row():
+    import inspect
+
+    table = inspect.getsource(sys.modules[__name__])
+    table = table[table.index("BAD_INPUTS = ["):table.index("@pytest.mark.parametrize(\"what")]
+    assert [name for name in plots.__all__ if f"plots.{name}(" not in table] == []
 
 
 # --------------------------------------------------------------------------- lazy matplotlib
