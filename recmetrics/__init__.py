@@ -16,6 +16,7 @@ from .probability import (brier_score, calibration_curve, expected_calibration_e
 from .stats import ChiSquareResult, bootstrap_ci, chi_square_critical_value, chi_square_test
 from .frame import compare, evaluate, evaluate_per_user
 from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
+from . import plots  # noqa: E402  (recmetrics.plots: figures; imports matplotlib only to draw)
 
 __version__ = "0.1.0"
 
@@ -33,5 +34,5 @@ __all__ = [
     "log_loss", "brier_score", "normalized_entropy", "precision_recall_curve", "pr_auc",
     "calibration_curve", "expected_calibration_error",
     "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
-    "evaluate", "evaluate_per_user", "compare", "sampling",
+    "evaluate", "evaluate_per_user", "compare", "sampling", "plots",
 ]

@@ -668,3 +668,49 @@ def check_gamma(gamma) -> float:
         raise ValueError(f"gamma={gamma!r} must be a number from 0 to 1 (0: least bias, "
                          "1: least mean squared error); the default is 0.01")
     return float(gamma)
+
+
+# --------------------------------------------------------------------------- plots
+# Checks of recmetrics.plots: the axes to draw on, several models' scores, table columns.
+
+
+def check_axes(ax):
+    """None or a matplotlib Axes (matplotlib is imported only when an Axes is passed)."""
+    if ax is None:
+        return None
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise ValueError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}; pass "
+                         "e.g. ax from fig, ax = plt.subplots(), or leave it out for a new figure")
+    return ax
+
+
+def as_models(name: str, scores, label: str | None) -> list[tuple[str, object]]:
+    """One model's scores, or a dict {model name: scores}, as a list of (name, scores)."""
+    if isinstance(scores, Mapping):
+        if not scores:
+            raise ValueError(f"{name} is an empty dict; pass {{model name: scores}} with at least "
+                             "one model, or one model's scores")
+        if label is not None:
+            raise ValueError(f"name={label!r} names one model, but {name} is a dict whose keys "
+                             "already name the models; leave name= out")
+        return [(str(key), value) for key, value in scores.items()]
+    return [("model" if label is None else str(label), scores)]
+
+
+def table_column(name: str, frame, column: str, option: str) -> np.ndarray:
+    """A numeric column of a result table as float64 (NaN allowed: a value left undefined)."""
+    check_columns(name, frame.columns, {option: column})
+    values = frame[column]
+    if not (_numeric_series(values) or values.isna().all()):
+        raise ValueError(f"{name}[{column!r}] must hold numbers, got dtype {values.dtype}; pass "
+                         f"{option}= the name of a numeric column")
+    return values.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _numeric_series(series) -> bool:
+    """A pandas Series of numbers (bools excluded)."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    return is_numeric_dtype(series.dtype) and not is_bool_dtype(series.dtype)

@@ -166,7 +166,7 @@ def roc_auc(y_true, y_score, *, method: Literal["rank", "pairwise"] = "rank",
 # --------------------------------------------------------------------------- group AUC
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class GroupAUC:
     """Group AUC with its parts.
 
@@ -191,6 +191,18 @@ class GroupAUC:
     n_groups: int
     n_skipped: int
     table: pd.DataFrame
+
+    def __repr__(self) -> str:
+        """One line: the value, the weighting and the group counts; the table by its size only.
+
+        Examples
+        --------
+        >>> group_auc_details([1, 0, 1, 1, 0], [0.9, 0.2, 0.1, 0.3, 0.6], ["a", "a", "b", "b", "b"])
+        GroupAUC(value=0.4, gauc_weight='impressions', n_groups=2, n_skipped=0, table=<2 rows>)
+        """
+        return (f"GroupAUC(value={self.value!r}, gauc_weight={self.gauc_weight!r}, "
+                f"n_groups={self.n_groups}, n_skipped={self.n_skipped}, "
+                f"table=<{len(self.table)} rows>)")
 
 
 def group_auc_details(y_true, y_score, groups, *, gauc_weight: GaucWeight = "impressions",

@@ -27,7 +27,7 @@ def _ratio(numerator: int, denominator: int, zero_division, what: str) -> float:
     return numerator / denominator
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ConfusionMatrix:
     r"""Counts of a binary classifier's outcomes.
 
@@ -40,6 +40,16 @@ class ConfusionMatrix:
 
     The properties apply the default zero-division policy (warn, return 0.0);
     the module-level functions accept ``zero_division=`` for other policies.
+    Its repr is the constructor call followed by the matrix as a table, laid
+    out as above; in a notebook it shows as an HTML table.
+
+    Examples
+    --------
+    >>> ConfusionMatrix(tp=30, fp=5, fn=10, tn=1955)
+    ConfusionMatrix(tp=30, fp=5, fn=10, tn=1955)
+              predicted 1  predicted 0
+    actual 1           30           10
+    actual 0            5         1955
     """
 
     tp: int
@@ -53,6 +63,28 @@ class ConfusionMatrix:
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
                 raise ValueError(f"{name}={value!r} must be a whole number >= 0 (a count of "
                                  "samples); build the matrix with confusion_matrix(y_true, y_pred)")
+
+    def _cells(self) -> list[tuple[str, int, int]]:
+        return [("actual 1", self.tp, self.fn), ("actual 0", self.fp, self.tn)]
+
+    def __repr__(self) -> str:
+        heads = ("predicted 1", "predicted 0")
+        width = max(len(h) for h in heads)
+        width = max(width, *(len(str(c)) for _, *cells in self._cells() for c in cells))
+        lines = [f"ConfusionMatrix(tp={self.tp}, fp={self.fp}, fn={self.fn}, tn={self.tn})",
+                 " " * 8 + "".join(f"  {h:>{width}}" for h in heads)]
+        lines += [row + "".join(f"  {c:>{width}}" for c in cells) for row, *cells in self._cells()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The matrix as an HTML table (what Jupyter shows), with n and the counts' names."""
+        cell = '<td style="text-align:right">{}</td>'
+        rows = "".join(f"<tr><th>{row}</th>" + cell.format(f"{a:,} ({na})")
+                       + cell.format(f"{b:,} ({nb})") + "</tr>"
+                       for (row, a, b), (na, nb) in zip(self._cells(), (("TP", "FN"), ("FP", "TN"))))
+        return ("<table><caption>ConfusionMatrix, n = " + f"{self.n:,}" + "</caption>"
+                "<thead><tr><th></th><th>predicted 1</th><th>predicted 0</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>")
 
     @property
     def n(self) -> int:

@@ -291,3 +291,17 @@ def test_roc_curve_keeps_equal_infinite_scores_in_one_threshold():
     fpr, tpr, thresholds = rm.roc_curve([1, 0, 0, 1], [0.5, -np.inf, -np.inf, 0.2])
     assert thresholds.tolist() == [np.inf, 0.5, 0.2, -np.inf]
     assert fpr.tolist() == [0.0, 0.0, 0.0, 1.0] and tpr.tolist() == [0.0, 0.5, 1.0, 1.0]
+
+
+def test_group_auc_repr_is_one_line_without_the_per_group_table():
+    """Issue 24: the repr printed the whole per-group table (2,000 rows for the sample log)."""
+    rng = np.random.default_rng(3)
+    groups = np.repeat(np.arange(500), 4)
+    labels = rng.integers(0, 2, groups.size)
+    details = rm.group_auc_details(labels, rng.random(groups.size), groups, gauc_weight="clicks")
+    text = repr(details)
+    assert "\n" not in text and len(text) < 150
+    assert text == (f"GroupAUC(value={details.value!r}, gauc_weight='clicks', n_groups=500, "
+                    f"n_skipped={details.n_skipped}, table=<500 rows>)")
+    assert details.n_skipped == sum(1 for g in range(500) if labels[groups == g].min()
+                                    == labels[groups == g].max())

@@ -96,3 +96,28 @@ def test_confusion_matrix_properties_warn_on_zero_division():
         assert cm.f1 == 0.0
     assert math.isnan(cm.fbeta(1.0, zero_division=float("nan")))
     assert cm.fpr == 0.0 and cm.accuracy == 1.0
+
+
+def test_confusion_matrix_repr_is_the_constructor_and_a_labelled_table():
+    cm = rm.confusion_matrix([1] * 12 + [0] * 1005, [1] * 9 + [0] * 3 + [1] * 5 + [0] * 1000)
+    assert repr(cm).splitlines() == [
+        "ConfusionMatrix(tp=9, fp=5, fn=3, tn=1000)",
+        "          predicted 1  predicted 0",
+        "actual 1            9            3",
+        "actual 0            5         1000",
+    ]
+    first = repr(cm).splitlines()[0]
+    assert eval(first, {"ConfusionMatrix": rm.ConfusionMatrix}) == cm
+    wide = rm.ConfusionMatrix(tp=123_456_789_012, fp=0, fn=1, tn=2)
+    lines = repr(wide).splitlines()
+    assert len({len(line) for line in lines[1:]}) == 1  # columns stay aligned
+    assert lines[2].split() == ["actual", "1", "123456789012", "1"]
+
+
+def test_confusion_matrix_html_is_a_table_with_labels_and_counts():
+    html = rm.ConfusionMatrix(tp=1234, fp=5, fn=6, tn=7)._repr_html_()
+    assert html.startswith("<table>") and html.endswith("</table>")
+    assert "<caption>ConfusionMatrix, n = 1,252</caption>" in html
+    assert ("<tr><th>actual 1</th><td style=\"text-align:right\">1,234 (TP)</td>"
+            "<td style=\"text-align:right\">6 (FN)</td></tr>") in html
+    assert "<th>predicted 1</th><th>predicted 0</th>" in html
