@@ -465,86 +465,98 @@ def interval_rows(s: Summary, o: Options) -> list[str]:
 # --------------------------------------------------------------------------- the multinomial bootstrap
 
 
-def multinomial_intervals(prep: Prepared, ratios: dict, users: PerUser, s: Summary, o: Options,
-                          ci: float, n_resamples: int, seed) -> dict:
+def multinomial_intervals(prep: Prepared, ratios: dict, s: Summary, o: Options, ci: float,
+                          n_resamples: int, seed) -> dict:
     """Percentile intervals from drawing users with replacement (one pandas process only).
 
-    Global AUC first, then the means in table order, all from one generator.
+    Resample *b* draws n users with replacement from the generator seeded by
+    ``seed`` (n = every user of the table); every row is evaluated on the same
+    draws, as a ratio of (draw-count weighted) sums over users, so a row's
+    interval does not depend on which other metrics or cut-offs are asked for.
     """
-    rng = np.random.default_rng(seed)
     wanted = interval_rows(s, o)
+    if not wanted:
+        return {}
+    rng = np.random.default_rng(seed)
+    n = prep.n_users
+    auc = AucResampler(prep, o.ties) if "auc" in wanted else None
+    rows = [name for name in wanted if name != "auc"]
+    numerators = np.stack([ratios[name][0] for name in rows]) if rows else np.zeros((0, n))
+    denominators = np.stack([ratios[name][1] for name in rows]) if rows else np.zeros((0, n))
+    values = np.empty((len(wanted), n_resamples))
+    chunk = max(1, min(n_resamples, 4_000_000 // max(n, auc.n_gaps if auc else 1)))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        counts = np.empty((n, size))
+        for b in range(size):
+            counts[:, b] = np.bincount(rng.integers(0, n, n), minlength=n)
+        offset = len(wanted) - len(rows)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for i in range(len(rows)):  # row by row: a row's sums do not depend on the others
+                values[offset + i, start:start + size] = \
+                    (numerators[i] @ counts) / (denominators[i] @ counts)
+        if auc is not None:
+            values[0, start:start + size] = auc.resample(counts)
+    quantiles = [(1 - ci) / 2, (1 + ci) / 2]
     intervals = {}
-    if "auc" in wanted:
-        intervals["auc"] = auc_bootstrap(prep, o.ties, ci, n_resamples, rng)
-    for name in wanted:
-        if name == "auc":
-            continue
-        numerator, denominator = ratios[name]
-        kept = denominator > 0
-        if name == "gauc" and users.auc is not None:
-            values, weights = users.auc.values[kept], denominator[kept]
-        elif name in ("logloss", "brier"):
-            values, weights = numerator[kept] / denominator[kept], denominator[kept]
-        else:
-            values, weights = numerator[kept], None
-        intervals[name] = _kernels.bootstrap_interval(values, weights, ci, n_resamples, rng)
+    for name, row in zip(wanted, values):
+        if np.isfinite(row).any():
+            low, high = np.nanquantile(np.where(np.isfinite(row), row, np.nan), quantiles)
+            intervals[name] = (float(low), float(high))
     return intervals
 
 
-def auc_bootstrap(prep: Prepared, ties: str, confidence: float, n_resamples: int, rng):
-    """Percentile interval of global AUC when users are resampled with replacement.
+class AucResampler:
+    """Global AUC of the scored rows with each user's rows weighted by a per-user count.
 
     A resample only changes row weights (how often each user was drawn), so the
     rows are sorted once. Each positive's lower and tied negatives are located
     once (``lo``, ``hi`` in the sorted negatives); the negatives between two
     consecutive such boundaries are summarised per user in a sparse (gap x
     user) count matrix, and the positives per user and boundary in another.
-    A chunk of resamples, as a (user x resample) matrix of draw counts, then
-    costs two sparse products: a weighted Mann-Whitney U for every resample.
+    A chunk of resamples, as a (user x resample) matrix of weights, then costs
+    two sparse products: a weighted Mann-Whitney U for every resample.
     """
-    from scipy import sparse
 
-    positive = prep.grades > 0
-    if positive.all() or not positive.any():
-        return float("nan"), float("nan")
-    neg_order = np.argsort(prep.scores[~positive], kind="stable")
-    neg_sorted = prep.scores[~positive][neg_order]
-    neg_users = prep.lists[~positive][neg_order]
-    pos_scores, pos_users = prep.scores[positive], prep.lists[positive]
-    lo = np.searchsorted(neg_sorted, pos_scores, side="left")
-    hi = np.searchsorted(neg_sorted, pos_scores, side="right")
-    bounds, where = np.unique(np.r_[lo, hi], return_inverse=True)
-    gap_of_neg = np.searchsorted(bounds, np.arange(neg_sorted.size), side="right") - 1
-    keep = gap_of_neg >= 0  # negatives below the lowest boundary are below every positive
-    n_gaps, n_users = bounds.size, prep.n_users
-    # negatives of each user between boundary g and g + 1; a resample's cumulative sum over
-    # gaps gives, at boundary g, the weight of the negatives below it
-    gaps = sparse.csr_matrix((np.ones(int(keep.sum())), (gap_of_neg[keep], neg_users[keep])),
-                             shape=(n_gaps, n_users))
-    n_pos = lo.size
-    at_lo = sparse.csr_matrix((np.ones(n_pos), (where[:n_pos], pos_users)), shape=(n_gaps, n_users))
-    at_hi = sparse.csr_matrix((np.ones(n_pos), (where[n_pos:], pos_users)), shape=(n_gaps, n_users))
-    pos_per_user = np.bincount(pos_users, minlength=n_users).astype(np.float64)
-    neg_per_user = np.bincount(neg_users, minlength=n_users).astype(np.float64)
-    below_all = np.bincount(neg_users[~keep], minlength=n_users).astype(np.float64)
-    values = np.empty(n_resamples)
-    chunk = max(1, min(n_resamples, 4_000_000 // max(n_gaps, n_users)))
-    for start in range(0, n_resamples, chunk):
-        size = min(chunk, n_resamples - start)
-        counts = np.empty((n_users, size))
-        for b in range(size):
-            counts[:, b] = np.bincount(rng.integers(0, n_users, n_users), minlength=n_users)
-        per_gap = gaps @ counts
+    def __init__(self, prep: Prepared, ties: str):
+        from scipy import sparse
+
+        self.ties = ties
+        positive = prep.grades > 0
+        neg_order = np.argsort(prep.scores[~positive], kind="stable")
+        neg_sorted = prep.scores[~positive][neg_order]
+        neg_users = prep.lists[~positive][neg_order]
+        pos_scores, pos_users = prep.scores[positive], prep.lists[positive]
+        lo = np.searchsorted(neg_sorted, pos_scores, side="left")
+        hi = np.searchsorted(neg_sorted, pos_scores, side="right")
+        bounds, where = np.unique(np.r_[lo, hi], return_inverse=True)
+        gap_of_neg = np.searchsorted(bounds, np.arange(neg_sorted.size), side="right") - 1
+        keep = gap_of_neg >= 0  # negatives below the lowest boundary are below every positive
+        self.n_gaps, n_users = bounds.size, prep.n_users
+        # negatives of each user between boundary g and g + 1; a resample's cumulative sum
+        # over gaps gives, at boundary g, the weight of the negatives below it
+        self.gaps = sparse.csr_matrix((np.ones(int(keep.sum())), (gap_of_neg[keep], neg_users[keep])),
+                                      shape=(self.n_gaps, n_users))
+        n_pos = lo.size
+        self.at_lo = sparse.csr_matrix((np.ones(n_pos), (where[:n_pos], pos_users)),
+                                       shape=(self.n_gaps, n_users))
+        self.at_hi = sparse.csr_matrix((np.ones(n_pos), (where[n_pos:], pos_users)),
+                                       shape=(self.n_gaps, n_users))
+        self.pos_per_user = np.bincount(pos_users, minlength=n_users).astype(np.float64)
+        self.neg_per_user = np.bincount(neg_users, minlength=n_users).astype(np.float64)
+        self.below_all = np.bincount(neg_users[~keep], minlength=n_users).astype(np.float64)
+
+    def resample(self, weights: np.ndarray) -> np.ndarray:
+        """AUC for each column of a (user x resample) weight matrix (NaN with one class)."""
+        per_gap = self.gaps @ weights
         below = np.cumsum(per_gap, axis=0)
         below -= per_gap  # negatives in earlier gaps, i.e. below boundary g ...
-        below += below_all @ counts  # ... plus those below every boundary
-        wins = np.einsum("gr,gr->r", at_lo @ counts, below)
-        wins_or_ties = np.einsum("gr,gr->r", at_hi @ counts, below)
-        pairs = (pos_per_user @ counts) * (neg_per_user @ counts)
+        below += self.below_all @ weights  # ... plus those below every boundary
+        wins = np.einsum("gr,gr->r", self.at_lo @ weights, below)
+        wins_or_ties = np.einsum("gr,gr->r", self.at_hi @ weights, below)
+        pairs = (self.pos_per_user @ weights) * (self.neg_per_user @ weights)
         with np.errstate(invalid="ignore", divide="ignore"):
-            values[start:start + size] = _kernels.auc_from_counts(wins, wins_or_ties, pairs, ties)
-    low, high = np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(low), float(high)
+            return _kernels.auc_from_counts(wins, wins_or_ties, pairs, self.ties)
 
 
 # --------------------------------------------------------------------------- the Poisson bootstrap
@@ -595,8 +607,9 @@ def poisson_sums(hashes: np.ndarray, ratios: dict, seed: int, n_resamples: int) 
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         w = poisson_weights(hashes, seed, start, size)
-        out[:, start:start + size, 0] = numerators @ w
-        out[:, start:start + size, 1] = denominators @ w
+        for i in range(len(names)):  # row by row: a row's sums do not depend on the others
+            out[i, start:start + size, 0] = numerators[i] @ w
+            out[i, start:start + size, 1] = denominators[i] @ w
     return {name: out[i] for i, name in enumerate(names)}
 
 
@@ -699,7 +712,7 @@ class Evaluated:
 
 
 def evaluate_prepared(prep: Prepared, o: Options, *, ci: float | None = None,
-                      n_resamples: int = 1000, seed=0, bootstrap: str = "multinomial"
+                      n_resamples: int = 1000, seed=0, bootstrap: str = "poisson"
                       ) -> Evaluated:
     """The tidy table and the per-user values of one pandas process."""
     users = per_user(prep, o)
@@ -712,6 +725,6 @@ def evaluate_prepared(prep: Prepared, o: Options, *, ci: float | None = None,
             s.resamples = prepared_resamples(prep, ratios, o, poisson_seed(seed), n_resamples)
             intervals = poisson_intervals(s, o, ci)
         else:
-            intervals = multinomial_intervals(prep, ratios, users, s, o, ci, n_resamples, seed)
+            intervals = multinomial_intervals(prep, ratios, s, o, ci, n_resamples, seed)
     prep.unmatched.warn()
     return Evaluated(assemble(s, o, ci=ci, intervals=intervals), users)

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _memory, _progress
+from . import _memory, _progress, _provenance
 from . import io as rio
 from ._options import CONVENTIONS
 from ._progress import Progress
@@ -165,8 +165,14 @@ def _records(table: pd.DataFrame) -> list[dict]:
             for row in table.to_dict(orient="records")]
 
 
+def _level_name(level: float) -> str:
+    """0.95 -> '95%', 0.999 -> '99.9%': as many digits as the level has."""
+    return f"{level * 100:.10g}%"
+
+
 def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | None,
-                      n_resamples: int, seed: int, bootstrap: str = "multinomial") -> str:
+                      n_resamples: int, seed: int, bootstrap: str = "poisson",
+                      provenance: dict | None = None) -> str:
     conventions = table.attrs["conventions"]
     if fmt in ("csv", "tsv", "parquet"):
         return _tidy(table, fmt)
@@ -175,8 +181,10 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
                     "ci": ci, "n_resamples": n_resamples if ci else None,
                     "seed": seed if ci else None, "bootstrap": bootstrap if ci else None,
                     "metrics": _records(table)}
+        if provenance is not None:
+            document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    header = ["metric", "value"] + ([f"{ci:.0%} CI"] if ci else []) + \
+    header = ["metric", "value"] + ([f"{_level_name(ci)} CI"] if ci else []) + \
         ["users", "skipped", "no predictions"]
     rows = []
     for row in table.itertuples(index=False):
@@ -203,9 +211,19 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
                  "resample), and every metric is recomputed" if bootstrap == "poisson" else
                  "users are drawn with replacement and every metric recomputed")
         notes.append(textwrap.fill(
-            f"CI: {ci:.0%} percentile bootstrap over users ({n_resamples:,} resamples, seed "
-            f"{seed}); {drawn}.", width=100))
+            f"CI: {_level_name(ci)} percentile bootstrap over users ({n_resamples:,} resamples, "
+            f"seed {seed}); {drawn}.", width=100))
+    if provenance is not None:
+        notes.append(_provenance_line(provenance))
     return "\n".join(notes) + "\n"
+
+
+def _provenance_line(provenance: dict) -> str:
+    digests = ", ".join(f"{i['role']} sha256 {i['sha256'][:12]}" for i in provenance["inputs"]
+                        if i.get("sha256"))
+    return textwrap.fill(f"provenance: {provenance['package']} {provenance['version']}, "
+                         f"{provenance['created']}; {digests} (--format json records it all)",
+                         width=100)
 
 
 def _verdict(row, alpha: float) -> str:
@@ -218,7 +236,7 @@ def _verdict(row, alpha: float) -> str:
 
 
 def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
-                      n_resamples: int, seed: int) -> str:
+                      n_resamples: int, seed: int, provenance: dict | None = None) -> str:
     table = table.copy()
     table["verdict"] = [_verdict(row, alpha) for row in table.itertuples(index=False)]
     conventions = table.attrs["conventions"]
@@ -228,6 +246,8 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
         document = {"command": "compare", "inputs": inputs, "conventions": conventions,
                     "alpha": alpha, "n_resamples": n_resamples, "seed": seed,
                     "metrics": _records(table)}
+        if provenance is not None:
+            document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
     header = ["metric", "A", "B", "B - A", "p (t-test)", "p (randomization)", "users", "verdict"]
     rows = [[_metric_name(r.metric, r.k), _number(r.value_a), _number(r.value_b),
@@ -258,6 +278,8 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
             "chance.", width=100),
         f"conventions: {_conventions_line(conventions)}",
     ]
+    if provenance is not None:
+        lines.append(_provenance_line(provenance))
     return "\n".join(lines) + "\n"
 
 
@@ -271,6 +293,26 @@ def _conventions(args) -> dict:
 def _options(args) -> dict:
     return dict(k=args.k, metrics=args.metrics, user=args.user_col, item=args.item_col,
                 score=args.score_col, label=args.label_col, **_conventions(args))
+
+
+def _provenance_of(args, inputs: dict) -> dict:
+    """Versions, time, the command line, each input's size and SHA-256, every option."""
+    described = {role: _provenance.describe_input(d["path"], rows=d.get("rows"),
+                                                  users=d.get("users"))
+                 for role, d in inputs.items()}
+    options = {"command": args.command, "metrics": list(args.metrics or DEFAULT_METRICS),
+               "k": list(args.k), **_conventions(args),
+               "columns": {"user": args.user_col, "item": args.item_col,
+                           "score": args.score_col, "label": args.label_col},
+               "sep": args.sep, "encoding": args.encoding,
+               "ci": getattr(args, "ci", None), "n_resamples": args.n_resamples,
+               "seed": args.seed, "bootstrap": getattr(args, "bootstrap", None)}
+    if args.command == "compare":
+        options["alpha"] = args.alpha
+    if getattr(args, "engine", None):
+        options["engine"] = args.engine
+    return _provenance.record(argv=getattr(args, "argv", None), inputs=described,
+                              options=options)
 
 
 def _inputs(args) -> list[str]:
@@ -327,7 +369,7 @@ def _evaluate_on_dask(args, output, progress: Progress) -> None:
         truth = None if truth_files is None else distributed.read_parquet(
             truth_files, columns=list(truth_columns.values()))
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         **_options(args))
+                         bootstrap=args.bootstrap, **_options(args))
     counts = table.attrs.get("inputs", {})
     inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
                        "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
@@ -337,7 +379,8 @@ def _evaluate_on_dask(args, output, progress: Progress) -> None:
                            "users": counts.get("truth_users", 0)}
     progress.stage("writing")
     content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
-                                args.seed, bootstrap="poisson")
+                                args.seed, bootstrap="poisson",
+                                provenance=_provenance_of(args, inputs))
     rio.write_output(output, content)
 
 
@@ -363,11 +406,12 @@ def cmd_evaluate(args) -> None:
         progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
                        else f"computing {_metric_rows(args)} metrics")
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         **_options(args))
+                         bootstrap=args.bootstrap, **_options(args))
         del pred, truth
         progress.stage("writing")
         content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
-                                    args.seed)
+                                    args.seed, bootstrap=args.bootstrap,
+                                    provenance=_provenance_of(args, inputs))
         rio.write_output(output, content)
     finally:
         progress.close()
@@ -392,7 +436,7 @@ def cmd_compare(args) -> None:
                         seed=args.seed, **_options(args))
         progress.stage("writing")
         content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
-                                    args.seed)
+                                    args.seed, provenance=_provenance_of(args, inputs))
         rio.write_output(output, content)
     finally:
         progress.close()
@@ -425,8 +469,15 @@ def cmd_report(args) -> None:
             "label": args.label_col,
             **_conventions(args),
             "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
+            "bootstrap": args.bootstrap,
             "sep": args.sep, "encoding": args.encoding,
         }
+        inputs = {"pred": {"path": args.pred, "rows": len(pred),
+                           "users": int(pred[args.user_col].nunique())}}
+        if truth is not None:
+            inputs["truth"] = {"path": args.truth, "rows": len(truth),
+                               "users": int(truth[args.user_col].nunique())}
+        parameters["provenance"] = _provenance_of(args, inputs)
         del pred, truth
         progress.stage("running the report notebook", total=report.template_cells(),
                        unit="cell")
@@ -563,6 +614,12 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                        help=f"bootstrap / randomization resamples (default: {n_resamples})")
     stats.add_argument("--seed", type=_seed, default=0, metavar="S",
                        help="random seed of the resampling (default: 0)")
+    if ci_default is not False:
+        stats.add_argument("--bootstrap", choices=("poisson", "multinomial"), default="poisson",
+                           help="how users are resampled: a Poisson(1) weight per user hashed "
+                                "from (user, seed, resample), the same on every engine and for "
+                                "any subset of users, or draws with replacement (default: "
+                                "poisson)")
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     shown.add_argument("--progress", action="store_true",
@@ -578,6 +635,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Evaluate recommender / ranking model scores from "
                                             "CSV or Parquet files.",
                      epilog="Run 'recmetrics COMMAND --help' for a command's options.")
+    parser.add_argument("--version", action="version",
+                        version=f"{_provenance.DISTRIBUTION} {_provenance.version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     ev = commands.add_parser("evaluate", help="print the metric table of one model",
@@ -621,7 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
                                          "per-user distributions and metrics against k, as one "
                                          "HTML file (needs pip install metricbook[report]).")
     rp.add_argument("pred", metavar="PRED", help="scores file (.csv, .tsv, .txt or .parquet)")
-    _add_common(rp, k_default=[5, 10, 20], n_resamples=1000, ci_default=0.95)
+    _add_common(rp, k_default=[10], n_resamples=1000, ci_default=0.95)
     rp.add_argument("--title", help="title of the report (default: from the file name)")
     rp.add_argument("-o", "--output", metavar="OUT", default="report.html",
                     help="HTML file to write (default: report.html)")
@@ -652,7 +711,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line_warning
-            args = build_parser().parse_args(argv)
+            typed = list(sys.argv[1:] if argv is None else argv)
+            args = build_parser().parse_args(typed)
+            args.argv = [PROG, *typed]
             args.run(args)
     except UsageError as error:
         print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)

@@ -120,19 +120,21 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     ci : float, optional
         Confidence level (e.g. 0.95) for percentile bootstrap intervals from
         resampling users (``n_resamples`` times, 100 to 10,000,000, seeded by
-        ``seed``); adds columns ``ci_low`` and ``ci_high``. Global AUC is
-        recomputed on each resample with each user's rows weighted by the
-        user's weight in that resample.
-    bootstrap : {{"multinomial", "poisson"}}, optional
-        How users are resampled. ``"multinomial"`` (the default for pandas
-        input) draws n users with replacement, the classic bootstrap, through
-        :func:`recmetrics.bootstrap_ci`. ``"poisson"`` (the default, and the
-        only choice, for Dask input) gives each user a Poisson(1) weight per
-        resample, drawn from a hash of (user id, ``seed``, resample number):
-        the interval depends neither on row order nor on how users are split
-        across partitions or workers, so pandas and Dask give the same
-        interval. Both estimate the same sampling distribution (Hanley &
-        MacGibbon 2006).
+        ``seed``); adds columns ``ci_low`` and ``ci_high``. Every row is
+        recomputed on the same resamples (global AUC with each user's rows
+        weighted by the user's weight in the resample), so a metric's interval
+        does not depend on which other metrics or cut-offs are asked for.
+    bootstrap : {{"poisson", "multinomial"}}, default "poisson"
+        How users are resampled. ``"poisson"`` gives each user a Poisson(1)
+        weight per resample, drawn from a hash of (canonical user id,
+        ``seed``, resample number): a user's weight depends on nothing else,
+        so the interval is the same whatever the row order, whatever other
+        users are present, and on every engine (pandas, Dask), and a subset of
+        users evaluated alone gets the weights it had in the whole.
+        ``"multinomial"`` draws n users with replacement (the classic
+        bootstrap; pandas input only), from one generator seeded by ``seed``.
+        Both estimate the same sampling distribution (Hanley & MacGibbon
+        2006); they give slightly different intervals.
 
     Returns
     -------
@@ -175,7 +177,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
                                     score=score, label=label, ci=ci, n_resamples=n_resamples,
                                     seed=seed, bootstrap=bootstrap, **conventions)
     o = check_options(k=k, metrics=metrics, **conventions)
-    bootstrap = check_option("bootstrap", "multinomial" if bootstrap is None else bootstrap,
+    bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap,
                              BOOTSTRAPS)
     if ci is not None:
         ci = check_probability("ci", ci)

@@ -190,7 +190,8 @@ def test_compare_csv_and_parquet(capsys):
 
 def test_the_console_script_and_python_m_print_the_same(tmp_path):
     argv = ["evaluate", PRED_A, "--truth", TRUTH, "--metrics", "ndcg", "--k", "3"]
-    script, module = run_process(argv), run_process(argv, module=True)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}  # the provenance line's time
+    script, module = run_process(argv, env=env), run_process(argv, module=True, env=env)
     assert script.returncode == module.returncode == 0
     assert script.stdout == module.stdout and "ndcg@3" in script.stdout
     assert script.stderr == module.stderr == ""          # no progress bar when not a terminal

@@ -181,17 +181,18 @@ def test_bootstrap_interval_is_seeded_and_contains_the_value():
 
 def test_auc_bootstrap_resample_equals_recomputing_auc_on_the_drawn_users():
     """The weighted shortcut must give the AUC of the resampled rows themselves."""
-    from recmetrics._engine import auc_bootstrap as _auc_bootstrap, Prepared as _Prepared
+    from recmetrics._engine import AucResampler, Prepared as _Prepared
     rng = np.random.default_rng(4)
     pred = pd.DataFrame({"user": np.repeat(np.arange(15), 6), "item": np.tile(np.arange(6), 15),
                          "score": rng.integers(0, 5, 90) / 4, "label": (rng.random(90) < 0.4).astype(int)})
     prep = _Prepared(pred, None, user="user", item="item", score="score", label="label", ties="average")
-    # one resample, with the draws replayed by hand
-    draws = np.random.default_rng(9).integers(0, prep.n_users, prep.n_users)
-    resampled = pd.concat([pred[pred.user == prep.users[u]] for u in draws])
-    expected = roc_auc_score(resampled.label, resampled.score)
-    low, high = _auc_bootstrap(prep, "average", 0.5, 1, np.random.default_rng(9))  # the kernel: any count
-    assert low == pytest.approx(expected) and high == pytest.approx(expected)
+    # three resamples, with the draws replayed by hand
+    draws = np.random.default_rng(9).integers(0, prep.n_users, (3, prep.n_users))
+    counts = np.stack([np.bincount(d, minlength=prep.n_users) for d in draws], axis=1)
+    values = AucResampler(prep, "average").resample(counts.astype(float))
+    for b, drawn in enumerate(draws):
+        resampled = pd.concat([pred[pred.user == prep.users[u]] for u in drawn])
+        assert values[b] == pytest.approx(roc_auc_score(resampled.label, resampled.score))
 
 
 BAD_FRAMES = [
