@@ -92,17 +92,20 @@ class Prepared:
     ``check=False`` skips the frame checks (columns present, at least one
     row), which the Dask engine makes once on the whole input: a partition
     may be empty. ``integral_ids`` imposes the id form of the user column
-    (see :func:`codes`).
+    (see :func:`codes`). With ``rank``, that column is read instead of
+    ``score``: 1 is the top, lower is better (the score is minus the rank).
     """
 
     def __init__(self, pred, truth, *, user, item, score, label, ties, check=True,
-                 integral_ids: bool | None = None):
-        columns = {"user": user, "item": item, "score": score}
+                 integral_ids: bool | None = None, rank: str | None = None):
+        columns = {"user": user, "item": item}
+        columns.update({"rank": rank} if rank is not None else {"score": score})
         if truth is None:
             columns["label"] = label
         if check:
             as_frame("pred", pred, columns)
-        scores = numeric_column("pred", pred, score)
+        scores = -numeric_column("pred", pred, rank) if rank is not None \
+            else numeric_column("pred", pred, score)
         n = len(pred)
         self.unmatched = Unmatched()
         if truth is None:
@@ -153,7 +156,7 @@ class Prepared:
             users, missing_users = remap[users], remap[missing_users]
             user_ids = user_ids[present]
         self.users = user_ids
-        self.score_column = score
+        self.score_column = score if rank is None else rank
         self.n_users = len(user_ids)
         self.n_rows = n
         positive = grades > 0
@@ -213,6 +216,47 @@ def check_options(*, k, metrics, **conventions) -> Options:
                            **conventions)
 
 
+# --------------------------------------------------------------------------- inputs
+
+
+#: The note of a truth table without a label column.
+POSITIVES_ONLY = "truth has no label column: every truth row is a relevant item (grade 1)"
+
+
+def labelled_truth(truth, label: str, *, default_label: bool) -> tuple[Any, bool]:
+    """``truth`` with a label column: a table of positives only (no ``label`` column, and
+    none asked for by name) gets grade 1 on every row. Returns (truth, positives_only)."""
+    if truth is None or not default_label or label in getattr(truth, "columns", [label]):
+        return truth, False
+    return truth.assign(**{label: 1}), True
+
+
+def check_rank(rank: str | None, o: Options) -> None:
+    """Ranks order the rows but are no probabilities: refuse the metrics that need them."""
+    asked = [m for m in o.metrics if m in PROBABILITY_METRICS]
+    if rank is not None and asked:
+        raise ValueError(f"rank={rank!r} gives each row a rank, not a probability, so "
+                         f"{', '.join(asked)} cannot be computed; leave them out of metrics or "
+                         "pass score= a column of probabilities")
+
+
+#: Global AUC or GAUC below this suggests that the score column holds ranks (1 = best).
+RANK_HINT_AUC = 0.4
+
+
+def rank_hint(table: pd.DataFrame, rank: str | None, score) -> None:
+    """Warn when AUC or GAUC is far below 0.5 and the scores may be ranks read as scores."""
+    if rank is not None:
+        return
+    low = table[table.metric.isin(["auc", "gauc"]) & (table.value < RANK_HINT_AUC)]
+    if len(low):
+        metric, value = low.metric.iloc[0], float(low.value.iloc[0])
+        name = "global AUC" if metric == "auc" else "GAUC"
+        warnings.warn(f"{name} is {value:.4f}, far below 0.5 (random scores): if column "
+                      f"{score!r} holds ranks (1 = best, lower is better), pass rank={score!r} to "
+                      "read it as a rank", RecmetricsWarning, stacklevel=caller_stacklevel())
+
+
 # --------------------------------------------------------------------------- notes
 
 
@@ -261,12 +305,16 @@ def per_user(prep: Prepared, o: Options) -> PerUser:
     return PerUser(columns=columns, counted=counted, auc=auc)
 
 
-def user_table(prep: Prepared, columns: dict[str, np.ndarray]) -> pd.DataFrame:
+def user_table(prep: Prepared, columns: dict[str, np.ndarray], user: str = "user"
+               ) -> pd.DataFrame:
+    """One row per user: the id (in a column named ``user`` unless the table uses that name),
+    counts, and every per-user value."""
     ranked = prep.ranked
-    return pd.DataFrame({"user": prep.users, "n_items": ranked.n_rows,
-                         "n_positives": np.bincount(prep.lists[prep.grades > 0],
-                                                    minlength=prep.n_users),
-                         "n_relevant": ranked.n_relevant, **columns})
+    counts = {"n_items": ranked.n_rows,
+              "n_positives": np.bincount(prep.lists[prep.grades > 0], minlength=prep.n_users),
+              "n_relevant": ranked.n_relevant}
+    name = "user" if user in counts or user in columns or user == "_first" else user
+    return pd.DataFrame({name: prep.users, **counts, **columns})
 
 
 def user_ratios(prep: Prepared, users: PerUser, o: Options) -> dict:

@@ -367,16 +367,52 @@ def as_frame(name: str, frame, columns: dict[str, str]):
     return frame
 
 
+#: Words that name each role's column in files as people write them, most telling first.
+_ROLE_WORDS = {
+    "user": ("user", "uid", "customer", "client", "member", "session", "query", "qid"),
+    "item": ("item", "iid", "product", "movie", "doc", "video", "song", "article", "sku"),
+    "score": ("score", "pred", "prob", "rating", "logit", "output"),
+    "rank": ("rank", "position", "pos"),
+    "label": ("label", "click", "relevan", "grade", "target", "rel", "y"),
+}
+
+
+def likely_column(role: str, present, taken) -> str | None:
+    """The column a user probably meant for ``role`` (``user_id`` for user), if one stands out."""
+    free = [str(c) for c in present if str(c) not in taken]
+    for word in _ROLE_WORDS.get(role, (role,)):
+        found = [c for c in free if c.lower() == word or c.lower().startswith(word)
+                 or c.lower().endswith(word) or f"_{word}" in c.lower() or f"{word}_" in c.lower()]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def missing_columns(present, columns: dict[str, str]) -> list[tuple[str, str, str | None]]:
+    """Every wanted column that is absent: (role, column, the likely intended column or None)."""
+    present = [str(c) for c in present]
+    taken = {c for c in columns.values() if c in present}
+    missing = []
+    for role, column in columns.items():
+        if column not in present:
+            guess = likely_column(role, present, taken)
+            if guess is not None:
+                taken.add(guess)
+            missing.append((role, column, guess))
+    return missing
+
+
 def check_columns(name: str, present, columns: dict[str, str]) -> None:
-    """The frame's columns ``present`` hold every wanted column ({option name: column name})."""
-    present = list(present)
-    missing = [(option, column) for option, column in columns.items() if column not in present]
+    """The frame's columns ``present`` hold every wanted column ({option name: column name});
+    else one message naming every missing column and, where one stands out, the likely one."""
+    missing = missing_columns(present, columns)
     if missing:
-        wanted = ", ".join(repr(column) for _, column in missing)
+        wanted = ", ".join(repr(column) for _, column, _ in missing)
         have = ", ".join(repr(str(c)) for c in present) or "none"
-        options = ", ".join(f"{option}=" for option, _ in missing)
+        advice = ", ".join(f"{role}={guess!r}" if guess else f"{role}='<column name>'"
+                           for role, _, guess in missing)
         raise ValueError(f"{name} has no column {wanted}; its columns are {have}. Rename the "
-                         f"column or pass {options}'<column name>'")
+                         f"column(s) or pass {advice}")
 
 
 def _row(i: int) -> str:
@@ -394,6 +430,18 @@ def id_column(name: str, frame, column: str, *, where=_row) -> None:
                          f"in {where(first)}); fill or drop those rows")
 
 
+def _true_false(values):
+    """Labels written as true / false (any case, as pandas writes a bool column): 1 / 0."""
+    import pandas as pd
+
+    text = values.astype("str").str.strip().str.lower()
+    known = text.isin(["true", "false"]) | values.isna()
+    if known.all() and (text == "true").any() | (text == "false").any():
+        return pd.Series(np.where(text == "true", 1.0, np.where(values.isna(), np.nan, 0.0)),
+                         index=values.index)
+    return values
+
+
 def numeric_column(name: str, frame, column: str, *, grades: bool = False,
                    where=_row) -> np.ndarray:
     """A column of numbers without NaN (and finite, >= 0 when ``grades``), as float64.
@@ -406,6 +454,8 @@ def numeric_column(name: str, frame, column: str, *, grades: bool = False,
     values = frame[column]
     if pd.api.types.is_bool_dtype(values):
         values = values.astype(np.int8)
+    if grades and not pd.api.types.is_numeric_dtype(values):
+        values = _true_false(values)
     if not pd.api.types.is_numeric_dtype(values):
         converted = pd.to_numeric(values, errors="coerce")
         bad = (pd.isna(converted) & pd.notna(values)).to_numpy()

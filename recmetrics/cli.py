@@ -62,36 +62,54 @@ class UsageError(Exception):
 # --------------------------------------------------------------------------- reading
 
 
-def _columns(args, *, with_score: bool = True, with_label: bool) -> dict[str, str]:
+def _model_column(names, model: int) -> str | None:
+    """--score-col / --rank-col: one name for every file, or one per model (compare)."""
+    if names is None or isinstance(names, str):
+        return names
+    return names[min(model, len(names) - 1)]
+
+
+def _columns(args, *, with_score: bool = True, with_label: bool, model: int = 0
+             ) -> dict[str, str]:
     columns = {"user": args.user_col, "item": args.item_col}
     if with_score:
-        columns["score"] = args.score_col
+        rank = _model_column(args.rank_col, model)
+        columns.update({"rank": rank} if rank else {"score": _model_column(args.score_col, model)})
     if with_label:
         columns["label"] = args.label_col
     return columns
 
 
-def _read(path, args, progress: Progress, *, truth: bool = False) -> pd.DataFrame:
-    """A scores file (user, item, score, + label without --truth) or a truth file."""
+def _read(path, args, progress: Progress, *, truth: bool = False, model: int = 0
+          ) -> pd.DataFrame:
+    """A scores file (user, item, score or rank, + label without --truth) or a truth file
+    (user, item and a label column, which a file of positives only may lack)."""
     name = Path(path).name
     size = Path(path).stat().st_size if Path(path).is_file() else None
     progress.stage(f"reading {name}", total=size, unit="B")
+    optional: tuple[str, ...] = ()
     if truth:
         columns, numbers, grades, hints = _columns(args, with_score=False, with_label=True), (), \
             ("label",), {}
+        optional = ("label",) if args.label_col == "label" else ()
     else:
         with_label = args.truth is None
-        columns = _columns(args, with_label=with_label)
-        numbers, grades = ("score",), ("label",) if with_label else ()
+        columns = _columns(args, with_label=with_label, model=model)
+        numbers = ("rank",) if "rank" in columns else ("score",)
+        grades = ("label",) if with_label else ()
         hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
                           "--truth FILE"} if with_label else {}
-    return rio.read_scores(path, columns=columns, numbers=numbers, grades=grades, hints=hints,
-                           sep=args.sep, encoding=args.encoding, progress=progress.bytes_read)
+    return rio.read_scores(path, columns=columns, numbers=numbers, grades=grades,
+                           optional=optional, hints=hints, sep=args.sep, encoding=args.encoding,
+                           progress=progress.bytes_read)
 
 
-def _describe_input(path, frame: pd.DataFrame, args) -> dict:
-    return {"path": str(path), "rows": int(len(frame)),
-            "users": int(frame[args.user_col].nunique())}
+def _describe_input(path, frame: pd.DataFrame, args, *, truth: bool = False) -> dict:
+    described = {"path": str(path), "rows": int(len(frame)),
+                 "users": int(frame[args.user_col].nunique())}
+    if truth and args.label_col not in frame.columns:
+        described["labels"] = "none: every row is a relevant item (grade 1)"
+    return described
 
 
 def metrics_wanted(args) -> set[str]:
@@ -141,6 +159,11 @@ def _text_table(header: list[str], rows: list[list[str]], right: set[int]) -> st
 
 def _conventions_line(conventions: dict) -> str:
     return "; ".join(f"{c.name}={conventions[c.name]}" for c in CONVENTIONS)
+
+
+def _conventions_paragraph(conventions: dict) -> str:
+    return textwrap.fill(f"conventions: {_conventions_line(conventions)}", width=100,
+                         break_on_hyphens=False)
 
 
 def _jsonable(value):
@@ -194,14 +217,16 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
                          else f"[{row.ci_low:.4f}, {row.ci_high:.4f}]")
         cells += [f"{row.n_users:,}", f"{row.n_skipped:,}", f"{row.n_without_predictions:,}"]
         rows.append(cells)
-    described = " against ".join(f"{d['path']} ({d['rows']:,} rows, {d['users']:,} users)"
-                                 for d in inputs.values())
+    described = " against ".join(
+        f"{d['path']} ({d['rows']:,} rows, {d['users']:,} users"
+        + ("; no label column: every row is a relevant item" if "labels" in d else "") + ")"
+        for d in inputs.values())
     notes = [
         f"evaluated: {described}",
         "",
         _text_table(header, rows, right=set(range(1, len(header)))),
         "",
-        f"conventions: {_conventions_line(conventions)}",
+        _conventions_paragraph(conventions),
         textwrap.fill("skipped: users with no relevant item (left out of the ranking means; for "
                       "GAUC, users with one class only); no predictions: users with relevant "
                       "items but no scored row (they count as 0).", width=100),
@@ -226,19 +251,8 @@ def _provenance_line(provenance: dict) -> str:
                          width=100)
 
 
-def _verdict(row, alpha: float) -> str:
-    p = row.p_randomization if not math.isnan(row.p_randomization) else row.p_ttest
-    if math.isnan(p):
-        return "not tested"
-    if p < alpha and row.difference != 0:
-        return "B better" if row.difference > 0 else "A better"
-    return "no significant difference"
-
-
 def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
                       n_resamples: int, seed: int, provenance: dict | None = None) -> str:
-    table = table.copy()
-    table["verdict"] = [_verdict(row, alpha) for row in table.itertuples(index=False)]
     conventions = table.attrs["conventions"]
     if fmt in ("csv", "tsv", "parquet"):
         return _tidy(table, fmt)
@@ -276,7 +290,7 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
             "over users and gets no p-value; compare GAUC instead. Were the two models equally good, "
             f"about {alpha:.0%} of the rows tested would still come out 'significant' by "
             "chance.", width=100),
-        f"conventions: {_conventions_line(conventions)}",
+        _conventions_paragraph(conventions),
     ]
     if provenance is not None:
         lines.append(_provenance_line(provenance))
@@ -291,8 +305,13 @@ def _conventions(args) -> dict:
 
 
 def _options(args) -> dict:
+    score, rank = args.score_col, args.rank_col
+    if isinstance(score, list):  # compare: one name per model
+        score = tuple(score) if len(score) == 2 else score[0]
+    if isinstance(rank, list):
+        rank = tuple(rank) if len(rank) == 2 else rank[0]
     return dict(k=args.k, metrics=args.metrics, user=args.user_col, item=args.item_col,
-                score=args.score_col, label=args.label_col, **_conventions(args))
+                score=score, label=args.label_col, rank=rank, **_conventions(args))
 
 
 def _provenance_of(args, inputs: dict) -> dict:
@@ -303,7 +322,8 @@ def _provenance_of(args, inputs: dict) -> dict:
     options = {"command": args.command, "metrics": list(args.metrics or DEFAULT_METRICS),
                "k": list(args.k), **_conventions(args),
                "columns": {"user": args.user_col, "item": args.item_col,
-                           "score": args.score_col, "label": args.label_col},
+                           "score": args.score_col, "rank": args.rank_col,
+                           "label": args.label_col},
                "sep": args.sep, "encoding": args.encoding,
                "ci": getattr(args, "ci", None), "n_resamples": args.n_resamples,
                "seed": args.seed, "bootstrap": getattr(args, "bootstrap", None)}
@@ -401,7 +421,7 @@ def cmd_evaluate(args) -> None:
         truth = None
         if args.truth:
             truth = _read(args.truth, args, progress, truth=True)
-            inputs["truth"] = _describe_input(args.truth, truth, args)
+            inputs["truth"] = _describe_input(args.truth, truth, args, truth=True)
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred))
         progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
                        else f"computing {_metric_rows(args)} metrics")
@@ -422,18 +442,18 @@ def cmd_compare(args) -> None:
     progress = _progress.for_command(args, 4 + bool(args.truth))
     try:
         frames, inputs = {}, {}
-        for role, path in (("a", args.a), ("b", args.b)):
-            frames[role] = _read(path, args, progress)
+        for model, (role, path) in enumerate((("a", args.a), ("b", args.b))):
+            frames[role] = _read(path, args, progress, model=model)
             inputs[role] = _describe_input(path, frames[role], args)
         truth = None
         if args.truth:
             truth = _read(args.truth, args, progress, truth=True)
-            inputs["truth"] = _describe_input(args.truth, truth, args)
+            inputs["truth"] = _describe_input(args.truth, truth, args, truth=True)
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()),
                       n_rows=max(len(f) for f in frames.values()), command="compare")
         progress.stage(f"paired tests over users ({args.n_resamples:,} resamples)")
         table = compare(frames["a"], frames["b"], truth, n_resamples=args.n_resamples,
-                        seed=args.seed, **_options(args))
+                        seed=args.seed, alpha=args.alpha, **_options(args))
         progress.stage("writing")
         content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
                                     args.seed, provenance=_provenance_of(args, inputs))
@@ -466,8 +486,8 @@ def cmd_report(args) -> None:
             "k": list(args.k),
             "metrics": args.metrics,
             "user": args.user_col, "item": args.item_col, "score": args.score_col,
-            "label": args.label_col,
-            **_conventions(args),
+            "rank": args.rank_col, "label": args.label_col,
+            "conventions": _conventions(args),
             "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
             "bootstrap": args.bootstrap,
             "sep": args.sep, "encoding": args.encoding,
@@ -548,6 +568,12 @@ def _seed(text: str) -> int:
     return value
 
 
+def _column_name(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a column name cannot be empty")
+    return text
+
+
 def _workers(text: str) -> int:
     try:
         value = int(text)
@@ -592,9 +618,23 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                              f"{' '.join(DEFAULT_METRICS)}; logloss, ne, brier and ece need "
                              "scores that are probabilities)")
     files = parser.add_argument_group("reading the files")
+    per_model = ci_default is False  # compare: a score or rank column per model
     for role in ("user", "item", "score", "label"):
-        files.add_argument(f"--{role}-col", default=role, metavar="NAME",
-                           help=f"column of the {role} (default: {role})")
+        if role == "score" and per_model:
+            files.add_argument("--score-col", default="score", nargs="+", metavar="NAME",
+                               type=_column_name,
+                               help="column of the score (default: score); two names give "
+                                    "model A's and model B's")
+            continue
+        files.add_argument(f"--{role}-col", default=role, metavar="NAME", type=_column_name,
+                           help=f"column of the {role} (default: {role})" + (
+                               "; a truth file without it is read as positives only (every "
+                               "row relevant)" if role == "label" else ""))
+    files.add_argument("--rank-col", metavar="NAME", type=_column_name,
+                       nargs="+" if per_model else None,
+                       help="read this column of ranks instead of a score: 1 is the top, lower "
+                            "is better" + ("; two names give model A's and model B's"
+                                           if per_model else ""))
     files.add_argument("--sep", type=_separator, metavar="CHAR",
                        help="field separator of CSV files (default: ',' for .csv, a tab for "
                             ".tsv, found from the header for .txt); '\\t' or tab for a tab")
@@ -690,7 +730,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Python option names in messages from recmetrics.evaluate -> the command line's flags
 _FLAGS = {"k": "--k", "n_resamples": "--n-resamples", "ci": "--ci", "seed": "--seed",
-          "metrics": "--metrics", "alpha": "--alpha", **{c.name: c.flag for c in CONVENTIONS}}
+          "metrics": "--metrics", "alpha": "--alpha", "rank": "--rank-col",
+          **{c.name: c.flag for c in CONVENTIONS}}
 _PY_OPTION = re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_FLAGS, key=len, reverse=True))
                         + r")=(?:'([\w.-]+)'|(?=\S))")
 

@@ -67,7 +67,8 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from ._engine import BOOTSTRAPS, Prepared, Summary, check_options
+from ._engine import (BOOTSTRAPS, Prepared, Summary, check_options, check_rank, labelled_truth,
+                      rank_hint)
 from ._ids import integral_ids, keyed_users, user_hash
 from ._options import Options, conventions_of
 from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, check_columns,
@@ -295,7 +296,7 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
                  None if seed is None else np.zeros(0, dtype=np.uint64))
         return Summary(inputs=inputs), [empty] * n_buckets, None
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    check=False, integral_ids=integral)
+                    check=False, integral_ids=integral, rank=names.get("rank"))
     per_user = _engine.per_user(prep, o)
     ratios = _engine.user_ratios(prep, per_user, o)
     s = _engine.summarize(prep, per_user, o, ratios)
@@ -307,7 +308,7 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
     pieces = _pieces(prep, bounds, hashes) if bounds is not None else []
     table = None
     if users is not None:
-        table = _engine.user_table(prep, per_user.columns)
+        table = _engine.user_table(prep, per_user.columns, user)
         if users == "collect":
             table["_first"] = _first_rows(prep.users, pred, truth, user)
         else:
@@ -347,7 +348,9 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
          path=None):
     pred, truth = _as_dask(pred), _as_dask(truth)
     user, item, score, label = names["user"], names["item"], names["score"], names["label"]
-    pred_columns = {"user": user, "item": item, "score": score}
+    rank = names.get("rank")
+    pred_columns = {"user": user, "item": item,
+                    **({"score": score} if rank is None else {"rank": rank})}
     if truth is None:
         pred_columns["label"] = label
     check_columns("pred", pred.columns, pred_columns)
@@ -358,7 +361,8 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
         frames.append(("truth", truth, [user, item, label]))
     integral = _integral_users([f[user] for _, f, _ in frames])
     # one pass over the scores: the rows to split, and the boundaries of AUC's buckets
-    samples = dask.compute(*[dask.delayed(_quantiles)(p) for p in pred[score].to_delayed()])
+    samples = dask.compute(*[dask.delayed(_quantiles)(p)
+                             for p in pred[pred_columns.get("score", rank)].to_delayed()])
     n_rows = sum(n for _, n in samples)
     n_parts = int(npartitions or max(1, -(-n_rows // PARTITION_ROWS)))
     order = users == "collect"
@@ -401,7 +405,8 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
-             score: str = "score", label: str = "label", ties: Ties = "average",
+             score: str = "score", label: str = "label", rank: str | None = None,
+             ties: Ties = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
@@ -434,7 +439,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         ci = check_probability("ci", ci)
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
-    names = {"user": user, "item": item, "score": score, "label": label}
+    check_rank(rank, o)
+    truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
+    names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
     s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
                 npartitions=npartitions, users=None)
     s.unmatched.warn()
@@ -442,11 +449,14 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     table = _engine.assemble(s, o, ci=ci, intervals=intervals)
     table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
                              **({} if truth is None else s.inputs)}
+    table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
+    rank_hint(table, rank, score)
     return table
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
                       item: str = "item", score: str = "score", label: str = "label",
+                      rank: str | None = None,
                       ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
@@ -460,7 +470,9 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     and None is returned; the rows then come in no particular order.
     """
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
-    names = {"user": user, "item": item, "score": score, "label": label}
+    check_rank(rank, o)
+    truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
     path = None
     if per_user_path is not None:
         path = os.fspath(per_user_path)

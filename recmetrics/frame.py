@@ -53,8 +53,9 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, GAUC_NOTE, METRICS, PROBABILITY_METRICS,
-                      RANKING_NOTE, Prepared, check_options)
+from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, GAUC_NOTE, METRICS, POSITIVES_ONLY,
+                      PROBABILITY_METRICS, RANKING_NOTE, Prepared, check_options, check_rank,
+                      labelled_truth, rank_hint)
 from ._ids import codes
 from ._options import ECE_BINS, conventions_of
 from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
@@ -80,6 +81,9 @@ _PARAMETERS = r"""
     truth : pandas.DataFrame, optional
         Judged (user, item, label) rows. Pairs of ``pred`` missing from it have
         grade 0; relevant pairs missing from ``pred`` count as not retrieved.
+        A truth table of positives only (user, item; no ``label`` column, and
+        no other label column named) gives every row grade 1: the usual
+        held-out format. ``result.attrs["notes"]`` says so.
     k : int or sequence of int, default 10
         Cut-off(s) for precision, recall, hit rate, MAP and NDCG.
     metrics : sequence of str, optional
@@ -91,6 +95,14 @@ _PARAMETERS = r"""
         are then refused.
     user, item, score, label : str
         Column names. Ids follow the id policy of the module docstring.
+        Labels may be numbers or true/false (any case).
+    rank : str, optional
+        A column of ranks to read instead of ``score``: 1 is the top of the
+        user's list and lower is better (gaps are allowed; any numbers, the
+        order is what counts). Top-k lists are often written with a rank. A
+        rank read as a score ranks every list upside down; when global AUC is
+        below 0.35 and no ``rank`` was given, a
+        :class:`~recmetrics.RecmetricsWarning` suggests it.
     ties : {"average", "optimistic", "pessimistic"}, default "average"
         See the module docstring.
     gain, ideal : str
@@ -108,7 +120,8 @@ _PARAMETERS = r"""
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
-             score: str = "score", label: str = "label", ties: Ties = "average",
+             score: str = "score", label: str = "label", rank: str | None = None,
+             ties: Ties = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
@@ -174,18 +187,25 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     if _is_dask(pred) or _is_dask(truth):
         from . import distributed
         return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
-                                    score=score, label=label, ci=ci, n_resamples=n_resamples,
-                                    seed=seed, bootstrap=bootstrap, **conventions)
+                                    score=score, label=label, rank=rank, ci=ci,
+                                    n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
+                                    **conventions)
     o = check_options(k=k, metrics=metrics, **conventions)
+    check_rank(rank, o)
+    truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
     bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap,
                              BOOTSTRAPS)
     if ci is not None:
         ci = check_probability("ci", ci)
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties)
-    return _engine.evaluate_prepared(prep, o, ci=ci, n_resamples=n_resamples, seed=seed,
-                                     bootstrap=bootstrap).table
+    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
+                    rank=rank)
+    table = _engine.evaluate_prepared(prep, o, ci=ci, n_resamples=n_resamples, seed=seed,
+                                      bootstrap=bootstrap).table
+    table.attrs["notes"] = [POSITIVES_ONLY] if positives_only else []
+    rank_hint(table, rank, score)
+    return table
 
 
 evaluate.__doc__ = evaluate.__doc__.format(parameters=_PARAMETERS)
@@ -193,7 +213,7 @@ evaluate.__doc__ = evaluate.__doc__.format(parameters=_PARAMETERS)
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
                       item: str = "item", score: str = "score", label: str = "label",
-                      ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+                      rank: str | None = None, ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions",
                       no_relevant: NoRelevant = "skip", per_user_path=None) -> pd.DataFrame | None:
@@ -209,7 +229,9 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     Returns
     -------
     pandas.DataFrame or None
-        ``user, n_items, n_positives, n_relevant`` and one column per metric
+        The user column (named as in ``pred``; ``user`` if that name is taken
+        by another column of the table), ``n_items, n_positives, n_relevant``
+        and one column per metric
         and cut-off (``ndcg@10``, ``mrr``, ...; ``auc`` is the user's own AUC
         when GAUC is requested). A user left out of a mean has NaN there: no
         relevant item (under ``no_relevant="skip"``) or, for ``auc``, one
@@ -232,10 +254,13 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         from . import distributed
         return distributed.evaluate_per_user(
             pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
-            per_user_path=per_user_path, **conventions)
+            rank=rank, per_user_path=per_user_path, **conventions)
     o = check_options(k=k, metrics=metrics, **conventions)
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties)
-    table = _engine.user_table(prep, _engine.per_user(prep, o).columns)
+    check_rank(rank, o)
+    truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
+                    rank=rank)
+    table = _engine.user_table(prep, _engine.per_user(prep, o).columns, user)
     if per_user_path is None:
         return table
     table.to_parquet(per_user_path, index=False)
@@ -290,11 +315,12 @@ def _shared_truth(pred_a, pred_b, *, user, item, label) -> pd.DataFrame:
 
 
 def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user",
-            item: str = "item", score: str = "score", label: str = "label",
+            item: str = "item", score: str | tuple[str, str] = "score", label: str = "label",
+            rank: str | tuple[str, str] | None = None,
             ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", n_resamples: int = 10_000,
-            seed=0) -> pd.DataFrame:
+            seed=0, alpha: float = 0.05) -> pd.DataFrame:
     r"""Is model B better than model A? Per metric: both values, B - A, and paired p-values.
 
     Like is compared with like. Both models are judged on the **same users**:
@@ -317,14 +343,20 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     only. Global AUC is recomputed on the shared users' rows; it is not a mean
     over users, so it gets no paired p-value.
 
+    ``score`` (or ``rank``, read as in :func:`evaluate`) may name a column
+    per model: ``score=("score", "prob")`` reads A's ``score`` and B's
+    ``prob``.
+
     Returns
     -------
     pandas.DataFrame
         ``metric, k, value_a, value_b, difference, p_ttest, p_randomization,
-        n_users, n_users_a, n_users_b, conventions, note``; ``difference`` is
-        B - A, ``n_users`` the users paired for that metric, ``n_users_a`` /
-        ``n_users_b`` the users each model scored before restricting to the
-        shared ones.
+        n_users, n_users_a, n_users_b, conventions, note, verdict``;
+        ``difference`` is B - A, ``n_users`` the users paired for that metric,
+        ``n_users_a`` / ``n_users_b`` the users each model scored before
+        restricting to the shared ones. ``verdict`` reads the randomization
+        p-value (the t-test's where there is none) at level ``alpha``: "B
+        better", "A better", "no significant difference" or "not tested".
 
     References
     ----------
@@ -344,10 +376,18 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
     n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
+    alpha = check_probability("alpha", alpha)
+    scores, ranks = _per_model("score", score), _per_model("rank", rank)
+    for model_rank in ranks:
+        check_rank(model_rank, o)
+    truth, _ = labelled_truth(truth, label, default_label=label == "label")
     if truth is None:
         truth = _shared_truth(pred_a, pred_b, user=user, item=item, label=label)
-    for name, frame in (("pred_a", pred_a), ("pred_b", pred_b)):
-        as_frame(name, frame, {"user": user, "item": item, "score": score})
+    for name, frame, model_score, model_rank in (("pred_a", pred_a, scores[0], ranks[0]),
+                                                 ("pred_b", pred_b, scores[1], ranks[1])):
+        as_frame(name, frame, {"user": user, "item": item,
+                               **({"score": model_score} if model_rank is None
+                                  else {"rank": model_rank})})
     as_frame("truth", truth, {"user": user, "item": item, "label": label})
     # one id form for all three frames, so that the two evaluations pair their users
     named = (("pred_a", pred_a), ("pred_b", pred_b), ("truth", truth))
@@ -371,10 +411,11 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
                       f"{n_shared:,} users both scored", RecmetricsWarning,
                       stacklevel=caller_stacklevel())
     preps, tables, columns = [], [], []
-    for frame, users in ((pred_a, users_a), (pred_b, users_b)):
+    for frame, users, model_score, model_rank in ((pred_a, users_a, scores[0], ranks[0]),
+                                                  (pred_b, users_b, scores[1], ranks[1])):
         kept = frame if shared[users].all() else frame[shared[users]]
-        prep = Prepared(kept, truth[shared[users_t]], user=user, item=item, score=score,
-                         label=label, ties=o.ties)
+        prep = Prepared(kept, truth[shared[users_t]], user=user, item=item, score=model_score,
+                        label=label, ties=o.ties, rank=model_rank)
         evaluated = _engine.evaluate_prepared(prep, o)
         preps.append(prep)
         tables.append(evaluated.table)
@@ -425,5 +466,28 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
                      "conventions": a.conventions, "note": note})
     result = pd.DataFrame(rows)
     result["k"] = result["k"].astype("Int64")
+    result["verdict"] = [verdict(row.difference, row.p_randomization, row.p_ttest, alpha)
+                         for row in result.itertuples(index=False)]
     result.attrs["conventions"] = tables[0].attrs["conventions"]
+    result.attrs["alpha"] = alpha
     return result
+
+
+def verdict(difference: float, p_randomization: float, p_ttest: float, alpha: float) -> str:
+    """Which model a row favours at level ``alpha`` (the randomization p-value first)."""
+    p = p_randomization if not np.isnan(p_randomization) else p_ttest
+    if np.isnan(p):
+        return "not tested"
+    if p < alpha and difference != 0:
+        return "B better" if difference > 0 else "A better"
+    return "no significant difference"
+
+
+def _per_model(name: str, value) -> tuple:
+    """A column name for both models, or one per model as a pair."""
+    if value is None or isinstance(value, str):
+        return value, value
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError(f"{name}={value!r} must be a column name, or a pair of names (model A's, "
+                     "model B's)")

@@ -60,7 +60,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import _ids
-from ._validation import check_unique_pairs, id_column, numeric_column
+from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
+                          numeric_column)
 
 __all__ = ["FileProblem", "read_scores", "parquet_dataset", "input_kind", "Output", "plan_output", "write_output",
            "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS"]
@@ -350,14 +351,17 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
     types = {c: (pa.string() if c in id_columns else pa.float64()) for c in wanted}
     table, ragged, error = _arrow_csv(source, wanted, types, report)
     if table is None:
-        _explain_csv_error(source, error, ragged, encoding, types, columns, numbers, grades)
-    frame = _frame(table)
+        frame = _read_as_text(source, error, ragged, encoding, types, columns, numbers, grades)
+    else:
+        frame = _frame(table)
     return frame[wanted], source.where
 
 
-def _explain_csv_error(source: _CsvSource, error, ragged, encoding, types, columns, numbers,
-                       grades):
-    """Turn a pyarrow failure into a message naming the line (raises FileProblem)."""
+def _read_as_text(source: _CsvSource, error, ragged, encoding, types, columns, numbers,
+                  grades) -> pd.DataFrame:
+    """After a failed typed read: the columns read as text when their values still parse
+    (numbers pandas accepts, such as ' 1e-3 ', or true/false labels); otherwise a
+    FileProblem naming the line."""
     import pyarrow as pa
 
     path = source.path
@@ -395,36 +399,54 @@ def _explain_csv_error(source: _CsvSource, error, ragged, encoding, types, colum
                 column = columns[role]
                 numeric_column(str(path), frame, column, grades=role in grades,
                                where=source.where)
-            raise _Retry(frame)
+            return frame
     first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
     raise FileProblem(f"{path} is not a readable CSV file ({first}); check its format") from None
 
 
-class _Retry(Exception):
-    """The typed read failed but the text read parses (values pandas accepts, such as ' 1e-3 ')."""
-
-    def __init__(self, frame):
-        super().__init__("retry")
-        self.frame = frame
-
-
 def _check_columns(path: Path, present: list[str], columns: dict[str, str], hints: dict,
                    *, sep: str | None = None, given_sep: str | None = None) -> None:
-    for role, column in columns.items():
-        if column in present:
-            continue
+    if all(column in present for column in columns.values()):
+        return
+    if sep is not None and len(present) == 1:
+        other = next((s for s in ("\t", ";", "|", ",") if s != sep and s in present[0]), None)
+        if other is not None:
+            flag = "\\t" if other == "\t" else other
+            raise FileProblem(f"{path} has one column only, {present[0]!r}, which contains "
+                              f"{_SEP_NAMES[other]}: the file is separated by "
+                              f"{_SEP_NAMES[other][2:]}s, not {_SEP_NAMES.get(sep, repr(sep))[2:]}s;"
+                              f" pass --sep '{flag}'")
+    missing = missing_columns(present, columns)
+    if missing:
         have = ", ".join(repr(str(c)) for c in present) or "none"
-        if sep is not None and len(present) == 1:
-            other = next((s for s in ("\t", ";", "|", ",") if s != sep and s in present[0]), None)
-            if other is not None:
-                flag = "\\t" if other == "\t" else other
-                raise FileProblem(f"{path} has one column only, {present[0]!r}, which contains "
-                                  f"{_SEP_NAMES[other]}: the file is separated by "
-                                  f"{_SEP_NAMES[other][2:]}s, not {_SEP_NAMES.get(sep, repr(sep))[2:]}s;"
-                                  f" pass --sep '{flag}'")
-        hint = hints.get(role, f"pass --{role}-col NAME")
-        raise FileProblem(f"{path} has no column {column!r} (its columns: {have}); rename the "
-                          f"column or {hint}")
+        wanted = ", ".join(repr(column) for _, column, _ in missing)
+        flags = [f"--{role}-col {guess}" for role, _, guess in missing if guess]
+        if any(role == "score" and not guess for role, _, guess in missing):
+            rank = likely_column("rank", present, set(columns.values()))
+            if rank is not None:  # a top-k list written with ranks
+                flags.append(f"--rank-col {rank}")
+                missing = [m for m in missing if m[0] != "score"]
+        unknown = [hints.get(role, f"pass --{role}-col NAME") for role, _, guess in missing
+                   if not guess]
+        advice = "; ".join(([f"pass {' '.join(flags)}"] if flags else []) + unknown)
+        raise FileProblem(f"{path} has no column {wanted} (its columns: {have}); rename the "
+                          f"column(s) or {advice}")
+
+
+def _present_columns(path: Path, kind: str, compression, sep, encoding) -> list[str]:
+    """The column names of a file, from its header (CSV) or schema (Parquet)."""
+    if kind == "csv":
+        try:
+            return list(_read_header(path, compression, encoding, sep).header)
+        except (OSError, ValueError):
+            return []  # the full read says what is wrong
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return list(pq.read_schema(path).names)
+    except (pa.ArrowException, OSError):
+        return []
 
 
 def _read_parquet(path: Path, columns: dict[str, str], hints, report):
@@ -492,7 +514,8 @@ def _first_line(error: BaseException) -> str:
 
 
 def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
-                grades: tuple[str, ...] = (), hints: dict[str, str] | None = None,
+                grades: tuple[str, ...] = (), optional: tuple[str, ...] = (),
+                hints: dict[str, str] | None = None,
                 sep: str | None = None, encoding: str | None = None,
                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet file of (user, item, ...) rows and check it, naming file and line.
@@ -508,7 +531,10 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     numbers : tuple of str
         Roles that must hold numbers without NaN (scores; infinities are allowed).
     grades : tuple of str
-        Roles that must hold finite numbers >= 0 (relevance labels).
+        Roles that must hold finite numbers >= 0 (relevance labels; true/false are 1/0).
+    optional : tuple of str
+        Roles whose column may be absent: the frame then lacks it (a truth file of
+        positives only has no label column).
     hints : dict, optional
         Role -> how to point at another column (default ``pass --<role>-col NAME``).
     sep : str, optional
@@ -564,6 +590,13 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         raise FileProblem(f"{path} is empty; a CSV file needs a header line naming its columns, "
                           f"e.g. {','.join(columns.values())}" if kind == "csv" else
                           f"{path} is empty; it is not a readable Parquet file")
+    if optional:
+        present = _present_columns(path, kind, compression, sep if sep is not None else
+                                   default_sep, encoding)
+        absent = {role for role in optional if columns.get(role) not in present}
+        columns = {role: column for role, column in columns.items() if role not in absent}
+        numbers = tuple(role for role in numbers if role not in absent)
+        grades = tuple(role for role in grades if role not in absent)
     if kind == "csv":
         try:
             try:
@@ -574,11 +607,6 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                 raise
             except ValueError as error:  # a value check while explaining a failed read
                 raise FileProblem(str(error)) from None
-        except _Retry as retry:
-            frame = retry.frame
-            source = _read_header(path, compression, encoding,
-                                  sep if sep is not None else default_sep)
-            where = source.where
         except OSError as error:  # a truncated .gz, say
             raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
                               "its format") from None

@@ -127,6 +127,7 @@ def _parameters_cell(parameters: dict):
     lines = ["# Parameters injected by `recmetrics report`"]
     lines += [f"{name} = {value!r}" for name, value in parameters.items()]
     cell = nbformat.v4.new_code_cell("\n".join(lines))
+    cell.id = "injected-parameters"  # not a random id: the same inputs give the same HTML
     cell.metadata["tags"] = ["injected-parameters"]
     return cell
 

@@ -63,7 +63,7 @@ def test_evaluate_table_names_every_metric_and_the_conventions(capsys, sample):
     ndcg10 = next(line for line in out.splitlines() if line.startswith("ndcg@10 "))
     assert ndcg10.split()[1] == f"{value(expected, 'ndcg', 10):.4f}"
     assert ("conventions: ties=average; gain=exponential; ideal=truth; denominator=relevant; "
-            "gauc_weight=impressions; no_relevant=skip") in out
+            "gauc_weight=impressions; no_relevant=skip") in " ".join(out.split())
     assert f"{PRED_A} (27,470 rows, 2,000 users) against {TRUTH}" in out
 
 
