@@ -2,7 +2,12 @@
 
 Hypothesis: no per-example deadline (timing on a shared CI machine is not what these tests
 check), and a fixed seed under CI so that a failure there can be replayed exactly.
+
+Optional extras (dask): a test module that needs one imports it with :func:`import_extra`,
+which skips the module when the extra is missing, except under ``RECMETRICS_REQUIRE_EXTRAS=1``
+(set by ``tasks.py test``, which installs every extra), where a missing extra fails the run.
 """
+import importlib
 import os
 import shutil
 import subprocess
@@ -14,6 +19,23 @@ from hypothesis import settings
 settings.register_profile("recmetrics", deadline=None, derandomize=bool(os.environ.get("CI")),
                           print_blob=True)
 settings.load_profile("recmetrics")
+
+
+#: Set to 1 where every extra is installed (tasks.py test): a missing one is then an error.
+REQUIRE_EXTRAS = "RECMETRICS_REQUIRE_EXTRAS"
+
+
+def import_extra(module: str):
+    """Import an optional extra's module; skip without it, or fail when extras are required."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        if os.environ.get(REQUIRE_EXTRAS) == "1":
+            raise ImportError(f"{module} is not importable ({error}) but {REQUIRE_EXTRAS}=1 says "
+                              "every extra is installed; install them: "
+                              "pip install -e '.[dask]'") from error
+        pytest.skip(f"{module} is not installed (pip install -e '.[dask]')",
+                    allow_module_level=True)
 
 
 #: Headless Chromium flags shared by the browser tests (report, site).

@@ -16,9 +16,11 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-dask = pytest.importorskip("dask")
-dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
+from conftest import import_extra  # noqa: E402
+
+dask = import_extra("dask")  # skipped without the dask extra, a failure under tasks.py test
+dd = import_extra("dask.dataframe")
+distributed = import_extra("distributed")
 
 import recmetrics as rm  # noqa: E402
 from recmetrics import distributed as rmd  # noqa: E402

@@ -1,6 +1,8 @@
 """DataFrame evaluation: tie policies by brute force, trec_eval, the single-list functions."""
+import contextlib
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -443,24 +445,34 @@ def test_no_relevant_is_one_policy_for_mean_functions_and_evaluate(no_relevant):
     frame = pd.DataFrame([(u, i, -p, int(i in relevant[u])) for u, items in enumerate(ranked)
                           for p, i in enumerate(items)], columns=["user", "item", "score", "label"])
     table = rm.evaluate(frame, k=3, no_relevant=no_relevant, metrics=["map", "mrr"])
-    context = pytest.warns(rm.RecmetricsWarning, match="2 of 4 lists have no relevant item") \
-        if no_relevant == "skip" else warnings_none()
-    with context:
+    def context():  # a fresh guard for each call
+        return pytest.warns(rm.RecmetricsWarning, match="2 of 4 lists have no relevant item") \
+            if no_relevant == "skip" else warnings_none()
+    with context():
         assert rm.mean_average_precision(ranked, relevant, k=3, no_relevant=no_relevant) == \
             pytest.approx(value(table, "map", 3))
-    with context:
+    with context():
         assert rm.mean_reciprocal_rank(ranked, relevant, no_relevant=no_relevant) == \
             pytest.approx(value(table, "mrr"))
     assert value(table, "map", 3) == pytest.approx((0.5 + 1.0) / 2 if no_relevant == "skip" else 1.5 / 4)
 
 
+@contextlib.contextmanager
 def warnings_none():
-    import contextlib
-    import warnings
-    stack = contextlib.ExitStack()
-    stack.enter_context(warnings.catch_warnings())
-    warnings.simplefilter("error")
-    return stack
+    """Any warning inside the block is an error; a fresh guard on every use.
+
+    Bug fixed: this returned one ExitStack that worked once, so a second ``with`` on the same
+    object ran unguarded.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_warnings_none_guards_every_use():
+    for _ in range(2):
+        with pytest.raises(UserWarning, match="caught"), warnings_none():
+            warnings.warn("caught", UserWarning)
 
 
 def test_probability_metrics_equal_scikit_learn_and_the_single_functions():
