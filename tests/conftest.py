@@ -63,3 +63,28 @@ def chromium() -> Path:
               "/usr/share/texmf/fonts/opentype/public/tex-gyre-math": "fonts-texgyre-math"}
     apt_install([package for path, package in wanted.items() if not Path(path).exists()])
     return Path("/usr/bin/chromium")
+
+
+# --------------------------------------------------------------------------- literal references
+
+
+def auc_literal(positive_scores, negative_scores) -> float:
+    """AUC by counting pairs one by one: a win counts 1, a tie 1/2 (NaN without a pair)."""
+    pairs = [(p > n) + 0.5 * (p == n) for p in positive_scores for n in negative_scores]
+    return sum(pairs) / len(pairs) if pairs else float("nan")
+
+
+def group_auc_literal(frame, gauc_weight: str, *, user="user", score="score",
+                      label="label") -> float:
+    """GAUC as a loop over users: each user's AUC, weighted by its rows ("impressions"), its
+    positive rows ("clicks") or 1 ("uniform"); users with one class only are left out."""
+    numerator = denominator = 0.0
+    for _, rows in frame.groupby(user, sort=False):
+        positive = rows[label] > 0
+        pos, neg = rows[score][positive].tolist(), rows[score][~positive].tolist()
+        if not pos or not neg:
+            continue
+        weight = {"impressions": len(rows), "clicks": len(pos), "uniform": 1}[gauc_weight]
+        numerator += weight * auc_literal(pos, neg)
+        denominator += weight
+    return numerator / denominator
