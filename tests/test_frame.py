@@ -865,7 +865,8 @@ def test_hand_worked_ties_single_list_functions_order_by_order():
         assert rm.ndcg(ranked, grades, k=3, ideal="full") == pytest.approx(dcg / (9 / 2 + 3 * L3), rel=1e-12)
 
 
-@pytest.mark.parametrize("column, options", list(TIE_EXPECTED), ids=[f"{c}-{o}" for c, o in TIE_EXPECTED])
+@pytest.mark.parametrize("column, options", list(TIE_EXPECTED),
+                         ids=["-".join([c, *([o] if isinstance(o, str) else o or [])]) for c, o in TIE_EXPECTED])
 def test_hand_worked_ties_through_evaluate(column, options):
     """Planted bug: AP's "hits" denominator wrong when a tie straddles k was caught in 5 of 10
     random seeds; here it meets fractions worked out by hand (comments above)."""
