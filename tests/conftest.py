@@ -2,7 +2,12 @@
 
 Hypothesis: no per-example deadline (timing on a shared CI machine is not what these tests
 check), and a fixed seed under CI so that a failure there can be replayed exactly.
+
+Optional extras (dask): a test module that needs one imports it with :func:`import_extra`,
+which skips the module when the extra is missing, except under ``RECMETRICS_REQUIRE_EXTRAS=1``
+(set by ``tasks.py test``, which installs every extra), where a missing extra fails the run.
 """
+import importlib
 import os
 import shutil
 import subprocess
@@ -14,6 +19,23 @@ from hypothesis import settings
 settings.register_profile("recmetrics", deadline=None, derandomize=bool(os.environ.get("CI")),
                           print_blob=True)
 settings.load_profile("recmetrics")
+
+
+#: Set to 1 where every extra is installed (tasks.py test): a missing one is then an error.
+REQUIRE_EXTRAS = "RECMETRICS_REQUIRE_EXTRAS"
+
+
+def import_extra(module: str):
+    """Import an optional extra's module; skip without it, or fail when extras are required."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        if os.environ.get(REQUIRE_EXTRAS) == "1":
+            raise ImportError(f"{module} is not importable ({error}) but {REQUIRE_EXTRAS}=1 says "
+                              "every extra is installed; install them: "
+                              "pip install -e '.[dask]'") from error
+        pytest.skip(f"{module} is not installed (pip install -e '.[dask]')",
+                    allow_module_level=True)
 
 
 #: Headless Chromium flags shared by the browser tests (report, site).
@@ -41,3 +63,28 @@ def chromium() -> Path:
               "/usr/share/texmf/fonts/opentype/public/tex-gyre-math": "fonts-texgyre-math"}
     apt_install([package for path, package in wanted.items() if not Path(path).exists()])
     return Path("/usr/bin/chromium")
+
+
+# --------------------------------------------------------------------------- literal references
+
+
+def auc_literal(positive_scores, negative_scores) -> float:
+    """AUC by counting pairs one by one: a win counts 1, a tie 1/2 (NaN without a pair)."""
+    pairs = [(p > n) + 0.5 * (p == n) for p in positive_scores for n in negative_scores]
+    return sum(pairs) / len(pairs) if pairs else float("nan")
+
+
+def group_auc_literal(frame, gauc_weight: str, *, user="user", score="score",
+                      label="label") -> float:
+    """GAUC as a loop over users: each user's AUC, weighted by its rows ("impressions"), its
+    positive rows ("clicks") or 1 ("uniform"); users with one class only are left out."""
+    numerator = denominator = 0.0
+    for _, rows in frame.groupby(user, sort=False):
+        positive = rows[label] > 0
+        pos, neg = rows[score][positive].tolist(), rows[score][~positive].tolist()
+        if not pos or not neg:
+            continue
+        weight = {"impressions": len(rows), "clicks": len(pos), "uniform": 1}[gauc_weight]
+        numerator += weight * auc_literal(pos, neg)
+        denominator += weight
+    return numerator / denominator

@@ -175,14 +175,28 @@ def test_compare_json_carries_the_api_p_values_and_a_verdict(capsys, sample):
                                else "no significant difference")
 
 
-def test_compare_csv_and_parquet(capsys):
-    code, out, err = run(["compare", PRED_A_PARQUET, PRED_B, "--truth", TRUTH, "--format", "csv",
-                          "--metrics", "gauc", "--n-resamples", "100"], capsys)
-    assert (code, err) == (0, "")
-    table = pd.read_csv(io.StringIO(out))
-    assert table.columns.tolist() == ["metric", "k", "value_a", "value_b", "difference", "p_ttest",
-                                      "p_randomization", "n_users", "n_users_a", "n_users_b",
-                                      "conventions", "note", "verdict"]
+def test_compare_csv_and_parquet(capsys, sample):
+    """Model A from Parquet or from CSV: the same numbers, and those of the Python API."""
+    tables = []
+    for pred_a in (PRED_A_PARQUET, PRED_A):
+        code, out, err = run(["compare", pred_a, PRED_B, "--truth", TRUTH, "--format", "csv",
+                              "--metrics", "gauc", "ndcg", "mrr", "--k", "5", "--n-resamples",
+                              "200", "--seed", "3"], capsys)
+        assert (code, err) == (0, "")
+        tables.append(pd.read_csv(io.StringIO(out)))
+    parquet, csv = tables
+    assert parquet.columns.tolist() == ["metric", "k", "value_a", "value_b", "difference", "p_ttest",
+                                        "p_randomization", "n_users", "n_users_a", "n_users_b",
+                                        "conventions", "note", "verdict"]
+    pd.testing.assert_frame_equal(parquet, csv)
+    expected = rm.compare(pd.read_parquet(PRED_A_PARQUET), sample[1], sample[2],
+                          metrics=["gauc", "ndcg", "mrr"], k=5, n_resamples=200, seed=3)
+    assert parquet.metric.tolist() == expected.metric.tolist() == ["gauc", "mrr", "ndcg"]
+    for column in ("value_a", "value_b", "difference", "p_ttest", "p_randomization"):
+        np.testing.assert_allclose(parquet[column], expected[column], rtol=1e-12, atol=0,
+                                   err_msg=column)
+    np.testing.assert_array_equal(parquet.n_users, expected.n_users)
+    assert (parquet.value_b > parquet.value_a).all()  # B is the stronger model of the sample
 
 
 # --------------------------------------------------------------------------- processes

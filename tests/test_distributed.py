@@ -16,9 +16,11 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-dask = pytest.importorskip("dask")
-dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
+from conftest import import_extra  # noqa: E402
+
+dask = import_extra("dask")  # skipped without the dask extra, a failure under tasks.py test
+dd = import_extra("dask.dataframe")
+distributed = import_extra("distributed")
 
 import recmetrics as rm  # noqa: E402
 from recmetrics import distributed as rmd  # noqa: E402
@@ -399,3 +401,24 @@ def test_command_line_engine_errors_are_one_line(flags, message, tmp_path, capsy
     assert main(["evaluate", str(tmp_path / "log.parquet"), *flags]) == 2
     err = capsys.readouterr().err
     assert err.startswith("recmetrics: error: ") and message in err and err.count("\n") == 1
+
+
+def test_gauc_under_every_weight_on_a_cluster_equals_a_literal_loop_over_users(cluster):
+    """Planted bug: evaluate ignoring gauc_weight passed, since the Dask tests compare with the
+    in-memory engine; here both meet a loop over users written in conftest."""
+    from conftest import group_auc_literal
+
+    rng = np.random.default_rng(13)
+    n = 1500
+    pred = pd.DataFrame({"user": rng.integers(0, 60, n) ** 2, "item": np.arange(n),
+                         "score": rng.integers(0, 6, n) / 5})
+    rate = 0.05 + 0.9 * (pred.user % 7) / 7  # clicks and impressions differ by user
+    pred["label"] = (rng.random(n) < rate).astype(int)
+    expected = {w: group_auc_literal(pred, w) for w in ("impressions", "clicks", "uniform")}
+    assert len({round(v, 9) for v in expected.values()}) == 3
+    with time_limit(120):
+        for gauc_weight, literal in expected.items():
+            got = rm.evaluate(dd.from_pandas(pred, npartitions=4), metrics=["gauc", "ndcg"],
+                              gauc_weight=gauc_weight)
+            assert got.value[got.metric == "gauc"].iloc[0] == pytest.approx(literal, rel=1e-12)
+            assert got.attrs["conventions"]["gauc_weight"] == gauc_weight

@@ -1,6 +1,9 @@
 """DataFrame evaluation: tie policies by brute force, trec_eval, the single-list functions."""
+import contextlib
 import itertools
 import math
+import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -444,24 +447,34 @@ def test_no_relevant_is_one_policy_for_mean_functions_and_evaluate(no_relevant):
     frame = pd.DataFrame([(u, i, -p, int(i in relevant[u])) for u, items in enumerate(ranked)
                           for p, i in enumerate(items)], columns=["user", "item", "score", "label"])
     table = rm.evaluate(frame, k=3, no_relevant=no_relevant, metrics=["map", "mrr"])
-    context = pytest.warns(rm.RecmetricsWarning, match="2 of 4 lists have no relevant item") \
-        if no_relevant == "skip" else warnings_none()
-    with context:
+    def context():  # a fresh guard for each call
+        return pytest.warns(rm.RecmetricsWarning, match="2 of 4 lists have no relevant item") \
+            if no_relevant == "skip" else warnings_none()
+    with context():
         assert rm.mean_average_precision(ranked, relevant, k=3, no_relevant=no_relevant) == \
             pytest.approx(value(table, "map", 3))
-    with context:
+    with context():
         assert rm.mean_reciprocal_rank(ranked, relevant, no_relevant=no_relevant) == \
             pytest.approx(value(table, "mrr"))
     assert value(table, "map", 3) == pytest.approx((0.5 + 1.0) / 2 if no_relevant == "skip" else 1.5 / 4)
 
 
+@contextlib.contextmanager
 def warnings_none():
-    import contextlib
-    import warnings
-    stack = contextlib.ExitStack()
-    stack.enter_context(warnings.catch_warnings())
-    warnings.simplefilter("error")
-    return stack
+    """Any warning inside the block is an error; a fresh guard on every use.
+
+    Bug fixed: this returned one ExitStack that worked once, so a second ``with`` on the same
+    object ran unguarded.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_warnings_none_guards_every_use():
+    for _ in range(2):
+        with pytest.raises(UserWarning, match="caught"), warnings_none():
+            warnings.warn("caught", UserWarning)
 
 
 def test_probability_metrics_equal_scikit_learn_and_the_single_functions():
@@ -525,3 +538,345 @@ def test_integer_item_ids_give_the_numbers_of_the_same_ids_as_text(spread):
     pd.testing.assert_frame_equal(
         rm.evaluate(pred.drop(columns="label"), truth.assign(item=truth.item.astype(str)),
                     **options), expected)  # int in pred, text in truth: the hash, one id form
+
+
+# --------------------------------------------------------------------------- issue 27: numbers recmetrics did not compute
+# Each test below compares with a reference written here from the definition (a loop over users,
+# a bootstrap drawn by hand, scipy, or fractions worked out by hand), never with another
+# recmetrics function that shares the code under test.
+
+
+def _uneven_users(seed=6, n_users=30):
+    """Users with 2 to 30 rows and their own click rates, scores with ties, some one-class users:
+    impressions, clicks and uniform weights give three different GAUCs."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for u in range(n_users):
+        n = int(rng.integers(2, 31))
+        rate = rng.choice([0.0, 0.1, 0.4, 0.8, 1.0], p=[0.1, 0.3, 0.3, 0.2, 0.1])
+        frames.append(pd.DataFrame({"user": u, "item": np.arange(n),
+                                    "score": rng.integers(0, 5, n) / 4,
+                                    "label": (rng.random(n) < rate).astype(int)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("gauc_weight", ["impressions", "clicks", "uniform"])
+def test_gauc_follows_gauc_weight_as_a_literal_loop_over_users(gauc_weight):
+    """Planted bug: evaluate ignoring gauc_weight passed the suite, which compared evaluate
+    with rm.group_auc (the same weight kernel)."""
+    from conftest import group_auc_literal
+
+    pred = _uneven_users()
+    expected = {w: group_auc_literal(pred, w) for w in ("impressions", "clicks", "uniform")}
+    assert len({round(v, 9) for v in expected.values()}) == 3  # the weights change the number
+    table = rm.evaluate(pred, metrics=["auc", "gauc", "mrr"], gauc_weight=gauc_weight)
+    assert value(table, "gauc") == pytest.approx(expected[gauc_weight], rel=1e-12)
+    assert table.attrs["conventions"]["gauc_weight"] == gauc_weight
+    assert rm.group_auc(pred.label, pred.score, pred.user, gauc_weight=gauc_weight) == \
+        pytest.approx(expected[gauc_weight], rel=1e-12)
+    # compare, model against itself: both values are that GAUC
+    row = rm.compare(pred, pred, metrics=["gauc"], gauc_weight=gauc_weight, n_resamples=100).iloc[0]
+    assert row.value_a == pytest.approx(expected[gauc_weight], rel=1e-12)
+    assert row.value_b == pytest.approx(expected[gauc_weight], rel=1e-12)
+
+
+def _distinct_log(seed=3, n_users=40):
+    """Users of 3 to 9 rows with distinct scores within each user (ties only across users),
+    some with no relevant row and some with relevant rows only."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for u in range(n_users):
+        n = int(rng.integers(3, 10))
+        frames.append(pd.DataFrame({"user": u, "item": rng.permutation(20)[:n],
+                                    "score": rng.permutation(n) / 4,
+                                    "label": (rng.random(n) < rng.choice([0.0, 0.3, 0.6, 1.0]))
+                                    .astype(int)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _per_user_literal(pred: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Per user, from the definitions (binary labels, distinct scores): P@k, RR, NDCG@k with
+    linear gain, the user's AUC and row count; NaN where a value is undefined."""
+    from conftest import auc_literal
+
+    rows = []
+    for u, g in pred.groupby("user", sort=False):
+        rel = g.sort_values("score", ascending=False).label.to_numpy()
+        n_rel = int(rel.sum())
+        pos, neg = g.score[g.label > 0].tolist(), g.score[g.label == 0].tolist()
+        if n_rel == 0:
+            precision = rr = ndcg = float("nan")
+        else:
+            precision = rel[:k].sum() / k
+            rr = 1 / (1 + int(np.argmax(rel)))
+            dcg = sum(r / math.log2(i + 1) for i, r in enumerate(rel[:k], start=1))
+            ndcg = dcg / sum(1 / math.log2(i + 1) for i in range(1, min(k, n_rel) + 1))
+        rows.append({"user": u, "n": len(g), "precision": precision, "mrr": rr, "ndcg": ndcg,
+                     "auc": auc_literal(pos, neg)})
+    return pd.DataFrame(rows)
+
+
+def _interval_reference(table, per_user, weights_of, auc_of) -> dict:
+    """Percentile interval of every row of ``table`` from resample weights given by hand.
+
+    ``weights_of(name, n)`` returns the (n_resamples, n) weights of the n users that a row's mean
+    counts (counts of draws, or Poisson weights), in the users' order; ``auc_of(weights)`` the
+    global AUC of one resample with the users weighted so.
+    """
+    level = (1 - 0.9) / 2, (1 + 0.9) / 2  # the ci=0.9 the tests ask for
+    out = {}
+    for row in table.itertuples():
+        name = row.metric if pd.isna(row.k) else f"{row.metric}@{row.k}"
+        if row.metric == "auc":
+            resampled = np.array([auc_of(w) for w in weights_of("auc", len(per_user))])
+        else:
+            column = "auc" if row.metric == "gauc" else row.metric
+            kept = per_user[per_user[column].notna()]
+            v = kept[column].to_numpy()
+            size = kept.n.to_numpy() if row.metric == "gauc" else np.ones(len(kept))  # impressions
+            w = weights_of(name, len(kept)) * size
+            with np.errstate(invalid="ignore", divide="ignore"):
+                resampled = (w @ v) / w.sum(axis=1)
+        resampled = resampled[np.isfinite(resampled)]
+        out[name] = tuple(np.quantile(resampled, level))
+    return out
+
+
+def test_multinomial_intervals_equal_a_bootstrap_drawn_by_hand():
+    """Planted bug: a 90% interval reported as 95% was caught by one notebook output only.
+
+    The draws are replayed from the documented sequence: one generator seeded with ``seed``;
+    global AUC first (n_resamples draws of n users, one resample at a time), then each mean in
+    table order (one (n_resamples, n) draw of the users it counts, as rm.bootstrap_ci draws
+    them). Each resample's statistic is then recomputed from the per-user values written here.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    pred = _distinct_log()
+    per_user = _per_user_literal(pred, k=3)
+    table = rm.evaluate(pred, k=3, metrics=["auc", "gauc", "precision", "mrr", "ndcg"],
+                        gain="linear", ci=0.9, n_resamples=200, seed=7)
+    assert table.metric.tolist() == ["auc", "gauc", "precision", "mrr", "ndcg"]
+    rng = np.random.default_rng(7)
+
+    def weights_of(name, n):
+        if name == "auc":  # one resample at a time
+            draws = np.stack([rng.integers(0, n, n) for _ in range(200)])
+        else:  # all resamples in one draw (200 x n is below the 2e6 chunk)
+            draws = rng.integers(0, n, size=(200, n))
+        return np.stack([np.bincount(d, minlength=n) for d in draws]).astype(float)
+
+    groups = [g for _, g in pred.groupby("user", sort=False)]
+
+    def auc_of(counts):
+        rows = pd.concat([g for g, c in zip(groups, counts) for _ in range(int(c))])
+        return roc_auc_score(rows.label, rows.score)
+
+    expected = _interval_reference(table, per_user, weights_of, auc_of)
+    for row in table.itertuples():
+        name = row.metric if pd.isna(row.k) else f"{row.metric}@{row.k}"
+        assert (row.ci_low, row.ci_high) == pytest.approx(expected[name], abs=1e-12), name
+    # the literal values themselves
+    assert value(table, "gauc") == pytest.approx(
+        np.average(per_user.auc.dropna(), weights=per_user.n[per_user.auc.notna()]), rel=1e-12)
+    assert value(table, "ndcg", 3) == pytest.approx(per_user.ndcg.mean(), rel=1e-12)
+
+
+def poisson_weight_table(user_ids, seed: int, n_resamples: int) -> np.ndarray:
+    """Poisson(1) weights of integer user ids (rows) in resamples 0 .. n_resamples - 1.
+
+    The one place the tests reach the private weight generator: a user's key is pandas'
+    hash of its (int64) id, and resample b's weight comes from that key, ``seed`` and b.
+    """
+    from recmetrics._engine import poisson_weights
+
+    hashes = pd.util.hash_array(np.asarray(user_ids, dtype=np.int64))
+    return poisson_weights(hashes, seed, 0, n_resamples)
+
+
+def test_poisson_weights_follow_the_poisson_1_distribution():
+    """Planted bug: a weight table truncated at 3 passed every test (mean 1 +- 0.3 was the check).
+
+    Chi-square goodness of fit over counts 0, 1, ..., 5 and 6+ of 2000 users x 100 resamples,
+    against Poisson(1); a table cut at 3 misses the ~1.9% of weights >= 4 and fails by far.
+    """
+    from scipy import stats
+
+    w = poisson_weight_table(np.arange(2000), seed=12, n_resamples=100)
+    assert w.shape == (2000, 100) and (w == np.round(w)).all()
+    probabilities = np.r_[stats.poisson.pmf(np.arange(6), 1), stats.poisson.sf(5, 1)]
+
+    def p_value(weights):
+        counts = np.bincount(np.minimum(weights.astype(int).ravel(), 6), minlength=7)
+        return stats.chisquare(counts, probabilities * counts.sum()).pvalue
+
+    assert p_value(w) > 1e-3
+    assert p_value(np.minimum(w, 3)) < 1e-12  # the test sees a truncation at 3
+    # one resample across users, and one user across resamples, are Poisson(1) too
+    assert p_value(w[:, 0]) > 1e-3
+    assert p_value(poisson_weight_table([7], seed=12, n_resamples=2000)) > 1e-3
+    assert abs(np.corrcoef(w[:, 0], w[:, 1])[0, 1]) < 0.1  # resamples are not copies
+
+
+def test_poisson_intervals_equal_a_percentile_bootstrap_with_the_same_weights():
+    """The Poisson bootstrap's interval from the weights of poisson_weight_table, recomputed on
+    the per-user values written here; global AUC on each user's rows repeated w times."""
+    from sklearn.metrics import roc_auc_score
+
+    pred = _distinct_log(seed=4, n_users=50)
+    per_user = _per_user_literal(pred, k=3)
+    table = rm.evaluate(pred, k=3, metrics=["auc", "gauc", "precision", "mrr", "ndcg"],
+                        gain="linear", ci=0.9, n_resamples=150, seed=21, bootstrap="poisson")
+    w = poisson_weight_table(per_user.user, seed=21, n_resamples=150).T  # (resample, user)
+
+    def weights_of(name, n):
+        if name == "auc":
+            return w
+        column = "auc" if name == "gauc" else name.split("@")[0]
+        return w[:, per_user[column].notna().to_numpy()]
+
+    groups = [g for _, g in pred.groupby("user", sort=False)]
+
+    def auc_of(weights):
+        rows = pd.concat([g for g, c in zip(groups, weights) for _ in range(int(c))])
+        return roc_auc_score(rows.label, rows.score)
+
+    expected = _interval_reference(table, per_user, weights_of, auc_of)
+    for row in table.itertuples():
+        name = row.metric if pd.isna(row.k) else f"{row.metric}@{row.k}"
+        assert (row.ci_low, row.ci_high) == pytest.approx(expected[name], abs=1e-12), name
+
+
+def test_compare_p_values_equal_scipy_and_a_sign_flip_drawn_by_hand():
+    """Planted bug: p_ttest was only checked against thresholds. Here: scipy.stats.ttest_rel on
+    per-user values written from the definitions, over the users both models scored, and the
+    randomization p-value replayed from compare's generator (seeded with ``seed``; per metric in
+    table order, one (n_resamples, n) draw of signs)."""
+    from scipy import stats
+
+    a = _distinct_log(seed=8, n_users=60)
+    rng = np.random.default_rng(1)
+    b = a.assign(score=a.groupby("user").score.transform(lambda s: rng.permutation(s.to_numpy())))
+    b = b[b.user >= 5]  # B did not score users 0 .. 4
+    with pytest.warns(rm.RecmetricsWarning, match="model A scored 60 users and model B 55"):
+        table = rm.compare(a, b, k=3, metrics=["precision", "mrr"], n_resamples=500, seed=9)
+    ua = _per_user_literal(a[a.user >= 5], k=3).set_index("user")
+    ub = _per_user_literal(b, k=3).set_index("user").loc[ua.index]
+    flips = np.random.default_rng(9)
+    assert table.metric.tolist() == ["precision", "mrr"]
+    for row in table.itertuples():
+        va, vb = ua[row.metric].to_numpy(), ub[row.metric].to_numpy()
+        both = ~(np.isnan(va) | np.isnan(vb))
+        va, vb = va[both], vb[both]
+        assert row.n_users == both.sum() and row.n_users > 20
+        assert row.value_a == pytest.approx(va.mean(), rel=1e-12)
+        assert row.value_b == pytest.approx(vb.mean(), rel=1e-12)
+        assert row.p_ttest == pytest.approx(stats.ttest_rel(vb, va).pvalue, rel=1e-9)
+        d = vb - va
+        signs = flips.integers(0, 2, size=(500, d.size), dtype=np.int8) * 2 - 1
+        extreme = sum(abs(float(np.dot(s, d))) / d.size >= abs(d.mean()) - 1e-12 for s in signs)
+        assert row.p_randomization == (extreme + 1) / 501
+        assert 0.001 < row.p_ttest < 1  # a real test, not a degenerate p-value
+
+
+# --------------------------------------------------------------------------- ties worked by hand
+#
+# Two users, k = 3, ties="average" (the mean over every order of tied items).
+#
+# u1 scores a 0.9 (grade 2) | b, c, d 0.5 (c grade 1) | e 0.1 (grade 1); truth adds f (grade 1,
+#    never scored), so u1 has 4 relevant items. The tie {b, c, d} holds ranks 2-4 and straddles
+#    k = 3. Only c's rank matters; it is 2, 3 or 4, each with probability 1/3:
+#      c at 2 (a c b d e): hits in the top 3 at 1, 2: P@1 + P@2 = 1 + 1       = 2,   2 hits
+#      c at 3 (a b c d e): hits at 1, 3:              P@1 + P@3 = 1 + 2/3     = 5/3, 2 hits
+#      c at 4 (a b d c e): hit at 1:                  P@1                     = 1,   1 hit
+#    AP@3 "relevant" (/4):   (1/2 + 5/12 + 1/4) / 3 = (6 + 5 + 3)/12 / 3 = 7/18
+#    AP@3 "min_k" (/min(3, 4) = 3): (2/3 + 5/9 + 1/3) / 3 = (6 + 5 + 3)/9 / 3 = 14/27
+#    AP@3 "hits" (/hits in the top 3): (2/2 + (5/3)/2 + 1/1) / 3 = (1 + 5/6 + 1) / 3 = 17/18
+#      (the ratio of the means, (14/9) / (5/3) = 14/15, is not AP: the hits are random here)
+#    RR = 1 (a is first in every order).
+#    NDCG@3, L = 1/log2(3), exponential gain 2^g - 1 (a: 3, c, e, f: 1):
+#      DCG@3: c at 2: 3 + L; c at 3: 3 + 1/2; c at 4: 3; mean 19/6 + L/3
+#      IDCG@3 "truth" (grades 2, 1, 1): 3 + L + 1/2 = 7/2 + L;  "full" (grade 2 thrice): 9/2 + 3L
+#      linear gain (a: 2): DCG 13/6 + L/3, IDCG "truth" 5/2 + L
+#
+# u2 scores p, q, r, s 0.8 (p grade 2, q grade 1) | t 0.3 (grade 0). The tie holds ranks 1-4 and
+#    straddles k = 3. The ranks of the two relevant items are one of 6 equally likely pairs:
+#      {1,2}: P@1 + P@2 = 2,         2 hits     {2,3}: P@2 + P@3 = 1/2 + 2/3 = 7/6, 2 hits
+#      {1,3}: P@1 + P@3 = 5/3,       2 hits     {2,4}: P@2       = 1/2,             1 hit
+#      {1,4}: P@1       = 1,         1 hit      {3,4}: P@3       = 1/3,             1 hit
+#    AP@3 "relevant" (/2) = "min_k" (/min(3, 2) = 2): (2 + 5/3 + 1 + 7/6 + 1/2 + 1/3) / 2 / 6
+#      = (40/6) / 12 = 5/9
+#    AP@3 "hits": (1 + 5/6 + 1 + 7/12 + 1/2 + 1/3) / 6 = (51/12) / 6 = 17/24
+#    RR: first relevant rank 1, 1, 1, 2, 2, 3 over the six pairs: (3 + 1/2 + 1/2 + 1/3) / 6 = 13/18
+#    NDCG@3: each of ranks 1-3 holds the tie's mean gain: exponential (3 + 1 + 0 + 0)/4 = 1,
+#      DCG@3 = 1 + L + 1/2 = 3/2 + L, IDCG "truth" (grades 2, 1) = 3 + L;
+#      IDCG "full" (grade 2 thrice) = 3 (3/2 + L), so NDCG = 1/3;
+#      linear mean gain 3/4: DCG 3/4 (3/2 + L) = 9/8 + 3L/4, IDCG 2 + L
+L3 = 1 / math.log2(3)
+TIE_PRED = pd.DataFrame({"user": ["u1"] * 5 + ["u2"] * 5, "item": list("abcde") + list("pqrst"),
+                         "score": [0.9, 0.5, 0.5, 0.5, 0.1, 0.8, 0.8, 0.8, 0.8, 0.3]})
+TIE_TRUTH = pd.DataFrame({"user": ["u1"] * 4 + ["u2"] * 2, "item": list("acef") + list("pq"),
+                          "label": [2, 1, 1, 1, 2, 1]})
+F = Fraction
+TIE_EXPECTED = {  # (column, options): (u1, u2)
+    ("map@3", "relevant"): (F(7, 18), F(5, 9)),
+    ("map@3", "min_k"): (F(14, 27), F(5, 9)),
+    ("map@3", "hits"): (F(17, 18), F(17, 24)),
+    ("mrr", None): (F(1), F(13, 18)),
+    ("ndcg@3", ("exponential", "truth")): ((19 / 6 + L3 / 3) / (7 / 2 + L3), (3 / 2 + L3) / (3 + L3)),
+    ("ndcg@3", ("exponential", "full")): ((19 / 6 + L3 / 3) / (9 / 2 + 3 * L3), (3 / 2 + L3) / (3 * (3 / 2 + L3))),
+    ("ndcg@3", ("linear", "truth")): ((13 / 6 + L3 / 3) / (5 / 2 + L3), (9 / 8 + 3 * L3 / 4) / (2 + L3)),
+}
+# each order of the ties as a ranked list, with its probability and the values worked out above
+TIE_ORDERS = {
+    "u1": [(["a", "c", "b", "d", "e"], F(1, 3), {"relevant": F(1, 2), "min_k": F(2, 3), "hits": F(1), "rr": F(1)}),
+           (["a", "b", "c", "d", "e"], F(1, 3), {"relevant": F(5, 12), "min_k": F(5, 9), "hits": F(5, 6), "rr": F(1)}),
+           (["a", "b", "d", "c", "e"], F(1, 3), {"relevant": F(1, 4), "min_k": F(1, 3), "hits": F(1), "rr": F(1)})],
+    "u2": [(["p", "q", "r", "s", "t"], F(1, 6), {"relevant": F(1), "hits": F(1), "rr": F(1)}),
+           (["p", "r", "q", "s", "t"], F(1, 6), {"relevant": F(5, 6), "hits": F(5, 6), "rr": F(1)}),
+           (["p", "r", "s", "q", "t"], F(1, 6), {"relevant": F(1, 2), "hits": F(1), "rr": F(1)}),
+           (["r", "p", "q", "s", "t"], F(1, 6), {"relevant": F(7, 12), "hits": F(7, 12), "rr": F(1, 2)}),
+           (["r", "p", "s", "q", "t"], F(1, 6), {"relevant": F(1, 4), "hits": F(1, 2), "rr": F(1, 2)}),
+           (["r", "s", "p", "q", "t"], F(1, 6), {"relevant": F(1, 6), "hits": F(1, 3), "rr": F(1, 3)})],
+}
+
+
+def test_hand_worked_ties_single_list_functions_order_by_order():
+    """The single-list functions take one ranked list (no ties): each order of the ties gives the
+    value worked out by hand, and the orders' mean is the tie-averaged value."""
+    for user, orders in TIE_ORDERS.items():
+        u = 0 if user == "u1" else 1
+        grades = dict(zip(TIE_TRUTH.item[TIE_TRUTH.user == user], TIE_TRUTH.label[TIE_TRUTH.user == user]))
+        relevant = set(grades)
+        assert sum(p for _, p, _ in orders) == 1
+        for denominator in ("relevant", "min_k", "hits"):
+            by_hand = {"min_k": "relevant"}.get(denominator, denominator) if user == "u2" else denominator
+            for ranked, _, hand in orders:
+                assert rm.average_precision(ranked, relevant, k=3, denominator=denominator) == \
+                    pytest.approx(float(hand[by_hand]), rel=1e-12), (user, ranked, denominator)
+            mean = sum(p * hand[by_hand] for _, p, hand in orders)
+            assert mean == TIE_EXPECTED[("map@3", denominator)][u]
+        for ranked, _, hand in orders:
+            assert rm.reciprocal_rank(ranked, relevant) == pytest.approx(float(hand["rr"]), rel=1e-12)
+        assert sum(p * hand["rr"] for _, p, hand in orders) == TIE_EXPECTED[("mrr", None)][u]
+    # NDCG of u1 order by order: DCG@3 = 3 + L, 3 + 1/2, 3 (exponential gain)
+    grades = {"a": 2, "c": 1, "e": 1, "f": 1}
+    for (ranked, _, _), dcg in zip(TIE_ORDERS["u1"], (3 + L3, 3.5, 3.0)):
+        assert rm.ndcg(ranked, grades, k=3) == pytest.approx(dcg / (7 / 2 + L3), rel=1e-12)
+        assert rm.ndcg(ranked, grades, k=3, ideal="full") == pytest.approx(dcg / (9 / 2 + 3 * L3), rel=1e-12)
+
+
+@pytest.mark.parametrize("column, options", list(TIE_EXPECTED),
+                         ids=["-".join([c, *([o] if isinstance(o, str) else o or [])]) for c, o in TIE_EXPECTED])
+def test_hand_worked_ties_through_evaluate(column, options):
+    """Planted bug: AP's "hits" denominator wrong when a tie straddles k was caught in 5 of 10
+    random seeds; here it meets fractions worked out by hand (comments above)."""
+    kwargs = {"denominator": options} if column.startswith("map") else \
+        dict(zip(("gain", "ideal"), options)) if column.startswith("ndcg") else {}
+    metric = column.split("@")[0]
+    per_user = rm.evaluate_per_user(TIE_PRED, TIE_TRUTH, k=3, metrics=[metric], **kwargs)
+    expected = [float(v) for v in TIE_EXPECTED[(column, options)]]
+    assert per_user.user.tolist() == ["u1", "u2"]
+    assert per_user[column].tolist() == pytest.approx(expected, rel=1e-12)
+    table = rm.evaluate(TIE_PRED, TIE_TRUTH, k=3, metrics=[metric], **kwargs)
+    assert value(table, metric, None if metric == "mrr" else 3) == pytest.approx(np.mean(expected), rel=1e-12)

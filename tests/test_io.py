@@ -443,14 +443,21 @@ def _alive(pid: int) -> bool:
 
 
 def test_ctrl_c_in_report_stops_the_kernel_and_writes_nothing(tmp_path):
-    """A real SIGINT while the notebook runs: "interrupted", status 130, no file, no kernel."""
+    """A real SIGINT while the notebook runs: "interrupted", status 130, no file, no kernel.
+
+    Bug fixed: the child inherited an ignored SIGINT when pytest itself started with SIGINT
+    ignored (as a background job of a shell does), so the signal did nothing and the test
+    failed with ``assert 0 == 130``. The child now restores SIGINT's default before Python starts,
+    as a terminal would give it.
+    """
     import signal
 
     out = tmp_path / "out"
     out.mkdir()
     process = subprocess.Popen([sys.executable, "-m", "recmetrics", "report", str(PRED), "--truth",
                                 str(TRUTH), "--n-resamples", "100000", "-o", str(out / "r.html")],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     kernel = None
     deadline = time.monotonic() + 300
     while kernel is None and time.monotonic() < deadline and process.poll() is None:

@@ -105,3 +105,40 @@ def test_importing_recmetrics_leaves_scipy_stats_and_matplotlib_for_when_they_ar
     loaded = set(done.stdout.split())
     assert "scipy.special" in loaded  # the kernels' gammaln and expi, cheap
     assert not {m for m in loaded if m == "scipy.stats" or m.startswith("matplotlib")}, loaded
+
+
+def test_tasks_test_runs_pytest_with_extras_required(monkeypatch):
+    """`tasks.py test` installs every extra, so it tells the tests a missing one is a failure."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tasks", ROOT / "tasks.py")
+    tasks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tasks)
+    calls = []
+    monkeypatch.setattr(tasks, "ensure_venv", lambda: None)
+    monkeypatch.setattr(tasks, "_run", lambda *args, **kwargs: calls.append((args, kwargs)))
+    tasks.main(["test", "-x"])
+    (args, kwargs), = calls
+    assert [str(a) for a in args[1:]] == ["-m", "pytest", "-x"]
+    assert kwargs["env"] == {"RECMETRICS_REQUIRE_EXTRAS": "1"}
+
+
+@pytest.mark.parametrize("required", ["1", ""])
+def test_a_missing_dask_extra_fails_when_required_and_skips_otherwise(required, tmp_path):
+    """Bug fixed: without the dask extra every test of test_distributed.py skipped, in CI too."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "dask").mkdir()
+    (tmp_path / "dask" / "__init__.py").write_text("raise ImportError('dask is missing here')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
+           "RECMETRICS_REQUIRE_EXTRAS": required}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o",
+                           "addopts=", "tests/test_distributed.py"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    if required:
+        assert done.returncode == 2, done.stdout  # interrupted: an error during collection
+        assert "RECMETRICS_REQUIRE_EXTRAS=1 says every extra is installed" in done.stdout
+    else:
+        assert done.returncode == 5 and "1 skipped" in done.stdout, done.stdout  # nothing ran

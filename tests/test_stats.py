@@ -40,3 +40,26 @@ def test_critical_value_inverts_the_p_value(alpha, dof):
     c = rm.chi_square_critical_value(alpha, dof)
     assert stats.chi2.sf(c, dof) == pytest.approx(alpha)
     assert c == pytest.approx(stats.chi2.ppf(1 - alpha, dof))
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bootstrap_ci_equals_a_percentile_bootstrap_drawn_by_hand(confidence, weighted):
+    """Planted bug: a 90% interval reported as 95% passed every test (intervals were only
+    checked to contain the value). The draws are replayed: a generator seeded with ``seed``
+    draws all n_resamples x n user indices at once (below 2e6 draws, one chunk)."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    values, weights = rng.random(40) ** 3, rng.integers(1, 20, 40).astype(float)
+    got = rm.bootstrap_ci(values, weights=weights if weighted else None, confidence=confidence,
+                          n_resamples=500, seed=5)
+    draws = np.random.default_rng(5).integers(0, 40, size=(500, 40))
+    w = weights if weighted else np.ones(40)
+    means = [sum(w[i] * values[i] for i in d) / sum(w[i] for i in d) for d in draws]
+    alpha = 1 - confidence
+    expected = np.percentile(means, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    assert got == pytest.approx(tuple(expected), abs=1e-12)
+    # a generator passed as seed is used as it is, continuing its sequence
+    assert rm.bootstrap_ci(values, weights=weights if weighted else None, confidence=confidence,
+                           n_resamples=500, seed=np.random.default_rng(5)) == got
