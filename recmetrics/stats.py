@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from . import _kernels
-from ._validation import (ADJUSTMENTS, Adjustment, as_binary, as_counts, as_finite_numbers,
-                          as_numbers, as_p_values, check_n_resamples, check_option,
-                          check_probability, check_same_length, check_seed, undefined_value)
+from ._validation import (ADJUSTMENTS, Adjustment, RecmetricsWarning, as_binary, as_counts,
+                          as_finite_numbers, as_numbers, as_p_values, caller_stacklevel,
+                          check_n_resamples, check_option, check_probability, check_same_length,
+                          check_seed, undefined_value)
 
 __all__ = ["ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
            "DeLongResult", "delong_test", "paired_bootstrap_test", "adjust_p_values"]
@@ -289,9 +291,10 @@ def delong_test(y_true, y_score_a, y_score_b) -> DeLongResult:
     difference = auc_b - auc_a
     if m < 2 or n < 2:
         only = f"{m} positive" if m < 2 else f"{n} negative"
-        undefined_value(f"the variance of the AUC difference is undefined: y_true holds only "
-                        f"{only}, and DeLong's variance needs at least two positives and two "
-                        "negatives; variance, z and p_value are NaN")
+        warnings.warn(f"the variance of the AUC difference is undefined: y_true holds only "
+                      f"{only}, and DeLong's variance needs at least two positives and two "
+                      "negatives; variance, z and p_value are NaN", RecmetricsWarning,
+                      stacklevel=caller_stacklevel())
         return DeLongResult(auc_a, auc_b, difference, nan, nan, nan)
     variance = _kernels.delong_variance(v10_b - v10_a, v01_b - v01_a)
     if variance > 0:
@@ -300,10 +303,11 @@ def delong_test(y_true, y_score_a, y_score_b) -> DeLongResult:
                             math.erfc(abs(z) / math.sqrt(2)))
     if difference == 0:
         return DeLongResult(auc_a, auc_b, difference, 0.0, nan, 1.0)
-    undefined_value(f"the variance of the AUC difference is 0 although the AUCs differ by "
-                    f"{difference:g}: every positive and every negative moves by the same amount, "
-                    "so the normal approximation has nothing to go on; z is infinite and p_value "
-                    "0.0 instead of NaN (try paired_bootstrap_test or more samples)")
+    warnings.warn(f"the variance of the AUC difference is 0 although the AUCs differ by "
+                  f"{difference:g}: every positive and every negative moves by the same amount, so "
+                  "the normal approximation has nothing to go on; z is infinite and p_value 0.0 "
+                  "(try paired_bootstrap_test or more samples)", RecmetricsWarning,
+                  stacklevel=caller_stacklevel())
     return DeLongResult(auc_a, auc_b, difference, 0.0, math.copysign(math.inf, difference), 0.0)
 
 
@@ -455,7 +459,7 @@ def adjust_p_values(p_values, *, method: Adjustment = "holm") -> np.ndarray:
     if method == "holm":
         adjusted = np.maximum.accumulate((m - i + 1) * ranked)
     else:
-        adjusted = np.minimum.accumulate((m * ranked / i)[::-1])[::-1]
+        adjusted = np.minimum.accumulate((ranked * (m / i))[::-1])[::-1]  # m / i >= 1: >= p
     result = np.empty(m)
     result[order] = np.minimum(1.0, adjusted)
     out[run] = result
