@@ -411,9 +411,11 @@ def check_columns(name: str, present, columns: dict[str, str]) -> None:
                          f"column or pass {options}'<column name>'")
 
 
-def as_tidy_frame(name: str, frame, required: tuple[str, ...], what: str):
+def as_tidy_frame(name: str, frame, required: tuple[str, ...], what: str, *,
+                  complete: tuple[str, ...] | None = None):
     """A pandas DataFrame holding the columns ``required`` (fixed names; ``what`` says what a
-    row is), at least one row and no missing value in them."""
+    row is), at least one row and no missing value in the columns ``complete`` (default: all
+    of ``required``)."""
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
@@ -427,7 +429,7 @@ def as_tidy_frame(name: str, frame, required: tuple[str, ...], what: str):
                          f"per {what}): rename yours with DataFrame.rename(columns=...)")
     if len(frame) == 0:
         raise ValueError(f"{name} has no rows; pass at least one {what}")
-    for column in required:
+    for column in required if complete is None else complete:
         blank = pd.isna(frame[column]).to_numpy()
         if blank.any():
             first = int(np.flatnonzero(blank)[0])

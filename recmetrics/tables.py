@@ -257,8 +257,8 @@ def results_table(values, pairwise=None, *, alpha: float = 0.05, digits: int = 4
     alpha = check_probability("alpha", alpha)
     digits = check_whole("digits", digits, minimum=0, maximum=15, example="4")
     lower = _check_lower_is_better(lower_is_better)
-    values = as_tidy_frame("values", values, ("model", "metric", "value"),
-                           "model and metric")
+    values = as_tidy_frame("values", values, ("model", "metric", "value"), "model and metric",
+                           complete=("model", "metric"))
     try:
         numbers_ = pd.to_numeric(values["value"]).astype(np.float64)
     except (TypeError, ValueError):
