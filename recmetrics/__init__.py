@@ -13,7 +13,9 @@ from .ranking import (average_precision, cg, dcg, hit_rate_at_k, mean_average_pr
 from .regression import mae, mse, rmse
 from .probability import (brier_score, calibration_curve, expected_calibration_error, log_loss,
                           normalized_entropy, pr_auc, precision_recall_curve)
-from .stats import ChiSquareResult, bootstrap_ci, chi_square_critical_value, chi_square_test
+from .stats import (ChiSquareResult, DeLongResult, adjust_p_values, bootstrap_ci,
+                    chi_square_critical_value, chi_square_test, delong_test, paired_bootstrap_test)
+from .tables import LOWER_IS_BETTER, ResultsTable, results_table
 from .frame import compare, evaluate, evaluate_per_user
 from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
 from . import plots  # noqa: E402  (recmetrics.plots: figures; imports matplotlib only to draw)
@@ -34,5 +36,7 @@ __all__ = [
     "log_loss", "brier_score", "normalized_entropy", "precision_recall_curve", "pr_auc",
     "calibration_curve", "expected_calibration_error",
     "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
+    "DeLongResult", "delong_test", "paired_bootstrap_test", "adjust_p_values",
+    "ResultsTable", "results_table", "LOWER_IS_BETTER",
     "evaluate", "evaluate_per_user", "compare", "sampling", "plots",
 ]

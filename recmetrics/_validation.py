@@ -40,6 +40,7 @@ Ideal = Literal["truth", "list", "full"]
 Denominator = Literal["relevant", "min_k", "hits"]
 GaucWeight = Literal["impressions", "clicks", "uniform"]
 NoRelevant = Literal["skip", "zero", "error"]
+Adjustment = Literal["holm", "bonferroni", "bh", "none"]
 
 TIES: tuple[Ties, ...] = get_args(Ties)
 GAINS: tuple[Gain, ...] = get_args(Gain)
@@ -47,6 +48,7 @@ IDEALS: tuple[Ideal, ...] = get_args(Ideal)
 DENOMINATORS: tuple[Denominator, ...] = get_args(Denominator)
 GAUC_WEIGHTS: tuple[GaucWeight, ...] = get_args(GaucWeight)
 NO_RELEVANT: tuple[NoRelevant, ...] = get_args(NoRelevant)
+ADJUSTMENTS: tuple[Adjustment, ...] = get_args(Adjustment)
 
 #: Largest cut-off accepted: beyond it k only means "the whole list".
 MAX_K = 2**31 - 1
@@ -271,6 +273,40 @@ def as_counts(name: str, values) -> np.ndarray:
     return arr
 
 
+def as_finite_numbers(name: str, values) -> np.ndarray:
+    """A non-empty 1-d float array of finite numbers (no NaN, no infinity)."""
+    arr = as_numbers(name, values)
+    infinite = np.isinf(arr)
+    if infinite.any():
+        first = int(np.flatnonzero(infinite)[0])
+        raise ValueError(f"{name} contains {int(infinite.sum())} infinite value(s) (first at index "
+                         f"{first}); a mean with an infinite value is not a number, so drop or "
+                         "clip them")
+    return arr
+
+
+def as_p_values(name: str, values) -> np.ndarray:
+    """A 1-d float array of p-values in [0, 1]; NaN allowed (a test not run), may be empty."""
+    if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+        raise ValueError(f"{name} must be a one-dimensional sequence of p-values, got "
+                         f"{type(values).__name__}" + (f" of shape {np.shape(values)}"
+                                                       if np.ndim(values) > 1 else ""))
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return np.empty(0)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must hold numbers, got values of dtype {arr.dtype}; "
+                         "convert them with pandas.to_numeric or astype(float)")
+    arr = arr.astype(np.float64)
+    outside = ~np.isnan(arr) & ~((arr >= 0) & (arr <= 1))
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{name} must hold p-values in [0, 1] (NaN for a test not run), found "
+                         f"{arr[first].item()!r} at index {first}; pass the tests' p-values, not "
+                         "their statistics")
+    return arr
+
+
 # --------------------------------------------------------------------------- ranked lists
 
 
@@ -413,6 +449,33 @@ def check_columns(name: str, present, columns: dict[str, str]) -> None:
                            for role, _, guess in missing)
         raise ValueError(f"{name} has no column {wanted}; its columns are {have}. Rename the "
                          f"column(s) or pass {advice}")
+
+
+def as_tidy_frame(name: str, frame, required: tuple[str, ...], what: str, *,
+                  complete: tuple[str, ...] | None = None):
+    """A pandas DataFrame holding the columns ``required`` (fixed names; ``what`` says what a
+    row is), at least one row and no missing value in the columns ``complete`` (default: all
+    of ``required``)."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame with one row per {what}, got "
+                         f"{type(frame).__name__}")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        have = ", ".join(repr(str(c)) for c in frame.columns) or "none"
+        raise ValueError(f"{name} has no column {', '.join(map(repr, missing))}; its columns are "
+                         f"{have}. It needs the columns {', '.join(map(repr, required))} (one row "
+                         f"per {what}): rename yours with DataFrame.rename(columns=...)")
+    if len(frame) == 0:
+        raise ValueError(f"{name} has no rows; pass at least one {what}")
+    for column in required if complete is None else complete:
+        blank = pd.isna(frame[column]).to_numpy()
+        if blank.any():
+            first = int(np.flatnonzero(blank)[0])
+            raise ValueError(f"{name} column {column!r} has {int(blank.sum())} missing value(s) "
+                             f"(first in row {first}); fill or drop those rows")
+    return frame
 
 
 def _row(i: int) -> str:
