@@ -54,9 +54,13 @@ def _read_fields(path, fields: tuple[str, ...], what: str) -> tuple[pd.DataFrame
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} is empty; a TREC {what} file has one line per "
                          f"({', '.join(fields)})") from None
-    except pd.errors.ParserError as error:
-        raise ValueError(f"{path}: {error} (a TREC {what} line has {n} fields: "
-                         f"{' '.join(fields)})") from None
+    except pd.errors.ParserError as error:  # a line with more than n + 1 fields: find it
+        line, count = _first_long_line(path, n)
+        if line is None:
+            raise ValueError(f"{path}: {error} (a TREC {what} line has {n} fields: "
+                             f"{' '.join(fields)})") from None
+        raise ValueError(f"{path} line {line} has {count} field(s), but a TREC {what} line has "
+                         f"{n}: {' '.join(fields)}; fix or drop that line") from None
     line = np.arange(1, len(frame) + 1)
     present = frame.notna().to_numpy()
     blank = ~present.any(axis=1)
@@ -73,6 +77,21 @@ def _read_fields(path, fields: tuple[str, ...], what: str) -> tuple[pd.DataFrame
     frame = frame.iloc[:, :n]
     frame.columns = list(fields)
     return frame.reset_index(drop=True), line
+
+
+def _first_long_line(path, n: int) -> tuple[int | None, int]:
+    """The first line with more than ``n`` fields and its field count (only on the error path)."""
+    if hasattr(path, "seek"):
+        path.seek(0)
+        lines = path.read().splitlines()
+    else:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            lines = file.read().splitlines()
+    for number, text in enumerate(lines, 1):
+        count = len(text.split())
+        if count > n:
+            return number, count
+    return None, 0
 
 
 def _numbers(path, frame: pd.DataFrame, column: str, line: np.ndarray, *, whole: bool
