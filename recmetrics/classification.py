@@ -219,7 +219,8 @@ def _averaged(counts: _ClassCounts, numerator, denominator, average: str, zero_d
     """Micro (ratio of sums), macro (mean of ratios) or weighted (by support) average.
 
     A class whose ratio is 0/0 takes the ``zero_division`` value; with NaN it
-    is left out of the macro and weighted means (scikit-learn's rule).
+    is left out of the macro and weighted means (scikit-learn's rule, as is
+    the plain mean when the classes left have no support).
     """
     if average == "micro":
         return _ratio(numerator.sum(), denominator.sum(), zero_division, f"micro {what}")
@@ -233,8 +234,10 @@ def _averaged(counts: _ClassCounts, numerator, denominator, average: str, zero_d
             zero_division, f"{what} is 0/0 for {int(undefined.sum())} class(es) ({shown})")
     weights = counts.actual.astype(np.float64) if average == "weighted" else         np.ones(per_class.size)
     kept = ~np.isnan(per_class)
-    if not kept.any() or weights[kept].sum() == 0:
+    if not kept.any():
         return float("nan")
+    if weights[kept].sum() == 0:  # only classes never in y_true are left: their plain mean
+        return float(np.mean(per_class[kept]))
     return float(np.average(per_class[kept], weights=weights[kept]))
 
 
