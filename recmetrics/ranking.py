@@ -1,4 +1,4 @@
-r"""Metrics of one ranked list: P@k, R@k, HR@k, AP, RR, CG/DCG/NDCG.
+r"""Metrics of one ranked list: P@k, R@k, HR@k, AP, RR, CG/DCG/NDCG, R-precision, bpref, RBP, ERR.
 
 The teaching form: ``ranked`` is a sequence of distinct item ids, best first;
 ``relevant`` is a set of item ids (or, for NDCG, a mapping item -> grade).
@@ -19,7 +19,14 @@ Conventions that change the number, spelled out:
   returns NaN with a :class:`~recmetrics.RecmetricsWarning`), ``"zero"``
   counts it as 0, ``"error"`` raises ``ValueError``.
 * **AP denominator**, **gain** and **ideal DCG** are options; see
-  :func:`average_precision` and :func:`ndcg`.
+  :func:`average_precision` and :func:`ndcg`. P@k and R@k take a
+  ``denominator`` too (k or R by default, or min(k, R)).
+* **Judged non-relevant vs. unjudged.** Most metrics treat every item not in
+  ``relevant`` as non-relevant. :func:`bpref` uses only judged items, and
+  :func:`rbp` can report the weight of unjudged ones as its residual.
+* **Means.** :func:`mean_over_lists` averages any of these over lists with
+  one kernel call (``mean_average_precision`` and ``mean_reciprocal_rank``
+  are two of its cases, kept by name).
 
 Every option, ``k`` included, is keyword-only: ``ndcg(ranked, relevant, k=5)``.
 """
