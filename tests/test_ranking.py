@@ -319,7 +319,7 @@ def test_bpref_refuses_an_item_judged_both_ways():
 
 @given(ranking_case(), st.sampled_from([0.5, 0.8, 0.95]), st.booleans())
 def test_rbp_value_and_residual_match_the_formula(case, p, give_judged):
-    ranked, relevant, k = case
+    ranked, relevant, _ = case
     judged = set(range(0, 30, 3)) if give_judged else None
     result = rm.rbp(ranked, relevant, p=p, judged=judged)
     value, residual = rbp_literal(ranked, dict.fromkeys(relevant, 1), p, judged)
@@ -463,7 +463,7 @@ def test_r_precision_and_rbp_kernels_give_the_mean_over_the_orders_of_tied_items
     import itertools
     from recmetrics import _kernels
     grades, sizes = case
-    cut, total, sizes_used = [], 0, []
+    total, sizes_used = 0, []
     for s in sizes:
         if total >= len(grades):
             break

@@ -4,7 +4,6 @@ import subprocess
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 import pytrec_eval
 
