@@ -279,7 +279,7 @@ def precision_recall_curve(y_true, y_score, *, sample_weight=None
     return _kernels.pr_curve(labels, scores, weights)
 
 
-def pr_auc(y_true, y_score) -> float:
+def pr_auc(y_true, y_score, *, sample_weight=None) -> float:
     r"""Area under the precision-recall curve (PR AUC), step-wise: scikit-learn's average precision.
 
     .. math:: \mathrm{AP} = \sum_{k} \big(R_k - R_{k-1}\big)\, P_k
@@ -315,12 +315,16 @@ def pr_auc(y_true, y_score) -> float:
     y_true : sequence of 0/1
     y_score : sequence of float
         Any real scores, higher meaning "more likely positive". No NaN.
+    sample_weight : sequence of float or None, default None
+        One weight >= 0 per sample: the area under the weighted curve of
+        :func:`precision_recall_curve` (scikit-learn's
+        ``average_precision_score(..., sample_weight=w)``).
 
     Returns
     -------
     float
         NaN with a :class:`~recmetrics.RecmetricsWarning` when there is no
-        positive (scikit-learn warns and returns 0.0 instead); 1.0 when
+        positive (of weight > 0) (scikit-learn warns and returns 0.0 instead); 1.0 when
         every sample is positive.
 
     References
@@ -346,9 +350,13 @@ def pr_auc(y_true, y_score) -> float:
     labels = as_binary("y_true", y_true)
     scores = as_numbers("y_score", y_score)
     check_same_length(y_true=labels, y_score=scores)
+    weights = as_sample_weight(sample_weight, labels.size)
+    if weights is not None:
+        kept = weights > 0
+        labels, scores, weights = labels[kept], scores[kept], weights[kept]
     if not labels.any():
         return undefined_value("PR AUC is undefined: y_true holds no positive (1), so recall is 0/0")
-    precision, recall, _ = _kernels.pr_curve(labels, scores)
+    precision, recall, _ = _kernels.pr_curve(labels, scores, weights)
     return _kernels.step_area(precision, recall)
 
 

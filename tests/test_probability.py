@@ -522,6 +522,7 @@ def test_weighted_precision_recall_curve_is_scikit_learns(case):
     np.testing.assert_array_equal(thresholds, sk_thresholds)
     np.testing.assert_allclose(precision, sk_precision, atol=1e-12)
     np.testing.assert_allclose(recall, sk_recall, atol=1e-12)
+    assert_close(rm.pr_auc(y, s, sample_weight=w), skm.average_precision_score(y, s, sample_weight=w))
     # literal: threshold by threshold over the samples of weight > 0
     kept = [(t, q, x) for t, q, x in zip(y, s, w) if x > 0]
     for threshold, prec, rec in zip(thresholds, precision, recall):
