@@ -566,9 +566,12 @@ def bpref(ranked, relevant, judged_nonrelevant=(), *, no_relevant: NoRelevant = 
     Items that were not judged are ignored, wherever they are: that is the
     point of bpref, which stays stable when judgements are incomplete.
 
-    This is trec_eval's ``bpref`` (``m_bpref.c``), which differs from the
-    formula printed in Buckley & Voorhees (2004), :math:`1 - n_r/R`, by the
-    :math:`\min(N, R)` denominator and the :math:`\min(n_r, R)` cap.
+    This is trec_eval's ``bpref`` (``m_bpref.c``). The formula printed in
+    Buckley & Voorhees (2004) counts the non-relevant items above *r* among
+    the first R judged non-relevant ones retrieved (the cap
+    :math:`\min(n_r, R)`) but divides by R; trec_eval divides by
+    :math:`\min(N, R)`, so the two differ only when fewer than R items are
+    judged non-relevant.
 
     Parameters
     ----------
