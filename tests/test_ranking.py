@@ -486,3 +486,25 @@ def test_r_precision_and_rbp_kernels_give_the_mean_over_the_orders_of_tied_items
         count += 1
     assert got_rp == pytest.approx(rp / count)
     assert got_rbp == pytest.approx(rb / count)
+
+
+@given(judged_case(), st.sampled_from([0.5, 0.8]))
+def test_new_measures_on_perfect_and_hopeless_rankings(case, p):
+    _, relevant, nonrelevant, _ = case
+    perfect = sorted(relevant) + sorted(nonrelevant)
+    assert rm.r_precision(perfect, relevant) == 1.0
+    assert rm.bpref(perfect, relevant, nonrelevant) == 1.0
+    assert rm.err(perfect, relevant) == pytest.approx(err_literal(perfect, dict.fromkeys(relevant, 1),
+                                                                  len(perfect), 1))
+    assert rm.rbp(perfect, relevant, p=p).value == pytest.approx(1 - p ** len(relevant))
+    hopeless = sorted(nonrelevant) + list(range(100, 110))
+    for metric in (rm.r_precision, rm.err):
+        assert metric(hopeless, relevant) == 0.0
+    assert rm.bpref(hopeless, relevant, nonrelevant) == 0.0
+    assert rm.rbp(hopeless, relevant, p=p).value == 0.0
+    # a better ranking never scores lower: moving a relevant item up by one place
+    if nonrelevant:
+        worse = sorted(nonrelevant)[:1] + sorted(relevant) + sorted(nonrelevant)[1:]
+        for metric in (rm.r_precision, rm.err, rm.reciprocal_rank):
+            assert metric(perfect, relevant) >= metric(worse, relevant)
+        assert rm.bpref(perfect, relevant, nonrelevant) >= rm.bpref(worse, relevant, nonrelevant)
