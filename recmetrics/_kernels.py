@@ -203,6 +203,31 @@ def pair_counts_pairwise(pos_scores: np.ndarray, neg_scores: np.ndarray) -> tupl
     return wins, wins + ties
 
 
+def weighted_pair_counts(pos: np.ndarray, pos_w: np.ndarray, neg: np.ndarray,
+                         neg_w: np.ndarray, pairwise: bool = False) -> tuple[float, float]:
+    """Weighted wins and wins-or-ties: a pair (i, j) counts w_i * w_j.
+
+    By binary search of each positive among the negatives sorted by score,
+    with running sums of their weights; or, with ``pairwise``, by comparing
+    every pair in chunks of at most :data:`PAIRWISE_CHUNK` comparisons.
+    """
+    if pairwise:
+        step = max(1, PAIRWISE_CHUNK // neg.size)
+        wins = ties = 0.0
+        for start in range(0, pos.size, step):
+            block, weight = pos[start:start + step, None], pos_w[start:start + step]
+            wins += float(weight @ ((block > neg) @ neg_w))
+            ties += float(weight @ ((block == neg) @ neg_w))
+        return wins, wins + ties
+    order = np.argsort(neg, kind="stable")
+    neg_sorted = neg[order]
+    below = np.zeros(neg.size + 1)
+    np.cumsum(neg_w[order], out=below[1:])
+    lo = below[np.searchsorted(neg_sorted, pos, side="left")]
+    hi = below[np.searchsorted(neg_sorted, pos, side="right")]
+    return float(pos_w @ lo), float(pos_w @ hi)
+
+
 def group_pair_counts(lists: np.ndarray, scores: np.ndarray, positive: np.ndarray,
                       n_lists: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per list: wins, wins-or-ties, positives and negatives, in one linear pass.
@@ -403,20 +428,27 @@ def binary_entropy(rate):
     return np.where((rate > 0) & (rate < 1), h, 0.0)
 
 
-def pr_curve(labels: np.ndarray, scores: np.ndarray
+def pr_curve(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Precision, recall and thresholds in scikit-learn's layout.
 
     One threshold per distinct score, ascending; precision and recall have
     one more entry, the final point (precision 1, recall 0) that has no
-    threshold. Needs at least one positive.
+    threshold. Needs at least one positive (of weight > 0). With
+    ``weights``, counts are sums of weights; samples of weight 0 must have
+    been dropped (they would add thresholds, as scikit-learn drops them).
     """
     order = np.argsort(scores, kind="stable")[::-1]
     sorted_scores = scores[order]
     # last row of each run of equal scores (== keeps equal infinities together)
     last = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]), scores.size - 1]
-    tps = np.cumsum(labels[order], dtype=np.int64)[last]
-    predicted = last + 1                         # rows with score >= threshold
+    if weights is None:
+        tps = np.cumsum(labels[order], dtype=np.int64)[last]
+        predicted = last + 1                     # rows with score >= threshold
+    else:
+        w = weights[order]
+        tps = np.cumsum(w * labels[order])[last]
+        predicted = np.cumsum(w)[last]
     precision = tps / predicted
     recall = tps / tps[-1]
     return (np.r_[precision[::-1], 1.0], np.r_[recall[::-1], 0.0],
@@ -663,6 +695,98 @@ def average_precision(layout: Layout, k: int | None, denominator: str,
     return result
 
 
+def r_precision(layout: Layout, n_relevant: np.ndarray) -> np.ndarray:
+    """Expected relevant items in the top R of each list, over R (R = its relevant items).
+
+    The cut-off differs by list: a row counts when its position is at most its
+    own list's R. Under ties the expected relevance r / t of each row is summed
+    (linear, so a tie group straddling R is handled exactly). 0/0 = NaN where
+    R = 0. trec_eval's ``Rprec``: a list shorter than R counts the missing
+    places as misses.
+    """
+    rows = layout.pos <= n_relevant[layout.lists]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return layout.per_list(layout.expected_relevance(), rows) / n_relevant
+
+
+def bpref(rel_lists: np.ndarray, rel_pos: np.ndarray, nonrel_lists: np.ndarray,
+          nonrel_pos: np.ndarray, n_relevant: np.ndarray, n_nonrel: np.ndarray) -> np.ndarray:
+    r"""bpref of each list from the positions of its retrieved judged rows (no ties).
+
+    .. math:: \mathrm{bpref} = \frac1R \sum_{r} \Big(1 - \frac{\min(n_r, R)}{\min(N, R)}\Big)
+
+    over the retrieved relevant rows r, with :math:`n_r` the judged
+    non-relevant rows of the same list ranked above r, R the judged relevant
+    and N the judged non-relevant items of the list (retrieved or not). A term
+    with :math:`n_r = 0` is 1 (trec_eval's ``m_bpref.c`` special case, which
+    also covers N = 0). Rows are given as (list, 1-based position); every
+    array of rows must be sorted by list, then position. NaN where R = 0.
+    """
+    n_lists = n_relevant.size
+    span = int(max(rel_pos.max(initial=0), nonrel_pos.max(initial=0))) + 1
+    rel_key = rel_lists.astype(np.int64) * span + rel_pos
+    nonrel_key = nonrel_lists.astype(np.int64) * span + nonrel_pos
+    above = np.searchsorted(nonrel_key, rel_key) - \
+        np.searchsorted(nonrel_key, rel_lists.astype(np.int64) * span)
+    big_r = n_relevant[rel_lists].astype(np.float64)
+    scale = np.minimum(n_nonrel[rel_lists], n_relevant[rel_lists]).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        term = np.where(above > 0, 1.0 - np.minimum(above, big_r) / scale, 1.0)
+        return np.bincount(rel_lists, weights=term, minlength=n_lists) / n_relevant
+
+
+def rbp(layout: Layout, p: float) -> np.ndarray:
+    r"""Rank-biased precision of each list: :math:`(1 - p)\sum_i g_i\,p^{i-1}`.
+
+    ``g`` is the grade of the row, in [0, 1]; under ties the group's mean grade
+    (the expected grade at that place; RBP is linear in the grades).
+    """
+    weight = (1.0 - p) * np.power(p, layout.pos - 1.0)
+    return layout.per_list(layout.expected_gain("linear") * weight, layout.top(None))
+
+
+def rbp_residual(depth: np.ndarray, p: float, unjudged_lists: np.ndarray,
+                 unjudged_pos: np.ndarray) -> np.ndarray:
+    r"""RBP residual of each list: :math:`p^d` for the places below depth d, plus
+    :math:`(1 - p)p^{i-1}` for every unjudged place i within the list."""
+    unjudged = np.bincount(unjudged_lists, minlength=depth.size,
+                           weights=(1.0 - p) * np.power(p, unjudged_pos - 1.0))
+    return np.power(p, depth.astype(np.float64)) + unjudged
+
+
+def err(layout: Layout, k: int | None, max_grade: np.ndarray) -> np.ndarray:
+    r"""Expected reciprocal rank of each list (a strict order: no ties).
+
+    .. math:: \mathrm{ERR} = \sum_{r} \frac{1}{r} R_r \prod_{i<r} (1 - R_i), \qquad
+              R = \frac{2^g - 1}{2^{g_{max}}}
+
+    ``max_grade`` is :math:`g_{max}` per list (<= 1023). Only rows with a grade
+    above 0 have R > 0, so the product runs over the active rows. It is taken
+    as a sum of logarithms: a running sum over all rows that is set back to
+    about 0 after each list (a compensating entry, the list's own sum), so the
+    rounding error of a list does not grow with the lists before it.
+    """
+    top = layout.top(k)
+    lists, g, pos = layout.lists[top], layout.grades[top], layout.pos[top].astype(np.float64)
+    n_lists = layout.n_lists
+    if lists.size == 0:
+        return np.zeros(n_lists)
+    g_max = max_grade[lists]
+    stop = np.exp2(g - g_max) - np.exp2(-g_max)              # R_i, without overflow
+    keep_going = np.log((1.0 - np.exp2(g - g_max)) + np.exp2(-g_max))  # log(1 - R_i), finite
+    new_list = starts(lists)
+    first = np.flatnonzero(new_list)
+    list_sum = np.add.reduceat(keep_going, first)
+    # one slot per row plus one after each list holding minus that list's sum
+    slot = np.arange(lists.size) + np.cumsum(new_list) - 1
+    values = np.zeros(lists.size + first.size)
+    values[slot] = keep_going
+    values[np.append(first[1:] + np.arange(1, first.size), values.size) - 1] = -list_sum
+    running = np.cumsum(values)
+    before = running[slot] - keep_going                      # log of prod_{i<r} (1 - R_i)
+    return np.bincount(lists, weights=stop / pos * np.exp(before), minlength=n_lists)
+
+
 class RankedLists:
     """Ranked lists (a :class:`Layout`) with every judged relevant grade of each list.
 
@@ -709,12 +833,27 @@ class RankedLists:
         return None
 
     # the metrics, one value per list
-    def precision(self, k: int) -> np.ndarray:
-        return hits(self.layout, k) / k
-
-    def recall(self, k: int | None) -> np.ndarray:
+    def precision(self, k: int, denominator: str = "k") -> np.ndarray:
+        """P@k over k, or over min(k, R) (``"min_k"``; NaN where R = 0)."""
+        d = k if denominator == "k" else np.minimum(k, self.n_relevant)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return hits(self.layout, k) / self.n_relevant
+            return hits(self.layout, k) / d
+
+    def recall(self, k: int | None, denominator: str = "relevant") -> np.ndarray:
+        """R@k over R, or over min(k, R) (``"min_k"``); NaN where R = 0."""
+        d = self.n_relevant if denominator == "relevant" or k is None else \
+            np.minimum(k, self.n_relevant)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return hits(self.layout, k) / d
+
+    def r_precision(self) -> np.ndarray:
+        return r_precision(self.layout, self.n_relevant)
+
+    def rbp(self, p: float) -> np.ndarray:
+        return rbp(self.layout, p)
+
+    def err(self, k: int | None, max_grade: np.ndarray) -> np.ndarray:
+        return err(self.layout, k, max_grade)
 
     def hit_rate(self, k: int | None) -> np.ndarray:
         return hit_rate(self.layout, k)

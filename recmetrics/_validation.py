@@ -41,6 +41,9 @@ Denominator = Literal["relevant", "min_k", "hits"]
 GaucWeight = Literal["impressions", "clicks", "uniform"]
 NoRelevant = Literal["skip", "zero", "error"]
 Adjustment = Literal["holm", "bonferroni", "bh", "none"]
+PrecisionDenominator = Literal["k", "min_k"]
+RecallDenominator = Literal["relevant", "min_k"]
+Average = Literal["binary", "micro", "macro", "weighted"]
 
 TIES: tuple[Ties, ...] = get_args(Ties)
 GAINS: tuple[Gain, ...] = get_args(Gain)
@@ -49,6 +52,9 @@ DENOMINATORS: tuple[Denominator, ...] = get_args(Denominator)
 GAUC_WEIGHTS: tuple[GaucWeight, ...] = get_args(GaucWeight)
 NO_RELEVANT: tuple[NoRelevant, ...] = get_args(NoRelevant)
 ADJUSTMENTS: tuple[Adjustment, ...] = get_args(Adjustment)
+PRECISION_DENOMINATORS: tuple[PrecisionDenominator, ...] = get_args(PrecisionDenominator)
+RECALL_DENOMINATORS: tuple[RecallDenominator, ...] = get_args(RecallDenominator)
+AVERAGES: tuple[Average, ...] = get_args(Average)
 
 #: Largest cut-off accepted: beyond it k only means "the whole list".
 MAX_K = 2**31 - 1
@@ -171,6 +177,21 @@ def check_positive_real(name: str, value) -> float:
     return float(value)
 
 
+def check_max_fpr(max_fpr, ties: str) -> float | None:
+    """Partial AUC's bound: None, or a number with 0 < max_fpr <= 1 (ties averaged)."""
+    if max_fpr is None:
+        return None
+    if isinstance(max_fpr, bool) or not isinstance(max_fpr, numbers.Real) \
+            or not 0 < max_fpr <= 1:
+        raise ValueError(f"max_fpr={max_fpr!r} must be a number with 0 < max_fpr <= 1 (the "
+                         "largest false positive rate of the partial AUC), e.g. 0.1")
+    if ties != "average" and max_fpr < 1:
+        raise ValueError(f"max_fpr={max_fpr!r} reads the partial AUC off the ROC curve, which "
+                         f"joins tied scores by a straight line (ties='average'); ties={ties!r} "
+                         "is not available with it")
+    return float(max_fpr)
+
+
 def check_probability(name: str, value) -> float:
     """A number strictly between 0 and 1 (a significance level, say)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
@@ -222,6 +243,19 @@ def as_binary(name: str, values) -> np.ndarray:
         raise ValueError(f"{name} must hold only 0 and 1, found {arr[first].item()!r} at index {first}; "
                          "map the positive class to 1 and the rest to 0")
     return arr.astype(np.int8)
+
+
+def as_labels(name: str, values) -> np.ndarray:
+    """A non-empty 1-d array of class labels (numbers or text), none missing."""
+    import pandas as pd
+
+    arr = _as_1d(name, values)
+    missing = pd.isna(arr)
+    if np.any(missing):
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} contains {int(np.sum(missing))} missing label(s) (first at "
+                         f"index {first}); drop those samples or give them a class")
+    return arr
 
 
 def check_same_length(**arrays) -> int:
@@ -348,6 +382,59 @@ def as_relevance(name: str, relevance) -> dict:
             raise ValueError(f"{name}[{item!r}] = {grade!r} is negative; relevance grades must be "
                              ">= 0 (0 = not relevant)")
     return {item: float(grade) for item, grade in grades.items()}
+
+
+def as_items(name: str, items) -> set:
+    """A collection of item ids (a set, list or array; not a string or a mapping)."""
+    if isinstance(items, (str, bytes, Mapping)):
+        raise ValueError(f"{name} must be a set of item ids, got {type(items).__name__}")
+    try:
+        return set(items.tolist() if hasattr(items, "tolist") else items)
+    except TypeError:
+        raise ValueError(f"{name} must be a set of item ids, got {type(items).__name__}") from None
+
+
+def check_rbp_persistence(p) -> float:
+    """RBP's persistence: a number strictly between 0 and 1."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p < 1:
+        raise ValueError(f"p={p!r} must be a number strictly between 0 and 1 (the probability "
+                         "that the user goes on to the next item), e.g. 0.8")
+    return float(p)
+
+
+def check_max_grade(max_grade, top_judged: float) -> float | None:
+    """ERR's top grade: None (the top judged grade) or a number >= every judged grade, < 1024."""
+    if max_grade is None:
+        return None
+    if isinstance(max_grade, bool) or not isinstance(max_grade, numbers.Real) \
+            or not math.isfinite(max_grade) or max_grade <= 0:
+        raise ValueError(f"max_grade={max_grade!r} must be a number > 0 (the top grade of the "
+                         "judging scale, e.g. 4), or None for the top judged grade")
+    if max_grade >= 1024:
+        raise ValueError(f"max_grade={max_grade!r} is too large: 2**max_grade overflows float64 "
+                         "from 1024 on; rescale the grades")
+    if top_judged > max_grade:
+        raise ValueError(f"a judged grade ({top_judged:g}) is above max_grade={max_grade!r}; pass "
+                         "the top grade of the scale (or None)")
+    return float(max_grade)
+
+
+def as_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+    """None, or one finite weight >= 0 per sample (as float64), not all zero."""
+    if sample_weight is None:
+        return None
+    w = as_numbers("sample_weight", sample_weight)
+    if w.size != n:
+        raise ValueError(f"sample_weight has {w.size} values but there are {n} samples; pass one "
+                         "weight per sample")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"sample_weight must hold finite numbers >= 0, found "
+                         f"{w[first].item()!r} at index {first}")
+    if not (w > 0).any():
+        raise ValueError("sample_weight is 0 for every sample; give some samples a weight > 0")
+    return w
 
 
 def as_grades(name: str, grades) -> np.ndarray:

@@ -22,7 +22,8 @@ import pandas as pd
 
 from . import _kernels
 from ._validation import (GAUC_WEIGHTS, TIES, GaucWeight, Ties, as_binary, as_groups, as_numbers,
-                          check_both_classes, check_option, check_same_length, undefined_value)
+                          as_sample_weight, check_both_classes, check_max_fpr, check_option,
+                          check_same_length, undefined_value)
 
 __all__ = ["roc_curve", "roc_auc", "group_auc", "group_auc_details", "GroupAUC"]
 
@@ -31,17 +32,39 @@ __all__ = ["roc_curve", "roc_auc", "group_auc", "group_auc_details", "GroupAUC"]
 PAIRWISE_CHUNK = _kernels.PAIRWISE_CHUNK
 
 
-def _labels_and_scores(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
+def _labels_and_scores(y_true, y_score, sample_weight=None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     labels = as_binary("y_true", y_true)
     scores = as_numbers("y_score", y_score)
     check_same_length(y_true=labels, y_score=scores)
-    return labels, scores
+    return labels, scores, as_sample_weight(sample_weight, labels.size)
 
 
 # --------------------------------------------------------------------------- ROC curve
 
 
-def roc_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _curve(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray | None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cumulative false and true positives (counts or weights) and thresholds, from +inf down."""
+    if weights is not None:  # weight-0 samples would only add thresholds (scikit-learn drops them)
+        kept = weights > 0
+        labels, scores, weights = labels[kept], scores[kept], weights[kept]
+    order = np.argsort(-scores, kind="stable")
+    sorted_scores = scores[order]
+    # compare neighbours with != (np.diff of two equal infinities is NaN, which split one threshold)
+    last_of_threshold = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]),
+                              scores.size - 1]
+    if weights is None:
+        tps = np.r_[0, np.cumsum(labels[order], dtype=np.int64)[last_of_threshold]]
+        fps = np.r_[0, last_of_threshold + 1] - tps
+    else:
+        w = weights[order]
+        tps = np.r_[0.0, np.cumsum(w * labels[order])[last_of_threshold]]
+        fps = np.r_[0.0, np.cumsum(w * (1 - labels[order]))[last_of_threshold]]
+    return fps, tps, np.r_[np.inf, sorted_scores[last_of_threshold]]
+
+
+def roc_curve(y_true, y_score, *, sample_weight=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""ROC curve: one (FPR, TPR) point per distinct score used as a threshold.
 
     A sample is predicted positive when its score is ``>= threshold``. The
@@ -56,9 +79,13 @@ def roc_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Parameters
     ----------
     y_true : sequence of 0/1
-        Actual classes; both must occur.
+        Actual classes; both must occur (with a weight > 0).
     y_score : sequence of float
         Scores, higher meaning "more likely positive". No NaN.
+    sample_weight : sequence of float or None, default None
+        One weight >= 0 per sample: the counts become sums of weights. As in
+        scikit-learn, samples of weight 0 are dropped first, so their scores
+        are not thresholds.
 
     Returns
     -------
@@ -76,27 +103,30 @@ def roc_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
-    labels, scores = _labels_and_scores(y_true, y_score)
-    n_pos, n_neg = check_both_classes("y_true", labels)
+    labels, scores, weights = _labels_and_scores(y_true, y_score, sample_weight)
+    check_both_classes("y_true", labels if weights is None else labels[weights > 0])
     if np.isposinf(scores).any():
         raise ValueError("y_score contains +inf; the ROC curve starts at a threshold above every "
                          "score, so clip or rescale infinite scores first")
-    order = np.argsort(-scores, kind="stable")
-    sorted_scores = scores[order]
-    tps = np.cumsum(labels[order], dtype=np.int64)
-    # compare neighbours with != (np.diff of two equal infinities is NaN, which split one threshold)
-    last_of_threshold = np.r_[np.flatnonzero(sorted_scores[1:] != sorted_scores[:-1]), scores.size - 1]
-    tps = np.r_[0, tps[last_of_threshold]]
-    fps = np.r_[0, last_of_threshold + 1] - tps
-    thresholds = np.r_[np.inf, sorted_scores[last_of_threshold]]
-    return fps / n_neg, tps / n_pos, thresholds
+    fps, tps, thresholds = _curve(labels, scores, weights)
+    return fps / fps[-1], tps / tps[-1], thresholds
 
 
 # --------------------------------------------------------------------------- AUC
 
 
+def _partial_auc(fpr: np.ndarray, tpr: np.ndarray, max_fpr: float) -> float:
+    """McClish-standardised area of the ROC curve over FPR in [0, max_fpr]."""
+    stop = int(np.searchsorted(fpr, max_fpr, side="right"))
+    y = np.interp(max_fpr, fpr[stop - 1:stop + 1], tpr[stop - 1:stop + 1])
+    x, t = np.r_[fpr[:stop], max_fpr], np.r_[tpr[:stop], y]
+    area = float(np.sum(np.diff(x) * (t[1:] + t[:-1]) / 2))
+    low, high = 0.5 * max_fpr ** 2, max_fpr
+    return 0.5 * (1 + (area - low) / (high - low))
+
+
 def roc_auc(y_true, y_score, *, method: Literal["rank", "pairwise"] = "rank",
-            ties: Ties = "average") -> float:
+            ties: Ties = "average", max_fpr: float | None = None, sample_weight=None) -> float:
     r"""Area under the ROC curve (AUC): P(score of a positive > score of a negative).
 
     .. math::
@@ -118,24 +148,43 @@ def roc_auc(y_true, y_score, *, method: Literal["rank", "pairwise"] = "rank",
         and negatives are sorted apart and each positive is located among the
         negatives by binary search. ``"pairwise"``: the definition, comparing
         all P x N pairs in chunks of at most ``PAIRWISE_CHUNK`` comparisons,
-        so memory stays bounded; O(P N) time. Both return the same float.
+        so memory stays bounded; O(P N) time. Both return the same float
+        (without weights).
     ties : {"average", "optimistic", "pessimistic"}, default "average"
         What a positive-negative pair with equal scores counts: 1/2 (the
         expected value over random orders of tied items; the definition),
         1 (an upper bound) or 0 (a lower bound).
+    max_fpr : float or None, default None
+        Partial AUC: the area under the ROC curve (:func:`roc_curve`) for
+        false positive rates up to ``max_fpr`` (0 < max_fpr <= 1), linearly
+        interpolated at ``max_fpr``, then standardised as McClish (1989)
+        proposes so that a useless score gets 0.5 and a perfect one 1:
+
+        .. math:: \frac12\Big(1 + \frac{A - m^2/2}{m - m^2/2}\Big)
+
+        for the raw area *A* and ``max_fpr`` *m*. Equal to scikit-learn's
+        ``roc_auc_score(..., max_fpr=m)``. The curve joins a tie of scores by
+        a straight segment, so this needs ``ties="average"``; ``method`` does
+        not apply. ``max_fpr=1`` is the whole AUC.
+    sample_weight : sequence of float or None, default None
+        One weight >= 0 per sample: a positive-negative pair counts the
+        product of their weights (scikit-learn's weighted AUC, the area under
+        the weighted ROC curve).
 
     Returns
     -------
     float
         NaN, with a :class:`~recmetrics.RecmetricsWarning`, when ``y_true``
-        holds one class only: AUC compares positives with negatives, so it is
-        undefined then (the same policy as :func:`group_auc` and
-        :func:`recmetrics.evaluate`).
+        holds one class only (or one class has weight 0): AUC compares
+        positives with negatives, so it is undefined then (the same policy as
+        :func:`group_auc` and :func:`recmetrics.evaluate`).
 
     References
     ----------
     Hanley, J. A. & McNeil, B. J. (1982). The meaning and use of the area
-    under a ROC curve. *Radiology* 143(1), 29-36.
+    under a ROC curve. *Radiology* 143(1), 29-36. McClish, D. K. (1989).
+    Analyzing a portion of the ROC curve. *Medical Decision Making* 9(3),
+    190-195.
 
     Examples
     --------
@@ -143,18 +192,34 @@ def roc_auc(y_true, y_score, *, method: Literal["rank", "pairwise"] = "rank",
     0.75
     >>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.4, 0.8], method="pairwise")
     0.875
+    >>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], max_fpr=0.5)   # area 0.25: (1 + 0.125 / 0.375) / 2
+    0.6666666666666666
     """
     method = check_option("method", method, ("rank", "pairwise"))
     ties = check_option("ties", ties, TIES)
-    labels, scores = _labels_and_scores(y_true, y_score)
+    max_fpr = check_max_fpr(max_fpr, ties)
+    labels, scores, weights = _labels_and_scores(y_true, y_score, sample_weight)
     positive = labels.astype(bool)
-    n_pos = int(positive.sum())
-    n_neg = positive.size - n_pos
+    if weights is None:
+        n_pos = int(positive.sum())
+        n_neg = positive.size - n_pos
+    else:
+        n_pos, n_neg = float(weights[positive].sum()), float(weights[~positive].sum())
     if n_pos == 0 or n_neg == 0:
         only = "negatives (0)" if n_pos == 0 else "positives (1)"
-        return undefined_value(f"AUC is undefined: y_true holds only {only}")
+        return undefined_value(f"AUC is undefined: y_true holds only {only}"
+                               + ("" if weights is None else " with a weight above 0"))
+    if max_fpr is not None and max_fpr < 1:
+        if np.isposinf(scores).any():
+            raise ValueError("y_score contains +inf; the partial AUC is read off the ROC curve, "
+                             "which starts above every score, so clip infinite scores first")
+        fps, tps, _ = _curve(labels, scores, weights)
+        return _partial_auc(fps / fps[-1], tps / tps[-1], max_fpr)
     pos, neg = scores[positive], scores[~positive]
-    if method == "pairwise":
+    if weights is not None:
+        wins, wins_or_ties = _kernels.weighted_pair_counts(
+            pos, weights[positive], neg, weights[~positive], pairwise=method == "pairwise")
+    elif method == "pairwise":
         wins, wins_or_ties = _kernels.pair_counts_pairwise(pos, neg)
     else:
         pos.sort()

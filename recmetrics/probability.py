@@ -34,7 +34,7 @@ from typing import Literal
 import numpy as np
 
 from . import _kernels
-from ._validation import (as_binary, as_numbers, as_probabilities, check_eps,
+from ._validation import (as_binary, as_numbers, as_probabilities, as_sample_weight, check_eps,
                           check_has_positive, check_n_bins, check_option, check_same_length,
                           undefined_value)
 
@@ -60,7 +60,7 @@ def _labels_and_probs(y_true, y_prob) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- losses
 
 
-def log_loss(y_true, y_prob, *, eps: float = DEFAULT_EPS) -> float:
+def log_loss(y_true, y_prob, *, eps: float = DEFAULT_EPS, sample_weight=None) -> float:
     r"""Log loss (对数损失, logistic loss, binary cross-entropy), in nats per sample.
 
     .. math::
@@ -93,6 +93,9 @@ def log_loss(y_true, y_prob, *, eps: float = DEFAULT_EPS) -> float:
         recmetrics computes in float64 whatever the input dtype; for float32
         probabilities scikit-learn clips at 1.19e-07, so pass
         ``eps=float(np.finfo(np.float32).eps)`` to match it there.
+    sample_weight : sequence of float or None, default None
+        One weight >= 0 per sample: the mean becomes the weighted mean
+        :math:`\sum_i w_i \ell_i / \sum_i w_i` (scikit-learn's meaning).
 
     Returns
     -------
@@ -113,10 +116,11 @@ def log_loss(y_true, y_prob, *, eps: float = DEFAULT_EPS) -> float:
     """
     eps = check_eps(eps)
     labels, probs = _labels_and_probs(y_true, y_prob)
-    return float(np.mean(_kernels.log_loss(labels, probs, eps)))
+    weights = as_sample_weight(sample_weight, labels.size)
+    return float(np.average(_kernels.log_loss(labels, probs, eps), weights=weights))
 
 
-def brier_score(y_true, y_prob) -> float:
+def brier_score(y_true, y_prob, *, sample_weight=None) -> float:
     r"""Brier score (布里尔分数): mean squared error of the predicted probability.
 
     .. math:: \mathrm{Brier} = \frac{1}{n}\sum_{i=1}^{n}(p_i - y_i)^2
@@ -131,6 +135,8 @@ def brier_score(y_true, y_prob) -> float:
     y_true : sequence of 0/1
     y_prob : sequence of float in [0, 1]
         Predicted probability that the class is 1.
+    sample_weight : sequence of float or None, default None
+        One weight >= 0 per sample: the weighted mean of the squared errors.
 
     Returns
     -------
@@ -150,7 +156,8 @@ def brier_score(y_true, y_prob) -> float:
     0.0375
     """
     labels, probs = _labels_and_probs(y_true, y_prob)
-    return float(np.mean(_kernels.brier(labels, probs)))
+    weights = as_sample_weight(sample_weight, labels.size)
+    return float(np.average(_kernels.brier(labels, probs), weights=weights))
 
 
 def normalized_entropy(y_true, y_prob, *, eps: float = DEFAULT_EPS) -> float:
@@ -208,7 +215,8 @@ def normalized_entropy(y_true, y_prob, *, eps: float = DEFAULT_EPS) -> float:
 # --------------------------------------------------------------------------- PR curve
 
 
-def precision_recall_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def precision_recall_curve(y_true, y_score, *, sample_weight=None
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Precision-recall curve (精确率-召回率曲线): one point per distinct score as a threshold.
 
     A sample is predicted positive when its score is ``>= threshold``.
@@ -235,6 +243,10 @@ def precision_recall_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.
     y_score : sequence of float
         Scores (any real numbers, probabilities or not), higher meaning
         "more likely positive". No NaN.
+    sample_weight : sequence of float or None, default None
+        One weight >= 0 per sample: TP, FP and P become sums of weights. As in
+        scikit-learn, samples of weight 0 are dropped first, so their scores
+        are not thresholds.
 
     Returns
     -------
@@ -259,11 +271,15 @@ def precision_recall_curve(y_true, y_score) -> tuple[np.ndarray, np.ndarray, np.
     labels = as_binary("y_true", y_true)
     scores = as_numbers("y_score", y_score)
     check_same_length(y_true=labels, y_score=scores)
+    weights = as_sample_weight(sample_weight, labels.size)
+    if weights is not None:
+        kept = weights > 0
+        labels, scores, weights = labels[kept], scores[kept], weights[kept]
     check_has_positive("y_true", labels)
-    return _kernels.pr_curve(labels, scores)
+    return _kernels.pr_curve(labels, scores, weights)
 
 
-def pr_auc(y_true, y_score) -> float:
+def pr_auc(y_true, y_score, *, sample_weight=None) -> float:
     r"""Area under the precision-recall curve (PR AUC), step-wise: scikit-learn's average precision.
 
     .. math:: \mathrm{AP} = \sum_{k} \big(R_k - R_{k-1}\big)\, P_k
@@ -299,12 +315,16 @@ def pr_auc(y_true, y_score) -> float:
     y_true : sequence of 0/1
     y_score : sequence of float
         Any real scores, higher meaning "more likely positive". No NaN.
+    sample_weight : sequence of float or None, default None
+        One weight >= 0 per sample: the area under the weighted curve of
+        :func:`precision_recall_curve` (scikit-learn's
+        ``average_precision_score(..., sample_weight=w)``).
 
     Returns
     -------
     float
         NaN with a :class:`~recmetrics.RecmetricsWarning` when there is no
-        positive (scikit-learn warns and returns 0.0 instead); 1.0 when
+        positive (of weight > 0) (scikit-learn warns and returns 0.0 instead); 1.0 when
         every sample is positive.
 
     References
@@ -330,9 +350,13 @@ def pr_auc(y_true, y_score) -> float:
     labels = as_binary("y_true", y_true)
     scores = as_numbers("y_score", y_score)
     check_same_length(y_true=labels, y_score=scores)
+    weights = as_sample_weight(sample_weight, labels.size)
+    if weights is not None:
+        kept = weights > 0
+        labels, scores, weights = labels[kept], scores[kept], weights[kept]
     if not labels.any():
         return undefined_value("PR AUC is undefined: y_true holds no positive (1), so recall is 0/0")
-    precision, recall, _ = _kernels.pr_curve(labels, scores)
+    precision, recall, _ = _kernels.pr_curve(labels, scores, weights)
     return _kernels.step_area(precision, recall)
 
 

@@ -305,3 +305,101 @@ def test_group_auc_repr_is_one_line_without_the_per_group_table():
                     f"n_skipped={details.n_skipped}, table=<500 rows>)")
     assert details.n_skipped == sum(1 for g in range(500) if labels[groups == g].min()
                                     == labels[groups == g].max())
+
+
+# --------------------------------------------------------------------------- issue 23: weights, partial AUC
+
+
+def weighted_auc_literal(y_true, y_score, w):
+    """Every positive-negative pair, counted w_i * w_j (a tie half)."""
+    num = den = 0.0
+    for t1, s1, w1 in zip(y_true, y_score, w):
+        for t0, s0, w0 in zip(y_true, y_score, w):
+            if t1 == 1 and t0 == 0:
+                den += w1 * w0
+                num += w1 * w0 * (1.0 if s1 > s0 else 0.5 if s1 == s0 else 0.0)
+    return num / den
+
+
+def partial_auc_literal(y_true, y_score, max_fpr, w=None):
+    """Walk the ROC curve point by point from threshold +inf down, adding trapezoids until
+    FPR reaches max_fpr (the last one cut by linear interpolation); then McClish's formula."""
+    w = w or [1.0] * len(y_true)
+    pos = sum(x for t, x in zip(y_true, w) if t == 1)
+    neg = sum(x for t, x in zip(y_true, w) if t == 0)
+    points = [(0.0, 0.0)]
+    for threshold in sorted({s for s, x in zip(y_score, w) if x > 0}, reverse=True):
+        tp = sum(x for t, s, x in zip(y_true, y_score, w) if t == 1 and s >= threshold)
+        fp = sum(x for t, s, x in zip(y_true, y_score, w) if t == 0 and s >= threshold)
+        points.append((fp / neg, tp / pos))
+    area = 0.0
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 >= max_fpr:
+            break
+        if x1 > max_fpr:
+            y1 = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+            x1 = max_fpr
+        area += (x1 - x0) * (y0 + y1) / 2
+    low, high = max_fpr ** 2 / 2, max_fpr
+    return 0.5 * (1 + (area - low) / (high - low))
+
+
+weights = st.sampled_from([0.0, 0.25, 1.0, 2.0, 7.5])
+
+
+@given(scored_labels(), st.data())
+def test_weighted_auc_equals_the_weighted_pair_count_and_sklearn(data, draw):
+    y, s = data
+    w = draw.draw(st.lists(weights, min_size=len(y), max_size=len(y)))
+    w[y.index(1)] = w[y.index(0)] = 1.5   # both classes keep some weight
+    want = weighted_auc_literal(y, s, w)
+    assert rm.roc_auc(y, s, sample_weight=w) == pytest.approx(want, abs=1e-12)
+    assert rm.roc_auc(y, s, sample_weight=w, method="pairwise") == pytest.approx(want, abs=1e-12)
+    assert rm.roc_auc(y, s, sample_weight=w) == pytest.approx(
+        skm.roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+    assert rm.roc_auc(y, s, sample_weight=[1.0] * len(y)) == pytest.approx(rm.roc_auc(y, s))
+
+
+@given(scored_labels(), st.data())
+def test_weighted_roc_curve_is_sklearns(data, draw):
+    y, s = data
+    w = draw.draw(st.lists(weights, min_size=len(y), max_size=len(y)))
+    w[y.index(1)] = w[y.index(0)] = 1.0
+    fpr, tpr, thresholds = rm.roc_curve(y, s, sample_weight=w)
+    sk_fpr, sk_tpr, sk_thr = skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    np.testing.assert_allclose(fpr, sk_fpr, atol=1e-12)
+    np.testing.assert_allclose(tpr, sk_tpr, atol=1e-12)
+    np.testing.assert_array_equal(thresholds[1:], sk_thr[1:])   # sklearn's first is max + 1 or inf
+
+
+@given(scored_labels(), st.sampled_from([0.01, 0.1, 0.25, 0.5, 0.8, 1.0]), st.booleans(), st.data())
+def test_partial_auc_equals_sklearn_and_the_curve_walked_by_hand(data, max_fpr, weighted, draw):
+    y, s = data
+    w = None
+    if weighted:
+        w = draw.draw(st.lists(weights, min_size=len(y), max_size=len(y)))
+        w[y.index(1)] = w[y.index(0)] = 1.0
+    got = rm.roc_auc(y, s, max_fpr=max_fpr, sample_weight=w)
+    assert got == pytest.approx(skm.roc_auc_score(y, s, max_fpr=max_fpr, sample_weight=w), abs=1e-12)
+    assert got == pytest.approx(partial_auc_literal(y, s, max_fpr, w), abs=1e-12)
+
+
+@given(scored_labels(), st.sampled_from([0.05, 0.3, 0.7]))
+def test_partial_auc_properties(data, max_fpr):
+    y, s = data
+    assert rm.roc_auc(y, y, max_fpr=max_fpr) == pytest.approx(1.0)          # perfect
+    assert rm.roc_auc(y, [0.0] * len(y), max_fpr=max_fpr) == pytest.approx(0.5)  # useless
+    assert rm.roc_auc(y, s, max_fpr=1.0) == rm.roc_auc(y, s)
+
+
+def test_partial_auc_and_weights_bad_input():
+    with pytest.raises(ValueError, match=r"max_fpr=0 must be a number with 0 < max_fpr <= 1"):
+        rm.roc_auc([0, 1], [0.1, 0.2], max_fpr=0)
+    with pytest.raises(ValueError, match=r"ties='optimistic' is not available with it"):
+        rm.roc_auc([0, 1], [0.1, 0.2], max_fpr=0.5, ties="optimistic")
+    with pytest.raises(ValueError, match=r"sample_weight is 0 for every sample"):
+        rm.roc_auc([0, 1], [0.1, 0.2], sample_weight=[0, 0])
+    with pytest.warns(rm.RecmetricsWarning, match="only negatives \\(0\\) with a weight above 0"):
+        assert math.isnan(rm.roc_auc([0, 1], [0.1, 0.2], sample_weight=[1, 0]))
+    with pytest.raises(ValueError, match=r"y_true holds only negatives"):
+        rm.roc_curve([0, 1], [0.1, 0.2], sample_weight=[1, 0])

@@ -483,3 +483,50 @@ def test_kernels_take_clean_arrays_and_return_per_sample_or_per_bin_values():
     count, positives, prob_sum = _kernels.calibration_bins(y, p, np.linspace(0, 1, 3))
     assert count.tolist() == [2, 1] and positives.tolist() == [1, 1]
     assert prob_sum.tolist() == pytest.approx([0.7, 0.8])
+
+
+# --------------------------------------------------------------------------- issue 23: weights
+
+
+@st.composite
+def weighted_probabilities(draw, need_positive=False):
+    y, p = draw(labelled_probabilities(need_positive=need_positive))
+    w = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=len(y), max_size=len(y)))
+    keep = next((i for i, t in enumerate(y) if t == 1), 0) if need_positive else 0
+    w[keep] = 2.0
+    return y, p, w
+
+
+@settings(max_examples=200)
+@given(weighted_probabilities())
+def test_weighted_log_loss_and_brier_equal_scikit_learn_and_the_weighted_mean(case):
+    y, p, w = case
+    assert_close(rm.log_loss(y, p, sample_weight=w), skm.log_loss(y, p, labels=[0, 1], sample_weight=w))
+    assert_close(rm.brier_score(y, p, sample_weight=w), skm.brier_score_loss(y, p, sample_weight=w))
+    brier = sum(Fraction(x) * (Fraction(q) - t) ** 2 for t, q, x in zip(y, p, w)) / sum(map(Fraction, w))
+    assert_close(rm.brier_score(y, p, sample_weight=w), float(brier))
+    # whole weights are repetitions
+    whole = [int(x) for x in w]
+    if any(whole) and all(x == int(x) for x in w):
+        rep_y = [t for t, x in zip(y, whole) for _ in range(x)]
+        rep_p = [q for q, x in zip(p, whole) for _ in range(x)]
+        assert_close(rm.log_loss(y, p, sample_weight=w), rm.log_loss(rep_y, rep_p))
+
+
+@settings(max_examples=200)
+@given(weighted_probabilities(need_positive=True))
+def test_weighted_precision_recall_curve_is_scikit_learns(case):
+    y, s, w = case
+    precision, recall, thresholds = rm.precision_recall_curve(y, s, sample_weight=w)
+    sk_precision, sk_recall, sk_thresholds = skm.precision_recall_curve(y, s, sample_weight=w)
+    np.testing.assert_array_equal(thresholds, sk_thresholds)
+    np.testing.assert_allclose(precision, sk_precision, atol=1e-12)
+    np.testing.assert_allclose(recall, sk_recall, atol=1e-12)
+    assert_close(rm.pr_auc(y, s, sample_weight=w), skm.average_precision_score(y, s, sample_weight=w))
+    # literal: threshold by threshold over the samples of weight > 0
+    kept = [(t, q, x) for t, q, x in zip(y, s, w) if x > 0]
+    for threshold, prec, rec in zip(thresholds, precision, recall):
+        tp = sum(x for t, q, x in kept if q >= threshold and t == 1)
+        predicted = sum(x for t, q, x in kept if q >= threshold)
+        assert prec == pytest.approx(tp / predicted) and rec == pytest.approx(
+            tp / sum(x for t, _, x in kept if t == 1))

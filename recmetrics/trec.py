@@ -1,0 +1,211 @@
+r"""Reading TREC run and qrels files into the frames :func:`recmetrics.evaluate` takes.
+
+A **run** file (one system's rankings) has six fields a line, separated by
+white space::
+
+    query  Q0  doc  rank  score  tag
+
+and a **qrels** file (the judgements) four::
+
+    query  iteration  doc  grade
+
+Both are read with every id kept as text (TREC ids are strings: ``"001"``
+and ``"1"`` are two documents), and the frames use recmetrics' column names:
+``user`` for the query, ``item`` for the document, ``score`` and ``label``.
+A malformed line raises ``ValueError`` naming the file and the line number.
+
+Conventions that change the number, spelled out:
+
+* **Order.** trec_eval ignores the ``rank`` field and sorts a query's
+  documents by score, descending, breaking ties by document id, descending.
+  :func:`recmetrics.evaluate` also ranks by score but averages tied scores
+  over their orders (``ties="average"``). Runs without tied scores get the
+  same numbers; :func:`read_trec_run` keeps ``rank`` for reference only.
+* **Negative grades.** trec_eval reads a negative grade as "in the pool but
+  not judged": neither relevant nor judged non-relevant (it matters for
+  bpref). :func:`read_trec_qrels` keeps the grade as written in the ``grade``
+  column and gives :func:`recmetrics.evaluate` the ``label`` column, the
+  grade with negatives set to 0 (relevant = grade > 0 in both). The judged
+  non-relevant documents of :func:`recmetrics.bpref` are the rows with
+  ``grade == 0``.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["read_trec_run", "read_trec_qrels"]
+
+_RUN_FIELDS = ("query", "Q0", "doc", "rank", "score", "tag")
+_QRELS_FIELDS = ("query", "iteration", "doc", "grade")
+
+
+def _read_fields(path, fields: tuple[str, ...], what: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every non-blank line split on white space into ``fields`` (text), with its line number."""
+    n = len(fields)
+    try:
+        frame = pd.read_csv(path, sep=r"\s+", header=None, names=range(n + 1), dtype=str,
+                            skip_blank_lines=False, engine="c", quoting=3, na_filter=True,
+                            keep_default_na=False, na_values=[""])
+    except FileNotFoundError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty; a TREC {what} file has one line per "
+                         f"({', '.join(fields)})") from None
+    except pd.errors.ParserError as error:  # a line with more than n + 1 fields: find it
+        line, count = _first_long_line(path, n)
+        if line is None:
+            raise ValueError(f"{path}: {error} (a TREC {what} line has {n} fields: "
+                             f"{' '.join(fields)})") from None
+        raise ValueError(f"{path} line {line} has {count} field(s), but a TREC {what} line has "
+                         f"{n}: {' '.join(fields)}; fix or drop that line") from None
+    line = np.arange(1, len(frame) + 1)
+    present = frame.notna().to_numpy()
+    blank = ~present.any(axis=1)
+    frame, line, present = frame[~blank], line[~blank], present[~blank]
+    if len(frame) == 0:
+        raise ValueError(f"{path} holds no {what} line; a TREC {what} file has one line per "
+                         f"({', '.join(fields)})")
+    count = present.sum(axis=1)
+    bad = count != n
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{path} line {line[first]} has {count[first]} field(s), but a TREC "
+                         f"{what} line has {n}: {' '.join(fields)}; fix or drop that line")
+    frame = frame.iloc[:, :n]
+    frame.columns = list(fields)
+    return frame.reset_index(drop=True), line
+
+
+def _first_long_line(path, n: int) -> tuple[int | None, int]:
+    """The first line with more than ``n`` fields and its field count (only on the error path)."""
+    if hasattr(path, "seek"):
+        path.seek(0)
+        lines = path.read().splitlines()
+    else:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            lines = file.read().splitlines()
+    for number, text in enumerate(lines, 1):
+        count = len(text.split())
+        if count > n:
+            return number, count
+    return None, 0
+
+
+def _numbers(path, frame: pd.DataFrame, column: str, line: np.ndarray, *, whole: bool
+             ) -> np.ndarray:
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
+    if whole:
+        bad |= values != np.round(values)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        kind = "a whole number" if whole else "a finite number"
+        raise ValueError(f"{path} line {line[first]}: the {column} field is "
+                         f"{frame[column].iloc[first]!r}, not {kind}; fix or drop that line")
+    return values
+
+
+def _unique(path, frame: pd.DataFrame, line: np.ndarray) -> None:
+    duplicated = frame.duplicated(["query", "doc"]).to_numpy()
+    if duplicated.any():
+        first = int(np.flatnonzero(duplicated)[0])
+        query, doc = frame["query"].iloc[first], frame["doc"].iloc[first]
+        earlier = int(np.flatnonzero(((frame["query"] == query) & (frame["doc"] == doc))
+                                     .to_numpy())[0])
+        raise ValueError(f"{path} line {line[first]} repeats query {query!r}, document {doc!r} "
+                         f"(first on line {line[earlier]}); keep one line per (query, document)")
+
+
+def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a TREC run file (``query Q0 doc rank score tag``) into a frame.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The run file: six fields a line, separated by spaces or tabs. Blank
+        lines are skipped. The ``Q0`` field is not checked (trec_eval ignores
+        it too).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``user`` (query id, text), ``item`` (document id, text),
+        ``score`` (float64), ``rank`` (int64, as written) and ``tag`` (text),
+        one row per line in file order: ready for
+        ``recmetrics.evaluate(run, qrels)``. The ranking is by ``score``;
+        ``rank`` is not used (as in trec_eval).
+
+    Raises
+    ------
+    ValueError
+        With the line number, for a line without six fields, a score that is
+        not a finite number, a rank that is not a whole number, or a
+        (query, document) pair listed twice.
+
+    References
+    ----------
+    trec_eval, the TREC evaluation program: https://github.com/usnistgov/trec_eval
+
+    Examples
+    --------
+    >>> import io
+    >>> run = read_trec_run(io.StringIO("q1 Q0 d7 1 2.5 sys\\nq1 Q0 d3 2 1.0 sys\\n"))
+    >>> run[["user", "item", "score"]].values.tolist()
+    [['q1', 'd7', 2.5], ['q1', 'd3', 1.0]]
+    """
+    frame, line = _read_fields(path, _RUN_FIELDS, "run")
+    score = _numbers(path, frame, "score", line, whole=False)
+    rank = _numbers(path, frame, "rank", line, whole=True)
+    _unique(path, frame, line)
+    return pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
+                         "score": score, "rank": rank.astype(np.int64),
+                         "tag": frame["tag"].astype(str)})
+
+
+def read_trec_qrels(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a TREC qrels file (``query iteration doc grade``) into a frame.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The judgements: four fields a line, separated by spaces or tabs; the
+        grade is a whole number, possibly negative. Blank lines are skipped;
+        the iteration field is not used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``user`` (query id, text), ``item`` (document id, text),
+        ``label`` (int64: the grade, negatives set to 0) and ``grade`` (int64,
+        as written), one row per line in file order. Relevant means grade > 0,
+        as in trec_eval. A negative grade means "pooled but not judged" to
+        trec_eval; ``label`` turns it into 0 because
+        :func:`recmetrics.evaluate` takes labels >= 0 (it cannot change a
+        metric of evaluate: those count relevant items only). bpref's judged
+        non-relevant documents are ``grade == 0``.
+
+    Raises
+    ------
+    ValueError
+        With the line number, for a line without four fields, a grade that is
+        not a whole number, or a (query, document) pair judged twice.
+
+    References
+    ----------
+    trec_eval, the TREC evaluation program: https://github.com/usnistgov/trec_eval
+
+    Examples
+    --------
+    >>> import io
+    >>> qrels = read_trec_qrels(io.StringIO("q1 0 d7 2\\nq1 0 d3 0\\nq1 0 d9 -1\\n"))
+    >>> qrels.values.tolist()
+    [['q1', 'd7', 2, 2], ['q1', 'd3', 0, 0], ['q1', 'd9', 0, -1]]
+    """
+    frame, line = _read_fields(path, _QRELS_FIELDS, "qrels")
+    grade = _numbers(path, frame, "grade", line, whole=True).astype(np.int64)
+    _unique(path, frame, line)
+    return pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
+                         "label": np.maximum(grade, 0), "grade": grade})

@@ -1,0 +1,192 @@
+"""TREC run/qrels readers, and the per-list metrics against trec_eval (pytrec_eval) per query."""
+import os
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+import recmetrics as rm
+
+CUTS = (1, 5, 10, 20)
+MEASURES = {"P", "recall", "Rprec", "bpref", "recip_rank", "ndcg_cut", "map_cut"}
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def random_collection(seed, n_queries=12, n_docs=60):
+    """Run lines (distinct scores), qrels lines (grades -1..3, some documents unjudged)."""
+    rng = np.random.default_rng(seed)
+    run, qrels = [], []
+    for q in range(n_queries):
+        query = f"q{q:03d}"
+        docs = [f"d{d:03d}" for d in rng.choice(200, n_docs, replace=False)]
+        depth = int(rng.integers(1, n_docs))
+        scores = rng.permutation(np.arange(depth)) / 7 + rng.random() * 0.01
+        for rank, (doc, score) in enumerate(zip(docs[:depth], scores), 1):
+            run.append(f"{query} Q0 {doc} {rank} {score:.6f} sys")
+        judged = rng.choice(n_docs, int(rng.integers(0, n_docs)), replace=False)
+        for d in judged:
+            grade = int(rng.choice([-1, 0, 0, 0, 1, 1, 2, 3]))
+            if q == 0:  # one query with nothing relevant
+                grade = min(grade, 0)
+            qrels.append(f"{query} 0 {docs[d]} {grade}")
+    return run, qrels
+
+
+def trec_order(frame):
+    """Each query's documents in trec_eval's order: score descending, then docid descending."""
+    ranked = {}
+    for query, rows in frame.groupby("user", sort=False):
+        rows = rows.sort_values(["score", "item"], ascending=False)
+        ranked[query] = rows["item"].tolist()
+    return ranked
+
+
+def compare_with_trec_eval(run, qrels):
+    """Every query of the run that is judged: recmetrics' single-list functions equal pytrec_eval."""
+    judged_queries = set(qrels["user"])
+    truth = {q: dict(zip(rows["item"], rows["grade"].astype(int)))
+             for q, rows in qrels.groupby("user")}
+    scores = {q: dict(zip(rows["item"], rows["score"].astype(float)))
+              for q, rows in run.groupby("user") if q in judged_queries}
+    measures = {"P", "recall", "Rprec", "bpref", "recip_rank"} | \
+        {f"{m}.{','.join(map(str, CUTS))}" for m in ("ndcg_cut", "map_cut", "P", "recall")}
+    expected = pytrec_eval.RelevanceEvaluator(truth, measures).evaluate(scores)
+    ranked = trec_order(run)
+    checked = 0
+    for query, want in expected.items():
+        grades = truth[query]
+        relevant = {d: g for d, g in grades.items() if g > 0}
+        nonrel = {d for d, g in grades.items() if g == 0}
+        items = ranked[query]
+        z = dict(no_relevant="zero")
+        for k in CUTS:
+            assert rm.precision_at_k(items, relevant, k=k, **z) == pytest.approx(want[f"P_{k}"])
+            assert rm.recall_at_k(items, relevant, k=k, **z) == pytest.approx(want[f"recall_{k}"])
+            assert rm.ndcg(items, relevant, k=k, gain="linear", **z) == pytest.approx(
+                want[f"ndcg_cut_{k}"])
+            assert rm.average_precision(items, relevant, k=k, **z) == pytest.approx(
+                want[f"map_cut_{k}"])
+        assert rm.r_precision(items, relevant, **z) == pytest.approx(want["Rprec"])
+        assert rm.bpref(items, relevant, nonrel, **z) == pytest.approx(want["bpref"])
+        assert rm.bpref(items, grades_without_negatives(grades), **z) == pytest.approx(want["bpref"])
+        assert rm.reciprocal_rank(items, relevant, **z) == pytest.approx(want["recip_rank"])
+        checked += 1
+    return checked
+
+
+def grades_without_negatives(grades):
+    return {d: g for d, g in grades.items() if g >= 0}
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def test_read_trec_run_keeps_ids_as_text_and_reads_every_field(tmp_path):
+    path = write(tmp_path / "run", ["001 Q0 007 1 2.5 mine", "001\tQ0\t7 2 1.0 mine", "",
+                                    "2 Q0 007 1 -3e-1 mine"])
+    run = rm.read_trec_run(path)
+    assert run.columns.tolist() == ["user", "item", "score", "rank", "tag"]
+    assert run["user"].tolist() == ["001", "001", "2"]
+    assert run["item"].tolist() == ["007", "7", "007"]     # "007" and "7" stay two documents
+    assert run["score"].tolist() == [2.5, 1.0, -0.3]
+    assert run["rank"].tolist() == [1, 2, 1] and run["tag"].tolist() == ["mine"] * 3
+
+
+def test_read_trec_qrels_keeps_negative_grades_and_clips_the_label(tmp_path):
+    path = write(tmp_path / "qrels", ["q1 0 d1 2", "q1 0 d2 0", "q1 0 d3 -1", "q2 0 d1 1"])
+    qrels = rm.read_trec_qrels(path)
+    assert qrels.columns.tolist() == ["user", "item", "label", "grade"]
+    assert qrels["grade"].tolist() == [2, 0, -1, 1]
+    assert qrels["label"].tolist() == [2, 0, 0, 1]
+
+
+@pytest.mark.parametrize("reader, lines, message", [
+    (rm.read_trec_run, ["q1 Q0 d1 1 0.5 sys", "q1 Q0 d2 2 0.4"],
+     r"line 2 has 5 field\(s\), but a TREC run line has 6: query Q0 doc rank score tag"),
+    (rm.read_trec_run, ["q1 Q0 d1 1 high sys"], r"line 1: the score field is 'high', not a finite"),
+    (rm.read_trec_run, ["q1 Q0 d1 1 nan sys"], r"line 1: the score field is 'nan'"),
+    (rm.read_trec_run, ["q1 Q0 d1 1.5 0.3 sys"], r"line 1: the rank field is '1.5', not a whole"),
+    (rm.read_trec_run, ["q1 Q0 d1 1 0.5 sys", "", "q1 Q0 d1 2 0.4 sys"],
+     r"line 3 repeats query 'q1', document 'd1' \(first on line 1\)"),
+    (rm.read_trec_run, ["q1 Q0 d1 1 0.5 sys extra"], r"line 1 has 7 field\(s\), but a TREC run"),
+    (rm.read_trec_run, ["q1 Q0 d1 1 0.5 sys", "q1 Q0 d2 2 0.4 sys two more"],
+     r"line 2 has 8 field\(s\), but a TREC run line has 6"),
+    (rm.read_trec_run, [""], r"holds no run line|is empty"),
+    (rm.read_trec_qrels, ["q1 0 d1 1", "q1 0 d2"],
+     r"line 2 has 3 field\(s\), but a TREC qrels line has 4: query iteration doc grade"),
+    (rm.read_trec_qrels, ["q1 0 d1 0.5"], r"line 1: the grade field is '0.5', not a whole number"),
+    (rm.read_trec_qrels, ["q1 0 d1 1", "q1 0 d1 0"], r"line 2 repeats query 'q1', document 'd1'"),
+])
+def test_malformed_lines_raise_value_error_with_the_line_number(tmp_path, reader, lines, message):
+    path = write(tmp_path / "file", lines)
+    with pytest.raises(ValueError, match=message):
+        reader(path)
+
+
+def test_frames_from_the_readers_go_straight_into_evaluate(tmp_path):
+    run_lines, qrels_lines = random_collection(5)
+    run = rm.read_trec_run(write(tmp_path / "run", run_lines))
+    qrels = rm.read_trec_qrels(write(tmp_path / "qrels", qrels_lines))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)  # the query with nothing relevant
+        table = rm.evaluate(run, qrels, k=5, metrics=["precision", "recall", "ndcg", "mrr"])
+    # distinct scores: evaluate's order is trec_eval's, and each value is the mean of the
+    # single-list function over the queries that have a relevant document
+    ranked = trec_order(run)
+    truth = {q: {d: g for d, g in zip(rows["item"], rows["grade"]) if g > 0}
+             for q, rows in qrels.groupby("user")}
+    queries = [q for q in ranked if truth.get(q)]
+    for metric, fn, options in [("precision", rm.precision_at_k, dict(k=5)),
+                                ("recall", rm.recall_at_k, dict(k=5)),
+                                ("ndcg", rm.ndcg, dict(k=5))]:
+        want = np.mean([fn(ranked[q], truth[q], **options) for q in queries])
+        got = table[(table.metric == metric) & (table.k == 5)].value.iloc[0]
+        assert got == pytest.approx(want)
+
+
+# --------------------------------------------------------------------------- trec_eval
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_single_list_metrics_equal_trec_eval_per_query_on_random_collections(tmp_path, seed):
+    run_lines, qrels_lines = random_collection(seed)
+    run = rm.read_trec_run(write(tmp_path / "run", run_lines))
+    qrels = rm.read_trec_qrels(write(tmp_path / "qrels", qrels_lines))
+    assert compare_with_trec_eval(run, qrels) == qrels["user"].nunique()
+
+
+def test_trec_eval_tie_order_reproduced_in_the_ranked_list(tmp_path):
+    """Tied scores: trec_eval puts the larger docid first; so does trec_order, so they agree."""
+    run = rm.read_trec_run(write(tmp_path / "run", [
+        "q Q0 a 1 1.0 s", "q Q0 b 2 1.0 s", "q Q0 c 3 1.0 s", "q Q0 d 4 0.5 s"]))
+    qrels = rm.read_trec_qrels(write(tmp_path / "qrels", ["q 0 a 1", "q 0 c 0", "q 0 d 1"]))
+    assert trec_order(run)["q"] == ["c", "b", "a", "d"]
+    assert compare_with_trec_eval(run, qrels) == 1
+
+
+def _trec_eval_test_files(tmp_path):
+    """trec_eval's own test collection, from a local copy of its repository (not shipped)."""
+    folder = os.environ.get("TREC_EVAL_TEST_DIR")
+    if folder and os.path.exists(os.path.join(folder, "results.test")):
+        return os.path.join(folder, "results.test"), os.path.join(folder, "qrels.test")
+    mirror = "/work/.mirror/usnistgov+trec_eval/repo"
+    if not os.path.isdir(mirror):
+        pytest.skip("trec_eval's test collection is not available (set TREC_EVAL_TEST_DIR)")
+    paths = []
+    for name in ("results.test", "qrels.test"):
+        text = subprocess.run(["git", "--git-dir", mirror, "show", f"HEAD:test/{name}"],
+                              capture_output=True, check=True).stdout
+        paths.append(write(tmp_path / name, text.decode().splitlines()))
+    return paths
+
+
+def test_trec_eval_own_test_collection_per_query(tmp_path):
+    run_path, qrels_path = _trec_eval_test_files(tmp_path)
+    run, qrels = rm.read_trec_run(run_path), rm.read_trec_qrels(qrels_path)
+    assert compare_with_trec_eval(run, qrels) == len(set(run["user"]) & set(qrels["user"]))
