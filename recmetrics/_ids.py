@@ -33,7 +33,15 @@ from ._validation import check_id_codes
 # numbers, they are compared as int64 directly (the same result, faster).
 
 
+def _wide_unsigned(values) -> bool:
+    """Whether a column is of an unsigned type with values int64 cannot hold (uint64)."""
+    kind = getattr(values.dtype, "kind", "")
+    return kind == "u" and values.dtype.itemsize >= 8
+
+
 def _integral(values) -> bool:
+    if _wide_unsigned(values):  # uint64: int64 only when every value fits, never wrapped
+        return bool(len(values) == 0 or int(values.max()) < 2**63)
     if pd.api.types.is_integer_dtype(values) or pd.api.types.is_bool_dtype(values):
         return True
     if pd.api.types.is_float_dtype(values):
@@ -79,6 +87,8 @@ def canonical_ids(*columns, integral: bool | None = None):
             categories = canonical_ids(pd.Series(c.cat.categories))[0]
             out.append(pd.Series(np.asarray(categories, dtype=object)[c.cat.codes.to_numpy()],
                                  index=c.index, dtype="str"))
+        elif pd.api.types.is_integer_dtype(c) or pd.api.types.is_bool_dtype(c):
+            out.append(c.astype(np.uint64 if _wide_unsigned(c) else np.int64).astype("str"))
         elif _integral(c):
             out.append(c.astype(np.int64).astype("str"))
         else:
@@ -116,8 +126,10 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
             values = [v.to_numpy() for v in values]
             lo = min((int(v.min()) for v in values if v.size), default=0)
             hi = max((int(v.max()) for v in values if v.size), default=0)
-            if hi - lo < 4 * sum(v.size for v in values) + 65536:
-                return [(v - lo).astype(np.intp) for v in values], pd.RangeIndex(lo, hi + 1)
+            if hi < 2**63 and hi - lo < 4 * sum(v.size for v in values) + 65536:
+                # widened first: int8 values less their minimum overflow int8
+                return ([(v.astype(np.int64) - lo).astype(np.intp) for v in values],
+                        pd.RangeIndex(lo, hi + 1))
     parts = []
     for name, frame in frames:
         codes_, uniques = pd.factorize(frame[column])
