@@ -156,6 +156,26 @@ def locate(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
     return pd.Index(wanted).get_indexer(keys)
 
 
+def scored_grades(pred: pd.DataFrame, truth: pd.DataFrame, *, user: str, item: str,
+                  label: str) -> np.ndarray:
+    """Each scored row's grade in ``truth`` (0 where it is not judged), joined by the id policy.
+
+    The join :func:`recmetrics.evaluate` makes, for code that needs the rows themselves
+    (the report's counts and curves): ``3.0`` in one frame meets ``3`` in the other, where a
+    plain ``merge`` on the raw columns would not. (user, item) pairs are unique in each frame.
+    """
+    (users, truth_users), user_ids = codes(user, ("pred", pred), ("truth", truth))
+    (items, truth_items), item_ids = codes(item, ("pred", pred), ("truth", truth), ordered=False)
+    width = len(item_ids)
+    keys = users.astype(np.int64) * width + items
+    truth_keys = truth_users.astype(np.int64) * width + truth_items
+    where = locate(keys, truth_keys, len(user_ids) * width)
+    grades = np.zeros(len(pred))
+    found = where >= 0
+    grades[found] = truth[label].to_numpy(dtype=np.float64)[where[found]]
+    return grades
+
+
 def user_hash(ids) -> np.ndarray:
     """A uint64 hash of each canonical user id (int64 or text), the same in every process."""
     values = np.asarray(ids)

@@ -187,3 +187,15 @@ def test_int8_items_from_minus_100_to_100_give_the_literal_auc(tmp_path, capsys)
                           "--metrics", "auc", "--format", "json"], capsys)
     assert (code, err) == (0, "")
     assert json.loads(out)["metrics"][0]["value"] == pytest.approx(literal, abs=1e-12)
+
+
+def test_scored_grades_join_by_the_id_policy():
+    # the report's per-row grades: 3.0 meets 3, " 7" meets 7, unjudged rows get 0
+    pred = pd.DataFrame({"user": ["a", "a", "b", "b"], "item": [3.0, 7.0, 3.0, 9.0],
+                         "score": [0.1, 0.2, 0.3, 0.4]})
+    truth = pd.DataFrame({"user": ["a", "b", "a"], "item": ["3", "3", " 7"],
+                          "label": [1, 2, 0]})
+    grades = _ids.scored_grades(pred, truth, user="user", item="item", label="label")
+    assert grades.tolist() == [1.0, 0.0, 2.0, 0.0]
+    assert pred.merge(truth.astype({"item": float}), how="left").label.fillna(0).tolist() \
+        == grades.tolist()
