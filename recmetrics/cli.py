@@ -282,6 +282,9 @@ def _plan(args) -> rio.Output:
     return rio.plan_output(args.output, fmt=args.format, inputs=_inputs(args))
 
 
+#: the smallest --memory-limit accepted for a local Dask worker (bytes)
+MIN_WORKER_MEMORY = 256 * 2**20
+
 _DASK_ONLY = (("workers", "--workers"), ("memory_limit", "--memory-limit"),
               ("scheduler", "--scheduler"))
 
@@ -303,10 +306,14 @@ def _check_engine(args) -> None:
     if args.memory_limit is not None and args.memory_limit != "auto":
         from dask.utils import parse_bytes
         try:
-            parse_bytes(args.memory_limit)
+            limit = parse_bytes(args.memory_limit)
         except (ValueError, TypeError):
             raise UsageError(f"--memory-limit {args.memory_limit!r} is not a size; give e.g. "
                              "1GiB, 512MB or auto") from None
+        if limit < MIN_WORKER_MEMORY:  # a worker this small pauses forever: refuse, never hang
+            raise UsageError(f"--memory-limit {args.memory_limit} is below the minimum of "
+                             f"{MIN_WORKER_MEMORY // 2**20} MiB per worker (a Dask worker uses "
+                             "about that much before it holds any data); give e.g. 1GiB or auto")
 
 
 def _evaluate_on_dask(args, output, progress: Progress) -> None:
@@ -596,8 +603,8 @@ def build_parser() -> argparse.ArgumentParser:
     engine.add_argument("--workers", type=_workers, metavar="N",
                         help="worker processes of the local Dask cluster (default: one per core)")
     engine.add_argument("--memory-limit", metavar="SIZE",
-                        help="memory limit of each local worker, e.g. 1GiB (default: auto, the "
-                             "machine's memory shared between the workers)")
+                        help="memory limit of each local worker, e.g. 1GiB, at least 256MiB "
+                             "(default: auto, the machine's memory shared between the workers)")
     engine.add_argument("--scheduler", metavar="ADDRESS",
                         help="use the running Dask scheduler at ADDRESS (e.g. tcp://host:8786) "
                              "instead of starting a local cluster")

@@ -453,7 +453,9 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
     """The Parquet files of a dataset given as one file, a directory or a glob, for Dask.
 
     A directory means every ``.parquet`` / ``.pq`` file under it; a glob (``*``, ``?``,
-    ``[``) its matching Parquet files. The files are not read here, only the first one's
+    ``[``) its matching Parquet files. As Spark, Hive and pyarrow do, a file is skipped when
+    a folder or file name below the directory (or below the glob's fixed part) starts with
+    ``_`` or ``.``: Spark's uncommitted ``_temporary/`` files, ``_SUCCESS``, ``.crc``. The files are not read here, only the first one's
     schema, to check that the columns are there (as :func:`read_scores` does).
     """
     import pyarrow as pa
@@ -461,18 +463,32 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
 
     text = os.fspath(path)
     where = Path(text)
+    base = None         # the folder below which '_' and '.' names are skipped
     if any(c in text for c in "*?["):
         found = sorted(glob.glob(text, recursive=True))
         what = "matches no file" if not found else "matches no Parquet file (.parquet, .pq)"
+        parts = Path(text).parts
+        fixed = next(i for i, part in enumerate(parts) if any(c in part for c in "*?["))
+        base = str(Path(*parts[:fixed])) if fixed else "."
     elif where.is_dir():
         found = sorted(str(f) for f in where.rglob("*") if f.is_file())
         what = "is a directory without Parquet files (.parquet, .pq)"
+        base = text
     elif where.is_file():
         found = [text]
         what = "is not a Parquet file (.parquet, .pq): the Dask engine reads Parquet only"
     else:
         raise FileProblem(f"{text}: no such file or directory; give a Parquet file, a directory "
                           "of Parquet files or a glob such as 'logs/*.parquet'")
+    if base is not None:  # skipped as Spark, Hive and pyarrow skip them: _temporary/, .crc
+        hidden = [f for f in found if _hidden(f, base)]
+        found = [f for f in found if not _hidden(f, base)]
+        if hidden and not any(Path(f).suffix.lower() in PARQUET_SUFFIXES for f in found):
+            raise FileProblem(
+                f"{text} holds only files whose path starts with '_' or '.' below it (such as "
+                f"{os.path.relpath(hidden[0], base)}): unfinished or hidden files, such as "
+                "Spark's _temporary/, which are skipped; wait for the job that writes them to "
+                "finish, or give the finished Parquet files")
     files = [f for f in found if Path(f).suffix.lower() in PARQUET_SUFFIXES]
     if not files:
         raise FileProblem(f"{text} {what}; write the data as Parquet (e.g. "
@@ -484,6 +500,11 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
                           "check its format") from None
     _check_columns(Path(files[0]), list(schema.names), columns, hints or {})
     return files
+
+
+def _hidden(path: str, base: str) -> bool:
+    """Whether a component of ``path`` below ``base`` starts with '_' or '.' (_SUCCESS, .crc)."""
+    return any(part.startswith(("_", ".")) for part in Path(os.path.relpath(path, base)).parts)
 
 
 def _first_line(error: BaseException) -> str:
