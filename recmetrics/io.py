@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import fnmatch
 import glob
 import io as _io
 import json
@@ -669,6 +670,28 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _inside(path: str, folder: str) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([real, base]) == base
+
+
+def _outside_dataset(option: str, target: str, given: str) -> None:
+    """Refuse a target that is a file of an input dataset (a directory or a glob) or lies in it."""
+    if any(c in given for c in "*?["):
+        matched = [f for f in glob.glob(given, recursive=True)
+                   if os.path.exists(target) and _same_file(f, target)]
+        pattern = os.path.abspath(given)
+        if matched or fnmatch.fnmatchcase(os.path.abspath(target), pattern) \
+                or fnmatch.fnmatchcase(os.path.realpath(target), pattern):
+            raise FileProblem(f"{option} {target}: is a file of the input dataset {given}; writing "
+                              "there would replace or add to what is read, so choose a name "
+                              "outside it")
+    elif os.path.isdir(given) and _inside(target, given):
+        raise FileProblem(f"{option} {target}: lies inside the input dataset directory {given}; "
+                          "writing there would replace or add to what is read, so choose a path "
+                          "outside it")
+
+
 def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o",
                 allowed: tuple[str, ...] = ("table", "json", "csv", "tsv", "parquet")) -> Output:
     """Check an output target before any work is done; returns how to write it.
@@ -680,7 +703,8 @@ def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o"
     fmt : str, optional
         The format asked for explicitly (``--format``); it must agree with the extension.
     inputs : sequence of paths
-        Files the command reads: writing over one of them is refused.
+        Files, directories and globs the command reads: writing over one of their files, or
+        anywhere inside an input directory, is refused.
     option : str
         How the target was given, for messages (``-o``).
     allowed : tuple of str
@@ -702,6 +726,8 @@ def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o"
                 or given is not None and os.path.realpath(str(given)) == os.path.realpath(target):
             raise FileProblem(f"{option} {target}: is the input file {given}; writing there would "
                               "destroy it, so choose another name")
+        if given is not None:
+            _outside_dataset(option, target, os.fspath(given))
     special = os.path.abspath(target).startswith(("/dev/", "/proc/"))
     exists = os.path.exists(target)
     info = os.stat(target) if exists else None

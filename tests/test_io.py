@@ -470,3 +470,48 @@ def test_ctrl_c_in_report_stops_the_kernel_and_writes_nothing(tmp_path):
         time.sleep(0.1)
     assert not _alive(kernel), "the kernel was left running"
     assert list(out.iterdir()) == []
+
+
+DATASET_OUTPUTS = [  # (id, input given as, -o target, message)
+    ("a file of an input directory", "logs", "logs/part-00000.parquet",
+     r"-o .*logs/part-00000\.parquet: lies inside the input dataset directory .*logs; writing "
+     r"there would replace or add to what is read"),
+    ("a new file inside an input directory", "logs", "logs/sub/../table.json",
+     r"lies inside the input dataset directory"),
+    ("a file a glob matches", "logs/*.parquet", "logs/part-00001.parquet",
+     r"-o .*logs/part-00001\.parquet: is a file of the input dataset .*logs/\*\.parquet; writing "
+     r"there would replace or add to what is read"),
+    ("a new file the glob would read next time", "logs/part-*.parquet", "logs/part-00009.parquet",
+     r"is a file of the input dataset"),
+    ("a recursive glob", "logs/**/*.parquet", "logs/part-00000.parquet",
+     r"is a file of the input dataset"),
+    ("a file of the truth directory", "truth", "truth/t.parquet",
+     r"lies inside the input dataset directory .*truth"),
+]
+
+
+@pytest.mark.parametrize("given, target, message", [c[1:] for c in DATASET_OUTPUTS],
+                         ids=[c[0] for c in DATASET_OUTPUTS])
+def test_an_output_inside_an_input_dataset_is_refused_before_any_work(given, target, message,
+                                                                       tmp_path, capsys):
+    """Bug: `-o logs/part-00000.parquet` replaced a file of the dataset the command read."""
+    pytest.importorskip("distributed")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "truth").mkdir()
+    frame = pd.DataFrame({"user": ["u1", "u1", "u2"], "item": ["a", "b", "a"],
+                          "score": [0.9, 0.2, 0.5], "label": [1, 0, 1]})
+    for i in range(2):
+        frame.to_parquet(tmp_path / "logs" / f"part-0000{i}.parquet")
+    frame.drop(columns="score").to_parquet(tmp_path / "truth" / "t.parquet")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    argv = ["evaluate", tmp_path / "logs" if given == "truth" else tmp_path / given,
+            "--engine", "dask", "-o", tmp_path / target]
+    if given == "truth":
+        argv += ["--truth", tmp_path / "truth"]
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert re.search(message, err), err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    # the same in Python: plan_output, before anything is read
+    with pytest.raises(rio.FileProblem, match=message.replace("-o ", "")):
+        rio.plan_output(str(tmp_path / target), inputs=[str(tmp_path / given)])
