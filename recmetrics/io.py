@@ -130,6 +130,15 @@ class _Counting(_io.RawIOBase):
             self._report(n)
         return n
 
+    def seekable(self):
+        return self._raw.seekable()
+
+    def seek(self, offset, whence=os.SEEK_SET):  # a .zip archive is read from its end
+        return self._raw.seek(offset, whence)
+
+    def tell(self):
+        return self._raw.tell()
+
     def close(self):
         self._raw.close()
         super().close()
@@ -154,12 +163,31 @@ def _open_binary(path: Path, compression: str | None, report=None):
         import pyarrow as pa
         return pa.CompressedInputStream(pa.PythonFile(counted, mode="r"), "zstd")
     import zipfile  # .zip: exactly one member
-    archive = zipfile.ZipFile(counted)
-    names = [n for n in archive.namelist() if not n.endswith("/")]
-    if len(names) != 1:
-        raise FileProblem(f"{path} holds {len(names)} files; a .zip input must hold exactly one "
-                          "CSV file")
-    return archive.open(names[0])
+    try:
+        archive = zipfile.ZipFile(counted)
+        names = [n for n in archive.namelist() if not n.endswith("/")]
+        if len(names) != 1:
+            shown = f" ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" \
+                if names else ""
+            raise FileProblem(f"{path} holds {len(names)} files{shown}; a .zip input must hold "
+                              "exactly one CSV file: unpack it, or zip one file")
+        return archive.open(names[0])
+    except FileProblem:
+        counted.close()
+        raise
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError) as error:
+        counted.close()  # not a zip archive, encrypted, or compressed in a way Python cannot read
+        raise FileProblem(f"{path} is not a readable .zip archive ({_first_line(error)}); check "
+                          "its format, or unpack it and give the CSV file") from None
+
+
+def _stream_errors() -> tuple[type[BaseException], ...]:
+    """What reading a damaged compressed stream raises (a truncated .xz, a bad .zip CRC...)."""
+    import lzma
+    import zipfile
+    import zlib
+
+    return (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
 
 
 def _detect_encoding(head: bytes, encoding: str | None) -> str:
@@ -601,7 +629,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
             source = _read_header(path, compression, encoding,
                                   sep if sep is not None else default_sep)
             where = source.where
-        except OSError as error:  # a truncated .gz, say
+        except _stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
             raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
                               "its format") from None
     else:

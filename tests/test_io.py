@@ -515,3 +515,68 @@ def test_an_output_inside_an_input_dataset_is_refused_before_any_work(given, tar
     # the same in Python: plan_output, before anything is read
     with pytest.raises(rio.FileProblem, match=message.replace("-o ", "")):
         rio.plan_output(str(tmp_path / target), inputs=[str(tmp_path / given)])
+
+
+def zipped(members: dict[str, bytes], compression=None) -> bytes:
+    """A real .zip archive written by Python's zipfile."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression or zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_zip_archive_with_one_csv_gives_the_hand_computed_numbers(tmp_path, capsys):
+    """Bug: a valid .csv.zip raised a traceback (zipfile could not seek in the stream)."""
+    import zipfile
+
+    for name, compression, content, options in [
+            ("p.csv.zip", zipfile.ZIP_DEFLATED, text().encode(), []),
+            ("p.csv.zip", zipfile.ZIP_STORED, text().encode(), []),
+            ("p.tsv.zip", zipfile.ZIP_BZIP2, text(sep="\t").encode(), []),
+            ("p.csv.zip", zipfile.ZIP_LZMA, text(ids=CHINESE).encode("gbk"), ["--encoding", "gbk"])]:
+        path = tmp_path / name
+        path.write_bytes(zipped({"folder/": b"", "folder/scores.csv": content}, compression))
+        code, out, err = run(["evaluate", path, "--metrics", "auc", "mrr", "--format", "json",
+                              *options], capsys)
+        assert (code, err) == (0, ""), err
+        assert numbers(out) == pytest.approx({"auc": AUC, "mrr": MRR}, abs=1e-12)
+        frame = rio.read_scores(path, columns=COLUMNS, numbers=("score",), grades=("label",),
+                                encoding=options[1] if options else None)
+        assert len(frame) == len(ROWS)
+
+
+ZIP_REFUSALS = [
+    ("two members", {"a.csv": text().encode(), "b.csv": text().encode()},
+     r"holds 2 files \(a\.csv, b\.csv\); a \.zip input must hold exactly one CSV file"),
+    ("no member", {}, r"holds 0 files; a \.zip input must hold exactly one CSV file"),
+    ("only a folder", {"empty/": b""}, r"holds 0 files"),
+    ("not a zip archive", b"user,item,score,label\n", r"is not a readable \.zip archive"),
+    ("cut in half", "half", r"is not a readable \.zip archive"),
+    ("a damaged member", "crc", r"is not a readable CSV file \(.*(CRC|Error).*\)"),
+]
+
+
+@pytest.mark.parametrize("members, message", [c[1:] for c in ZIP_REFUSALS],
+                         ids=[c[0] for c in ZIP_REFUSALS])
+def test_a_zip_archive_not_holding_one_readable_csv_is_refused_in_one_line(members, message,
+                                                                           tmp_path, capsys):
+    whole = zipped({"scores.csv": text().encode() * 50})
+    if members == "half":
+        data = whole[:len(whole) // 2]
+    elif members == "crc":
+        start = whole.index(b"scores.csv") + len(b"scores.csv") + 20
+        data = whole[:start] + bytes([whole[start] ^ 0x55]) + whole[start + 1:]
+    else:
+        data = members if isinstance(members, bytes) else zipped(members)
+    path = tmp_path / "p.csv.zip"
+    path.write_bytes(data)
+    code, out, err = run(["evaluate", path, "--metrics", "auc"], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert re.search(message, err), err
+    assert path.read_bytes() == data
+    with pytest.raises(rio.FileProblem, match=message):
+        rio.read_scores(path, columns=COLUMNS, numbers=("score",), grades=("label",))
