@@ -86,7 +86,14 @@ def _read(path, args, progress: Progress, *, truth: bool = False) -> pd.DataFram
         hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
                           "--truth FILE"} if with_label else {}
     return rio.read_scores(path, columns=columns, numbers=numbers, grades=grades, hints=hints,
-                           sep=args.sep, encoding=args.encoding, progress=progress.bytes_read)
+                           sep=args.sep, encoding=_file_encoding(args, truth=truth),
+                           progress=progress.bytes_read)
+
+
+def _file_encoding(args, *, truth: bool) -> str | None:
+    """--truth-encoding for the truth file, --pred-encoding for scores files, else --encoding."""
+    own = args.truth_encoding if truth else args.pred_encoding
+    return own if own is not None else args.encoding
 
 
 def _describe_input(path, frame: pd.DataFrame, args) -> dict:
@@ -432,7 +439,8 @@ def cmd_report(args) -> None:
             "label": args.label_col,
             **_conventions(args),
             "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
-            "sep": args.sep, "encoding": args.encoding,
+            "sep": args.sep, "encoding": _file_encoding(args, truth=False),
+            "truth_encoding": _file_encoding(args, truth=True),
         }
         del pred, truth
         progress.stage("running the report notebook", total=report.template_cells(),
@@ -555,8 +563,14 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                        help="field separator of CSV files (default: ',' for .csv, a tab for "
                             ".tsv, found from the header for .txt); '\\t' or tab for a tab")
     files.add_argument("--encoding", type=_encoding, metavar="NAME",
-                       help="text encoding of CSV files (default: utf-8; a byte-order mark is "
-                            "always honoured), e.g. gbk, latin-1, utf-16")
+                       help="text encoding of every CSV file (default: utf-8; a byte-order mark "
+                            "is always honoured), e.g. gbk, latin-1, cp1252, utf-16; a UTF-8 "
+                            "file asked to be read as latin-1 or cp1252 is refused")
+    files.add_argument("--pred-encoding", type=_encoding, metavar="NAME",
+                       help="text encoding of the scores file(s) only, overriding --encoding "
+                            "(e.g. an Excel export in cp1252 beside a UTF-8 truth file)")
+    files.add_argument("--truth-encoding", type=_encoding, metavar="NAME",
+                       help="text encoding of the --truth file only, overriding --encoding")
     conventions = parser.add_argument_group("conventions (the defaults are recmetrics.evaluate's)")
     for c in CONVENTIONS:
         conventions.add_argument(c.flag, choices=c.choices, default=c.default,

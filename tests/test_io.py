@@ -580,3 +580,60 @@ def test_a_zip_archive_not_holding_one_readable_csv_is_refused_in_one_line(membe
     assert path.read_bytes() == data
     with pytest.raises(rio.FileProblem, match=message):
         rio.read_scores(path, columns=COLUMNS, numbers=("score",), grades=("label",))
+
+
+def excel_and_utf8_files(tmp_path):
+    """Scores saved by Excel in cp1252, the truth file in UTF-8, with accented ids in both."""
+    pred = tmp_path / "excel.csv"
+    pred.write_bytes(text(rows=[r[:3] for r in ROWS], header=HEADER[:3],
+                          ids=ACCENTS).encode("cp1252"))
+    truth = tmp_path / "truth.csv"
+    truth.write_bytes(text(rows=[r[:2] + r[3:] for r in ROWS], header=("user", "item", "label"),
+                           ids=ACCENTS).encode("utf-8"))
+    return pred, truth
+
+
+@pytest.mark.parametrize("options", [["--pred-encoding", "cp1252"],
+                                     ["--encoding", "cp1252", "--truth-encoding", "utf-8"],
+                                     ["--truth-encoding", "utf-8", "--pred-encoding", "windows-1252"]])
+def test_each_file_gets_its_own_encoding(options, tmp_path, capsys):
+    """Bug: --encoding cp1252 for an Excel file was applied to the UTF-8 truth file too: ids
+    such as 'JosÃ©' matched nothing and the numbers were wrong, without a word."""
+    pred, truth = excel_and_utf8_files(tmp_path)
+    code, out, err = run(["evaluate", pred, "--truth", truth, "--metrics", "auc", "mrr",
+                          "--format", "json", *options], capsys)
+    assert (code, err) == (0, ""), err
+    assert numbers(out) == pytest.approx({"auc": AUC, "mrr": MRR}, abs=1e-12)
+    code, out, err = run(["compare", pred, pred, "--truth", truth, "--metrics", "mrr",
+                          "--format", "json", *options], capsys)
+    assert (code, err) == (0, ""), err
+    assert json.loads(out)["metrics"][0]["value_a"] == pytest.approx(MRR, abs=1e-12)
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "latin-1", "iso8859_15"])
+def test_a_utf8_file_read_as_a_single_byte_encoding_is_refused(encoding, tmp_path, capsys):
+    pred, truth = excel_and_utf8_files(tmp_path)
+    before = truth.read_bytes()
+    code, out, err = run(["evaluate", pred, "--truth", truth, "--encoding", encoding], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert re.search(rf"truth\.csv is UTF-8 text \(it holds 'é' written as UTF-8\), but it was "
+                     rf"to be read as {encoding}, which would turn 'é' into 'Ã©'", err), err
+    assert "--truth-encoding" in err
+    assert truth.read_bytes() == before
+    with pytest.raises(rio.FileProblem, match="is UTF-8 text"):
+        rio.read_scores(truth, columns={"user": "user", "item": "item", "label": "label"},
+                        grades=("label",), encoding=encoding)
+    # ASCII-only UTF-8 files read the same in any of these encodings: no refusal
+    plain = tmp_path / "plain.csv"
+    plain.write_text(text())
+    code, out, err = run(["evaluate", plain, "--encoding", encoding, "--metrics", "auc",
+                          "--format", "json"], capsys)
+    assert (code, err) == (0, "") and numbers(out)["auc"] == pytest.approx(AUC, abs=1e-12)
+
+
+def test_the_help_names_the_per_file_encodings(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["evaluate", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--pred-encoding NAME" in out and "--truth-encoding NAME" in out
+    assert "overriding --encoding" in out
