@@ -369,6 +369,7 @@ def as_frame(name: str, frame, columns: dict[str, str]):
 
 def check_columns(name: str, present, columns: dict[str, str]) -> None:
     """The frame's columns ``present`` hold every wanted column ({option name: column name})."""
+    check_distinct_columns(name, columns)
     present = list(present)
     missing = [(option, column) for option, column in columns.items() if column not in present]
     if missing:
@@ -377,6 +378,21 @@ def check_columns(name: str, present, columns: dict[str, str]) -> None:
         options = ", ".join(f"{option}=" for option, _ in missing)
         raise ValueError(f"{name} has no column {wanted}; its columns are {have}. Rename the "
                          f"column or pass {options}'<column name>'")
+
+
+def check_distinct_columns(name: str, columns: dict[str, str]) -> None:
+    """Each role of one frame ({option name: column name}) names a column of its own.
+
+    ``score="label"`` without a truth frame would judge the labels against themselves (AUC 1).
+    """
+    seen: dict[str, str] = {}
+    for option, column in columns.items():
+        if column in seen:
+            raise ValueError(f"{name}: {seen[column]}={column!r} and {option}={column!r} name the "
+                             f"same column, so {name} would be judged against itself (an AUC of "
+                             f"1.0, say); pass each of {seen[column]}= and {option}= its own "
+                             "column")
+        seen[column] = option
 
 
 def _row(i: int) -> str:

@@ -68,6 +68,13 @@ def _columns(args, *, with_score: bool = True, with_label: bool) -> dict[str, st
         columns["score"] = args.score_col
     if with_label:
         columns["label"] = args.label_col
+    roles = {}
+    for role, column in columns.items():  # --score-col label: the labels judged by themselves
+        if column in roles:
+            raise UsageError(f"--{roles[column]}-col and --{role}-col both name the column "
+                             f"{column!r}, so it would be judged against itself (an AUC of 1.0, "
+                             "say); give each its own column")
+        roles[column] = role
     return columns
 
 
@@ -123,6 +130,11 @@ def _check_memory(args, *, n_users: int, n_rows: int, command: str = "evaluate")
 def _number(value, digits: int = 4) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) \
         else f"{value:.{digits}f}"
+
+
+def _percent(level: float) -> str:
+    """A level as a percentage with the digits it needs: 0.95 -> '95%', 0.999 -> '99.9%'."""
+    return f"{level * 100:.10g}%"
 
 
 def _p_value(p) -> str:
@@ -183,7 +195,7 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
                     "seed": seed if ci else None, "bootstrap": bootstrap if ci else None,
                     "metrics": _records(table)}
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    header = ["metric", "value"] + ([f"{ci:.0%} CI"] if ci else []) + \
+    header = ["metric", "value"] + ([f"{_percent(ci)} CI"] if ci else []) + \
         ["users", "skipped", "no predictions"]
     rows = []
     for row in table.itertuples(index=False):
@@ -210,7 +222,7 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
                  "resample), and every metric is recomputed" if bootstrap == "poisson" else
                  "users are drawn with replacement and every metric recomputed")
         notes.append(textwrap.fill(
-            f"CI: {ci:.0%} percentile bootstrap over users ({n_resamples:,} resamples, seed "
+            f"CI: {_percent(ci)} percentile bootstrap over users ({n_resamples:,} resamples, seed "
             f"{seed}); {drawn}.", width=100))
     return "\n".join(notes) + "\n"
 
@@ -261,7 +273,7 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
             f"paired t-test and a sign-flip randomization test ({n_resamples:,} resamples, "
             f"seed {seed}); the verdict uses the randomization p-value. Global AUC is not a mean "
             "over users and gets no p-value; compare GAUC instead. Were the two models equally good, "
-            f"about {alpha:.0%} of the rows tested would still come out 'significant' by "
+            f"about {_percent(alpha)} of the rows tested would still come out 'significant' by "
             "chance.", width=100),
         f"conventions: {_conventions_line(conventions)}",
     ]
