@@ -5,7 +5,9 @@ compared as canonical text. Surrounding whitespace is stripped and whole
 numbers are written as integers, so ``7``, ``7.0``, ``"7"``, ``"7.0"`` and
 ``" 7"`` are one id; any other text is kept as it is (``"001"`` and ``"1"``
 stay two ids). When every id column involved holds whole numbers they are
-compared as int64 directly (the same result, faster).
+compared as int64 directly (the same result, faster): uint64 ids only when every
+value fits, so that 2**64 - 1 never becomes -1. Boolean ids are the text ``True`` and
+``False``, as a CSV file spells them (not 1 and 0).
 
 * :func:`distinct_ids`: a text column read from a file, hashed once into a
   Categorical of its distinct ids (first-appearance order);
@@ -42,7 +44,9 @@ def _wide_unsigned(values) -> bool:
 def _integral(values) -> bool:
     if _wide_unsigned(values):  # uint64: int64 only when every value fits, never wrapped
         return bool(len(values) == 0 or int(values.max()) < 2**63)
-    if pd.api.types.is_integer_dtype(values) or pd.api.types.is_bool_dtype(values):
+    if pd.api.types.is_bool_dtype(values):  # "True" / "False", as a CSV file holds them
+        return False
+    if pd.api.types.is_integer_dtype(values):
         return True
     if pd.api.types.is_float_dtype(values):
         arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -87,7 +91,9 @@ def canonical_ids(*columns, integral: bool | None = None):
             categories = canonical_ids(pd.Series(c.cat.categories))[0]
             out.append(pd.Series(np.asarray(categories, dtype=object)[c.cat.codes.to_numpy()],
                                  index=c.index, dtype="str"))
-        elif pd.api.types.is_integer_dtype(c) or pd.api.types.is_bool_dtype(c):
+        elif pd.api.types.is_bool_dtype(c):
+            out.append(c.map(_id_text).astype("str"))
+        elif pd.api.types.is_integer_dtype(c):
             out.append(c.astype(np.uint64 if _wide_unsigned(c) else np.int64).astype("str"))
         elif _integral(c):
             out.append(c.astype(np.int64).astype("str"))

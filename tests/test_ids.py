@@ -199,3 +199,18 @@ def test_scored_grades_join_by_the_id_policy():
     assert grades.tolist() == [1.0, 0.0, 2.0, 0.0]
     assert pred.merge(truth.astype({"item": float}), how="left").label.fillna(0).tolist() \
         == grades.tolist()
+
+
+def test_boolean_ids_are_the_text_true_and_false():
+    """Found by the property test: a bool column was coded as 0/1 while the same ids read from
+    a CSV file are 'True'/'False', so they never met."""
+    pred = pd.DataFrame({"user": [True, True, False, False], "item": [True, False, True, False],
+                         "score": [0.9, 0.1, 0.2, 0.8]})
+    truth = pd.DataFrame({"user": ["True", "True", "False", "False"],
+                          "item": ["True", "False", "True", "False"], "label": [1, 0, 1, 0]})
+    # by hand (as in the uint64 test above): AUC 3 of 4 pairs, MRR (1 + 1/2) / 2
+    table = rm.evaluate(pred, truth, metrics=["auc", "mrr"]).set_index("metric")
+    assert table.loc["auc", "value"] == 3 / 4 and table.loc["mrr", "value"] == 3 / 4
+    assert not _ids.integral_ids(pred.user)
+    assert _ids.canonical_ids(pred.user.astype("boolean"))[0].tolist() == ["True", "True",
+                                                                           "False", "False"]

@@ -176,10 +176,12 @@ def test_report_joins_ids_3_0_and_3_as_one_id_in_its_counts_and_roc_curve(tmp_pa
     command = shutil.which("recmetrics", path=str(Path(sys.executable).parent))
     done = subprocess.run([command, "report", str(tmp_path / "pred.csv"), "--truth",
                            str(tmp_path / "truth.csv"), "--k", "2", "--n-resamples", "100",
-                           "-o", str(out)], capture_output=True, text=True, timeout=600)
+                           "--ci", "0.999", "-o", str(out)],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     page = out.read_text(encoding="utf-8")
     assert f"{relevant} of the {len(rows)} scored rows are relevant" in page
+    assert "99.9% interval" in page and "100% interval" not in page   # --ci 0.999
     assert "No ROC curve" not in page
     assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', page)) >= 3  # ROC drawn
     row = re.search(r"<td[^>]*><b>auc</b></td><td[^>]*>[^<]*</td><td[^>]*>([0-9.]+)</td>", page)
