@@ -17,7 +17,9 @@ checks it, naming the file and the **line** of the file in every message:
   export, ``"latin-1"``, ``"utf-16"``...). A byte-order mark is accepted and wins:
   UTF-8, UTF-16 and UTF-32 files with a BOM are read without any option. A file
   that is not valid UTF-8 is refused with the line of the first bad byte and the
-  ``--encoding`` to try.
+  ``--encoding`` to try; a UTF-8 file with non-ASCII text asked to be read in a one-byte
+  encoding (latin-1, cp1252) is refused too, its ids would be mojibake matching nothing.
+* A ``.zip`` archive must hold exactly one file, the CSV file.
 * A row with more (or fewer) fields than the header is an error naming its line
   (an unquoted decimal comma ``0,876`` is the usual cause), never silently cut.
 * Line numbers are those of the file as an editor shows them: blank lines and
