@@ -5,7 +5,9 @@ compared as canonical text. Surrounding whitespace is stripped and whole
 numbers are written as integers, so ``7``, ``7.0``, ``"7"``, ``"7.0"`` and
 ``" 7"`` are one id; any other text is kept as it is (``"001"`` and ``"1"``
 stay two ids). When every id column involved holds whole numbers they are
-compared as int64 directly (the same result, faster).
+compared as int64 directly (the same result, faster): uint64 ids only when every
+value fits, so that 2**64 - 1 never becomes -1. Boolean ids are the text ``True`` and
+``False``, as a CSV file spells them (not 1 and 0).
 
 * :func:`distinct_ids`: a text column read from a file, hashed once into a
   Categorical of its distinct ids (first-appearance order);
@@ -33,8 +35,18 @@ from ._validation import check_id_codes
 # numbers, they are compared as int64 directly (the same result, faster).
 
 
+def _wide_unsigned(values) -> bool:
+    """Whether a column is of an unsigned type with values int64 cannot hold (uint64)."""
+    kind = getattr(values.dtype, "kind", "")
+    return kind == "u" and values.dtype.itemsize >= 8
+
+
 def _integral(values) -> bool:
-    if pd.api.types.is_integer_dtype(values) or pd.api.types.is_bool_dtype(values):
+    if _wide_unsigned(values):  # uint64: int64 only when every value fits, never wrapped
+        return bool(len(values) == 0 or int(values.max()) < 2**63)
+    if pd.api.types.is_bool_dtype(values):  # "True" / "False", as a CSV file holds them
+        return False
+    if pd.api.types.is_integer_dtype(values):
         return True
     if pd.api.types.is_float_dtype(values):
         arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -79,6 +91,10 @@ def canonical_ids(*columns, integral: bool | None = None):
             categories = canonical_ids(pd.Series(c.cat.categories))[0]
             out.append(pd.Series(np.asarray(categories, dtype=object)[c.cat.codes.to_numpy()],
                                  index=c.index, dtype="str"))
+        elif pd.api.types.is_bool_dtype(c):
+            out.append(c.map(_id_text).astype("str"))
+        elif pd.api.types.is_integer_dtype(c):
+            out.append(c.astype(np.uint64 if _wide_unsigned(c) else np.int64).astype("str"))
         elif _integral(c):
             out.append(c.astype(np.int64).astype("str"))
         else:
@@ -116,8 +132,10 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
             values = [v.to_numpy() for v in values]
             lo = min((int(v.min()) for v in values if v.size), default=0)
             hi = max((int(v.max()) for v in values if v.size), default=0)
-            if hi - lo < 4 * sum(v.size for v in values) + 65536:
-                return [(v - lo).astype(np.intp) for v in values], pd.RangeIndex(lo, hi + 1)
+            if hi < 2**63 and hi - lo < 4 * sum(v.size for v in values) + 65536:
+                # widened first: int8 values less their minimum overflow int8
+                return ([(v.astype(np.int64) - lo).astype(np.intp) for v in values],
+                        pd.RangeIndex(lo, hi + 1))
     parts = []
     for name, frame in frames:
         codes_, uniques = pd.factorize(frame[column])
@@ -142,6 +160,26 @@ def locate(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
         table[wanted] = np.arange(wanted.size, dtype=table.dtype)
         return table[keys]
     return pd.Index(wanted).get_indexer(keys)
+
+
+def scored_grades(pred: pd.DataFrame, truth: pd.DataFrame, *, user: str, item: str,
+                  label: str) -> np.ndarray:
+    """Each scored row's grade in ``truth`` (0 where it is not judged), joined by the id policy.
+
+    The join :func:`recmetrics.evaluate` makes, for code that needs the rows themselves
+    (the report's counts and curves): ``3.0`` in one frame meets ``3`` in the other, where a
+    plain ``merge`` on the raw columns would not. (user, item) pairs are unique in each frame.
+    """
+    (users, truth_users), user_ids = codes(user, ("pred", pred), ("truth", truth))
+    (items, truth_items), item_ids = codes(item, ("pred", pred), ("truth", truth), ordered=False)
+    width = len(item_ids)
+    keys = users.astype(np.int64) * width + items
+    truth_keys = truth_users.astype(np.int64) * width + truth_items
+    where = locate(keys, truth_keys, len(user_ids) * width)
+    grades = np.zeros(len(pred))
+    found = where >= 0
+    grades[found] = truth[label].to_numpy(dtype=np.float64)[where[found]]
+    return grades
 
 
 def user_hash(ids) -> np.ndarray:

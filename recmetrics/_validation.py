@@ -529,6 +529,7 @@ def check_columns(name: str, present, columns: dict[str, str]) -> None:
     """The frame's columns ``present`` hold every wanted column ({option name: column name});
     else one message naming every missing column and, where one stands out, the likely one."""
     missing = missing_columns(present, columns)
+    check_distinct_columns(name, columns)
     if missing:
         wanted = ", ".join(repr(column) for _, column, _ in missing)
         have = ", ".join(repr(str(c)) for c in present) or "none"
@@ -563,6 +564,21 @@ def as_tidy_frame(name: str, frame, required: tuple[str, ...], what: str, *,
             raise ValueError(f"{name} column {column!r} has {int(blank.sum())} missing value(s) "
                              f"(first in row {first}); fill or drop those rows")
     return frame
+
+
+def check_distinct_columns(name: str, columns: dict[str, str]) -> None:
+    """Each role of one frame ({option name: column name}) names a column of its own.
+
+    ``score="label"`` without a truth frame would judge the labels against themselves (AUC 1).
+    """
+    seen: dict[str, str] = {}
+    for option, column in columns.items():
+        if column in seen:
+            raise ValueError(f"{name}: {seen[column]}={column!r} and {option}={column!r} name the "
+                             f"same column, so {name} would be judged against itself (an AUC of "
+                             f"1.0, say); pass each of {seen[column]}= and {option}= its own "
+                             "column")
+        seen[column] = option
 
 
 def _row(i: int) -> str:

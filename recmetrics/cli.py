@@ -77,6 +77,13 @@ def _columns(args, *, with_score: bool = True, with_label: bool, model: int = 0
         columns.update({"rank": rank} if rank else {"score": _model_column(args.score_col, model)})
     if with_label:
         columns["label"] = args.label_col
+    roles = {}
+    for role, column in columns.items():  # --score-col label: the labels judged by themselves
+        if column in roles:
+            raise UsageError(f"--{roles[column]}-col and --{role}-col both name the column "
+                             f"{column!r}, so it would be judged against itself (an AUC of 1.0, "
+                             "say); give each its own column")
+        roles[column] = role
     return columns
 
 
@@ -100,8 +107,15 @@ def _read(path, args, progress: Progress, *, truth: bool = False, model: int = 0
         hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
                           "--truth FILE"} if with_label else {}
     return rio.read_scores(path, columns=columns, numbers=numbers, grades=grades,
-                           optional=optional, hints=hints, sep=args.sep, encoding=args.encoding,
+                           optional=optional, hints=hints, sep=args.sep,
+                           encoding=_file_encoding(args, truth=truth),
                            progress=progress.bytes_read)
+
+
+def _file_encoding(args, *, truth: bool) -> str | None:
+    """--truth-encoding for the truth file, --pred-encoding for scores files, else --encoding."""
+    own = args.truth_encoding if truth else args.pred_encoding
+    return own if own is not None else args.encoding
 
 
 def _describe_input(path, frame: pd.DataFrame, args, *, truth: bool = False) -> dict:
@@ -134,6 +148,11 @@ def _check_memory(args, *, n_users: int, n_rows: int, command: str = "evaluate")
 def _number(value, digits: int = 4) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) \
         else f"{value:.{digits}f}"
+
+
+def _percent(level: float) -> str:
+    """A level as a percentage with the digits it needs: 0.95 -> '95%', 0.999 -> '99.9%'."""
+    return f"{level * 100:.10g}%"
 
 
 def _p_value(p) -> str:
@@ -188,11 +207,6 @@ def _records(table: pd.DataFrame) -> list[dict]:
             for row in table.to_dict(orient="records")]
 
 
-def _level_name(level: float) -> str:
-    """0.95 -> '95%', 0.999 -> '99.9%': as many digits as the level has."""
-    return f"{level * 100:.10g}%"
-
-
 def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | None,
                       n_resamples: int, seed: int, bootstrap: str = "poisson",
                       provenance: dict | None = None) -> str:
@@ -207,7 +221,7 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
         if provenance is not None:
             document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    header = ["metric", "value"] + ([f"{_level_name(ci)} CI"] if ci else []) + \
+    header = ["metric", "value"] + ([f"{_percent(ci)} CI"] if ci else []) + \
         ["users", "skipped", "no predictions"]
     rows = []
     for row in table.itertuples(index=False):
@@ -236,8 +250,8 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
                  "resample), and every metric is recomputed" if bootstrap == "poisson" else
                  "users are drawn with replacement and every metric recomputed")
         notes.append(textwrap.fill(
-            f"CI: {_level_name(ci)} percentile bootstrap over users ({n_resamples:,} resamples, "
-            f"seed {seed}); {drawn}.", width=100))
+            f"CI: {_percent(ci)} percentile bootstrap over users ({n_resamples:,} resamples, seed "
+            f"{seed}); {drawn}.", width=100))
     if provenance is not None:
         notes.append(_provenance_line(provenance))
     return "\n".join(notes) + "\n"
@@ -288,7 +302,7 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
             f"paired t-test and a sign-flip randomization test ({n_resamples:,} resamples, "
             f"seed {seed}); the verdict uses the randomization p-value. Global AUC is not a mean "
             "over users and gets no p-value; compare GAUC instead. Were the two models equally good, "
-            f"about {alpha:.0%} of the rows tested would still come out 'significant' by "
+            f"about {_percent(alpha)} of the rows tested would still come out 'significant' by "
             "chance.", width=100),
         _conventions_paragraph(conventions),
     ]
@@ -344,6 +358,9 @@ def _plan(args) -> rio.Output:
     return rio.plan_output(args.output, fmt=args.format, inputs=_inputs(args))
 
 
+#: the smallest --memory-limit accepted for a local Dask worker (bytes)
+MIN_WORKER_MEMORY = 256 * 2**20
+
 _DASK_ONLY = (("workers", "--workers"), ("memory_limit", "--memory-limit"),
               ("scheduler", "--scheduler"))
 
@@ -365,10 +382,14 @@ def _check_engine(args) -> None:
     if args.memory_limit is not None and args.memory_limit != "auto":
         from dask.utils import parse_bytes
         try:
-            parse_bytes(args.memory_limit)
+            limit = parse_bytes(args.memory_limit)
         except (ValueError, TypeError):
             raise UsageError(f"--memory-limit {args.memory_limit!r} is not a size; give e.g. "
                              "1GiB, 512MB or auto") from None
+        if limit < MIN_WORKER_MEMORY:  # a worker this small pauses forever: refuse, never hang
+            raise UsageError(f"--memory-limit {args.memory_limit} is below the minimum of "
+                             f"{MIN_WORKER_MEMORY // 2**20} MiB per worker (a Dask worker uses "
+                             "about that much before it holds any data); give e.g. 1GiB or auto")
 
 
 def _evaluate_on_dask(args, output, progress: Progress) -> None:
@@ -490,7 +511,8 @@ def cmd_report(args) -> None:
             "conventions": _conventions(args),
             "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
             "bootstrap": args.bootstrap,
-            "sep": args.sep, "encoding": args.encoding,
+            "sep": args.sep, "encoding": _file_encoding(args, truth=False),
+            "truth_encoding": _file_encoding(args, truth=True),
         }
         inputs = {"pred": {"path": args.pred, "rows": len(pred),
                            "users": int(pred[args.user_col].nunique())}}
@@ -639,8 +661,14 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                        help="field separator of CSV files (default: ',' for .csv, a tab for "
                             ".tsv, found from the header for .txt); '\\t' or tab for a tab")
     files.add_argument("--encoding", type=_encoding, metavar="NAME",
-                       help="text encoding of CSV files (default: utf-8; a byte-order mark is "
-                            "always honoured), e.g. gbk, latin-1, utf-16")
+                       help="text encoding of every CSV file (default: utf-8; a byte-order mark "
+                            "is always honoured), e.g. gbk, latin-1, cp1252, utf-16; a UTF-8 "
+                            "file asked to be read as latin-1 or cp1252 is refused")
+    files.add_argument("--pred-encoding", type=_encoding, metavar="NAME",
+                       help="text encoding of the scores file(s) only, overriding --encoding "
+                            "(e.g. an Excel export in cp1252 beside a UTF-8 truth file)")
+    files.add_argument("--truth-encoding", type=_encoding, metavar="NAME",
+                       help="text encoding of the --truth file only, overriding --encoding")
     conventions = parser.add_argument_group("conventions (the defaults are recmetrics.evaluate's)")
     for c in CONVENTIONS:
         conventions.add_argument(c.flag, choices=c.choices, default=c.default,
@@ -695,8 +723,8 @@ def build_parser() -> argparse.ArgumentParser:
     engine.add_argument("--workers", type=_workers, metavar="N",
                         help="worker processes of the local Dask cluster (default: one per core)")
     engine.add_argument("--memory-limit", metavar="SIZE",
-                        help="memory limit of each local worker, e.g. 1GiB (default: auto, the "
-                             "machine's memory shared between the workers)")
+                        help="memory limit of each local worker, e.g. 1GiB, at least 256MiB "
+                             "(default: auto, the machine's memory shared between the workers)")
     engine.add_argument("--scheduler", metavar="ADDRESS",
                         help="use the running Dask scheduler at ADDRESS (e.g. tcp://host:8786) "
                              "instead of starting a local cluster")

@@ -166,8 +166,11 @@ def _as_dask(frame):
 def _integral_users(columns) -> bool:
     """The id policy's choice for the user columns, decided on the whole input."""
     kinds = [c.dtype for c in columns]
-    if all(pd.api.types.is_integer_dtype(k) or pd.api.types.is_bool_dtype(k) for k in kinds):
-        return True
+    if any(pd.api.types.is_bool_dtype(k) for k in kinds):
+        return False            # boolean ids are the text True / False
+    if all(pd.api.types.is_integer_dtype(k) and not (k.kind == "u" and k.itemsize >= 8)
+           for k in kinds):
+        return True             # uint64 is int64 only if every value fits: looked at below
     if not all(pd.api.types.is_numeric_dtype(k) for k in kinds):
         return False
     parts = [dask.delayed(integral_ids)(p) for c in columns for p in c.to_delayed()]

@@ -17,7 +17,9 @@ checks it, naming the file and the **line** of the file in every message:
   export, ``"latin-1"``, ``"utf-16"``...). A byte-order mark is accepted and wins:
   UTF-8, UTF-16 and UTF-32 files with a BOM are read without any option. A file
   that is not valid UTF-8 is refused with the line of the first bad byte and the
-  ``--encoding`` to try.
+  ``--encoding`` to try; a UTF-8 file with non-ASCII text asked to be read in a one-byte
+  encoding (latin-1, cp1252) is refused too, its ids would be mojibake matching nothing.
+* A ``.zip`` archive must hold exactly one file, the CSV file.
 * A row with more (or fewer) fields than the header is an error naming its line
   (an unquoted decimal comma ``0,876`` is the usual cause), never silently cut.
 * Line numbers are those of the file as an editor shows them: blank lines and
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import fnmatch
 import glob
 import io as _io
 import json
@@ -130,6 +133,15 @@ class _Counting(_io.RawIOBase):
             self._report(n)
         return n
 
+    def seekable(self):
+        return self._raw.seekable()
+
+    def seek(self, offset, whence=os.SEEK_SET):  # a .zip archive is read from its end
+        return self._raw.seek(offset, whence)
+
+    def tell(self):
+        return self._raw.tell()
+
     def close(self):
         self._raw.close()
         super().close()
@@ -154,12 +166,31 @@ def _open_binary(path: Path, compression: str | None, report=None):
         import pyarrow as pa
         return pa.CompressedInputStream(pa.PythonFile(counted, mode="r"), "zstd")
     import zipfile  # .zip: exactly one member
-    archive = zipfile.ZipFile(counted)
-    names = [n for n in archive.namelist() if not n.endswith("/")]
-    if len(names) != 1:
-        raise FileProblem(f"{path} holds {len(names)} files; a .zip input must hold exactly one "
-                          "CSV file")
-    return archive.open(names[0])
+    try:
+        archive = zipfile.ZipFile(counted)
+        names = [n for n in archive.namelist() if not n.endswith("/")]
+        if len(names) != 1:
+            shown = f" ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" \
+                if names else ""
+            raise FileProblem(f"{path} holds {len(names)} files{shown}; a .zip input must hold "
+                              "exactly one CSV file: unpack it, or zip one file")
+        return archive.open(names[0])
+    except FileProblem:
+        counted.close()
+        raise
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError) as error:
+        counted.close()  # not a zip archive, encrypted, or compressed in a way Python cannot read
+        raise FileProblem(f"{path} is not a readable .zip archive ({_first_line(error)}); check "
+                          "its format, or unpack it and give the CSV file") from None
+
+
+def _stream_errors() -> tuple[type[BaseException], ...]:
+    """What reading a damaged compressed stream raises (a truncated .xz, a bad .zip CRC...)."""
+    import lzma
+    import zipfile
+    import zlib
+
+    return (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
 
 
 def _detect_encoding(head: bytes, encoding: str | None) -> str:
@@ -168,6 +199,37 @@ def _detect_encoding(head: bytes, encoding: str | None) -> str:
         if head.startswith(bom):
             return name
     return codecs.lookup(encoding).name if encoding else "utf-8"
+
+
+def _single_byte(encoding: str) -> bool:
+    """Whether every byte is one character in ``encoding`` (latin-1, cp1252...), not UTF-*."""
+    name = codecs.lookup(encoding).name
+    return not name.startswith("utf") and \
+        len(bytes(range(256)).decode(name, errors="replace")) == 256
+
+
+def _refuse_utf8_read_as(path: Path, compression, encoding: str) -> None:
+    """Refuse a file asked to be read as a single-byte encoding that is valid UTF-8 text.
+
+    Its first MiB is looked at: non-ASCII bytes that all decode as UTF-8 are, in practice,
+    never Latin-1 or cp1252 text, and read so they turn into mojibake ids ("JosÃ©") that
+    silently match nothing in the other file.
+    """
+    with _open_binary(path, compression) as stream:
+        sample = stream.read(1 << 20)
+    if sample.isascii():
+        return
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return
+    char = next(c for c in text if not c.isascii())
+    garbled = char.encode("utf-8").decode(encoding, errors="replace")
+    raise FileProblem(f"{path} is UTF-8 text (it holds {char!r} written as UTF-8), but it was to "
+                      f"be read as {encoding}, which would turn {char!r} into {garbled!r} and "
+                      "leave such ids matching nothing; read this file as UTF-8 (--encoding "
+                      "applies to every file unless --pred-encoding or --truth-encoding gives "
+                      "one file its own)")
 
 
 def _check_encoding_name(encoding: str | None) -> None:
@@ -286,6 +348,8 @@ def _read_header(path: Path, compression, encoding: str | None, sep: str | None)
     except UnicodeError as error:  # "UTF-16 stream does not start with BOM", say
         raise FileProblem(f"{path} cannot be read as {encoding or 'UTF-8'} ({error}); "
                           f"{_encoding_advice(encoding)}") from None
+    if encoding is not None and used == codecs.lookup(encoding).name and _single_byte(used):
+        _refuse_utf8_read_as(path, compression, encoding)
     decoded = decoded.lstrip("\ufeff")
     lines = [ln for ln in decoded.splitlines() if ln.strip()]
     if not lines:
@@ -475,7 +539,9 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
     """The Parquet files of a dataset given as one file, a directory or a glob, for Dask.
 
     A directory means every ``.parquet`` / ``.pq`` file under it; a glob (``*``, ``?``,
-    ``[``) its matching Parquet files. The files are not read here, only the first one's
+    ``[``) its matching Parquet files. As Spark, Hive and pyarrow do, a file is skipped when
+    a folder or file name below the directory (or below the glob's fixed part) starts with
+    ``_`` or ``.``: Spark's uncommitted ``_temporary/`` files, ``_SUCCESS``, ``.crc``. The files are not read here, only the first one's
     schema, to check that the columns are there (as :func:`read_scores` does).
     """
     import pyarrow as pa
@@ -483,18 +549,32 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
 
     text = os.fspath(path)
     where = Path(text)
+    base = None         # the folder below which '_' and '.' names are skipped
     if any(c in text for c in "*?["):
         found = sorted(glob.glob(text, recursive=True))
         what = "matches no file" if not found else "matches no Parquet file (.parquet, .pq)"
+        parts = Path(text).parts
+        fixed = next(i for i, part in enumerate(parts) if any(c in part for c in "*?["))
+        base = str(Path(*parts[:fixed])) if fixed else "."
     elif where.is_dir():
         found = sorted(str(f) for f in where.rglob("*") if f.is_file())
         what = "is a directory without Parquet files (.parquet, .pq)"
+        base = text
     elif where.is_file():
         found = [text]
         what = "is not a Parquet file (.parquet, .pq): the Dask engine reads Parquet only"
     else:
         raise FileProblem(f"{text}: no such file or directory; give a Parquet file, a directory "
                           "of Parquet files or a glob such as 'logs/*.parquet'")
+    if base is not None:  # skipped as Spark, Hive and pyarrow skip them: _temporary/, .crc
+        hidden = [f for f in found if _hidden(f, base)]
+        found = [f for f in found if not _hidden(f, base)]
+        if hidden and not any(Path(f).suffix.lower() in PARQUET_SUFFIXES for f in found):
+            raise FileProblem(
+                f"{text} holds only files whose path starts with '_' or '.' below it (such as "
+                f"{os.path.relpath(hidden[0], base)}): unfinished or hidden files, such as "
+                "Spark's _temporary/, which are skipped; wait for the job that writes them to "
+                "finish, or give the finished Parquet files")
     files = [f for f in found if Path(f).suffix.lower() in PARQUET_SUFFIXES]
     if not files:
         raise FileProblem(f"{text} {what}; write the data as Parquet (e.g. "
@@ -506,6 +586,11 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
                           "check its format") from None
     _check_columns(Path(files[0]), list(schema.names), columns, hints or {})
     return files
+
+
+def _hidden(path: str, base: str) -> bool:
+    """Whether a component of ``path`` below ``base`` starts with '_' or '.' (_SUCCESS, .crc)."""
+    return any(part.startswith(("_", ".")) for part in Path(os.path.relpath(path, base)).parts)
 
 
 def _first_line(error: BaseException) -> str:
@@ -607,7 +692,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                 raise
             except ValueError as error:  # a value check while explaining a failed read
                 raise FileProblem(str(error)) from None
-        except OSError as error:  # a truncated .gz, say
+        except _stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
             raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
                               "its format") from None
     else:
@@ -676,6 +761,28 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _inside(path: str, folder: str) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([real, base]) == base
+
+
+def _outside_dataset(option: str, target: str, given: str) -> None:
+    """Refuse a target that is a file of an input dataset (a directory or a glob) or lies in it."""
+    if any(c in given for c in "*?["):
+        matched = [f for f in glob.glob(given, recursive=True)
+                   if os.path.exists(target) and _same_file(f, target)]
+        pattern = os.path.abspath(given)
+        if matched or fnmatch.fnmatchcase(os.path.abspath(target), pattern) \
+                or fnmatch.fnmatchcase(os.path.realpath(target), pattern):
+            raise FileProblem(f"{option} {target}: is a file of the input dataset {given}; writing "
+                              "there would replace or add to what is read, so choose a name "
+                              "outside it")
+    elif os.path.isdir(given) and _inside(target, given):
+        raise FileProblem(f"{option} {target}: lies inside the input dataset directory {given}; "
+                          "writing there would replace or add to what is read, so choose a path "
+                          "outside it")
+
+
 def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o",
                 allowed: tuple[str, ...] = ("table", "json", "csv", "tsv", "parquet")) -> Output:
     """Check an output target before any work is done; returns how to write it.
@@ -687,7 +794,8 @@ def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o"
     fmt : str, optional
         The format asked for explicitly (``--format``); it must agree with the extension.
     inputs : sequence of paths
-        Files the command reads: writing over one of them is refused.
+        Files, directories and globs the command reads: writing over one of their files, or
+        anywhere inside an input directory, is refused.
     option : str
         How the target was given, for messages (``-o``).
     allowed : tuple of str
@@ -709,6 +817,8 @@ def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o"
                 or given is not None and os.path.realpath(str(given)) == os.path.realpath(target):
             raise FileProblem(f"{option} {target}: is the input file {given}; writing there would "
                               "destroy it, so choose another name")
+        if given is not None:
+            _outside_dataset(option, target, os.fspath(given))
     special = os.path.abspath(target).startswith(("/dev/", "/proc/"))
     exists = os.path.exists(target)
     info = os.stat(target) if exists else None

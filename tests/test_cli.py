@@ -410,3 +410,53 @@ def test_a_report_notebook_that_fails_writes_nothing(tmp_path, capsys, monkeypat
     assert err.splitlines() == ["recmetrics: error: the report notebook failed (ValueError: pred has "
                                 "nothing to plot; give more rows); no report was written"]
     assert list(out_dir.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- reported cases
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["evaluate", "{labelled}", "--score-col", "label"],
+     "--score-col and --label-col both name the column 'label', so it would be judged against "
+     "itself"),
+    (["evaluate", "{labelled}", "--label-col", "score"], "--score-col and --label-col both name "
+                                                         "the column 'score'"),
+    (["compare", "{labelled}", "{labelled}", "--score-col", "label"], "--score-col and --label-col"),
+    (["evaluate", "{labelled}", "--item-col", "user"], "--user-col and --item-col both name"),
+])
+def test_a_score_column_that_is_the_label_column_is_refused(argv, message, tmp_path, capsys,
+                                                            sample):
+    """Bug: --score-col label evaluated the labels against themselves: AUC 1.0."""
+    labelled = tmp_path / "labelled.csv"
+    sample[0].merge(sample[2]).to_csv(labelled, index=False)
+    code, out, err = run([a.replace("{labelled}", str(labelled)) for a in argv], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith(f"recmetrics: error: {message}"), err
+
+
+def test_score_equal_to_label_is_refused_in_python(sample):
+    labelled = sample[0].merge(sample[2])
+    with pytest.raises(ValueError, match=r"^pred: score='label' and label='label' name the same "
+                                         r"column, so pred would be judged against itself"):
+        rm.evaluate(labelled, score="label")
+    with pytest.raises(ValueError, match="name the same column"):
+        rm.evaluate_per_user(labelled, score="label")
+    # with a truth frame, a pred column named like truth's label column is a score like any other
+    scored = sample[0].rename(columns={"score": "label"})
+    got = rm.evaluate(scored, sample[2], score="label", metrics=["auc"]).value.iloc[0]
+    assert got == rm.evaluate(sample[0], sample[2], metrics=["auc"]).value.iloc[0]
+
+
+def test_a_confidence_level_is_printed_with_the_digits_it_needs(capsys):
+    """Bug: --ci 0.999 was labelled "100% CI"."""
+    for level, shown in (("0.999", "99.9%"), ("0.95", "95%"), ("0.9", "90%"), ("0.9995", "99.95%")):
+        code, out, err = run(["evaluate", PRED_A, "--truth", TRUTH, "--metrics", "auc", "--ci",
+                              level, "--n-resamples", "100"], capsys)
+        assert (code, err) == (0, "")
+        header = next(line for line in out.splitlines() if line.startswith("metric"))
+        assert header.split()[2:4] == [shown, "CI"], header
+        assert f"CI: {shown} percentile bootstrap" in out
+        assert "100%" not in out
+    code, out, err = run(["compare", PRED_A, PRED_B, "--truth", TRUTH, "--metrics", "auc",
+                          "--alpha", "0.001", "--n-resamples", "100"], capsys)
+    assert code == 0 and "about 0.1% of the rows tested" in " ".join(out.split())

@@ -149,3 +149,227 @@ def test_messy_csv_gives_the_reference_numbers_or_one_line(rows, layout, tmp_pat
         lines = err.splitlines()
         assert len(lines) == 1 and lines[0].startswith("recmetrics: error: "), err
         assert damaged, f"an intact file was refused: {lines[0]}"
+
+
+# --------------------------------------------------------------------------- every kind of input
+#
+# A second property: the same small data set (clean ids "u0", "i3"...) written as any kind
+# of file recmetrics reads: CSV in an encoding, with a separator, compressed (zip too), or
+# Parquet whose id columns have an unusual type (uint64 beyond int64, int8, bool, categorical,
+# string[pyarrow], large_string, dictionary-encoded, whole floats); the truth file is of the
+# same kind or CSV. `evaluate` and `compare` must give the numbers of the clean DataFrames, or
+# exit 2 with one line where the file is not readable as asked (a UTF-8 file read as cp1252).
+
+import hashlib  # noqa: E402
+import io  # noqa: E402
+import zipfile  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+import recmetrics as rm  # noqa: E402
+
+
+@st.composite
+def clean_data(draw):
+    """(pred rows (user, item, score A, score B), truth rows (user, item, label)) by index."""
+    n_users, n_items = draw(st.integers(1, 4)), draw(st.integers(2, 5))
+    pairs = draw(st.lists(st.tuples(st.integers(0, n_users - 1), st.integers(0, n_items - 1)),
+                          min_size=2, max_size=14, unique=True))
+    scores = draw(st.lists(st.integers(-50, 50), min_size=2 * len(pairs),
+                           max_size=2 * len(pairs)))
+    labels = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=len(pairs),
+                           max_size=len(pairs)))
+    labels[0], labels[-1] = 1, 0
+    pred = [(u, i, scores[2 * n] / 10, scores[2 * n + 1] / 10) for n, (u, i) in enumerate(pairs)]
+    return pred, [(u, i, y) for (u, i), y in zip(pairs, labels)]
+
+
+#: Parquet id types: how an index becomes an id, and the pyarrow type it is stored as
+ID_TYPES = {
+    "uint64 beyond int64": (lambda n, role: np.uint64(2**64 - 1) - np.asarray(n, np.uint64),
+                            pa.uint64()),
+    "uint64 small": (lambda n, role: np.asarray(n, np.uint64), pa.uint64()),
+    "int8": (lambda n, role: np.asarray(n, np.int8) - np.int8(2), pa.int8()),
+    "uint16": (lambda n, role: np.asarray(n, np.uint16) + np.uint16(65000), pa.uint16()),
+    "bool": (lambda n, role: np.asarray(n) == 1, pa.bool_()),
+    "categorical": (lambda n, role: [f"{role}{x}" for x in n],
+                    pa.dictionary(pa.int8(), pa.string())),
+    "string[pyarrow]": (lambda n, role: [f"{role} {x}" for x in n], pa.string()),
+    "large_string": (lambda n, role: [f"{role}é{x}" for x in n], pa.large_string()),
+    "dictionary": (lambda n, role: [f"{x:03d}" for x in n], pa.dictionary(pa.int32(),
+                                                                          pa.large_string())),
+    "whole floats": (lambda n, role: np.asarray(n, float) * 3 - 1, pa.float64()),
+}
+
+CSV_LAYOUTS = st.fixed_dictionaries({
+    "prefix": st.sampled_from(["u", "Zoë", "café_"]),
+    "encoding": st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "cp1252", "cp1252 pred only",
+                                 "utf-8 read as cp1252"]),
+    "sep": st.sampled_from([(",", ".csv", []), ("\t", ".tsv", []), (";", ".csv", ["--sep", ";"]),
+                            ("|", ".txt", [])]),
+    "compression": st.sampled_from(["", ".gz", ".bz2", ".xz", ".zst", ".zip"]),
+})
+
+
+def _compress(data: bytes, compression: str, member: str) -> bytes:
+    import bz2
+    import gzip
+    import lzma
+
+    if compression == ".gz":
+        return gzip.compress(data)
+    if compression == ".bz2":
+        return bz2.compress(data)
+    if compression == ".xz":
+        return lzma.compress(data)
+    if compression == ".zst":
+        sink = pa.BufferOutputStream()
+        with pa.CompressedOutputStream(sink, "zstd") as stream:
+            stream.write(data)
+        return sink.getvalue().to_pybytes()
+    if compression == ".zip":
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(member, data)
+        return buffer.getvalue()
+    return data
+
+
+def write_csv(path_stem, header, rows, layout, *, encoding) -> str:
+    sep, suffix, _ = layout["sep"]
+    lines = [sep.join(header)] + [sep.join(str(v) for v in row) for row in rows]
+    data = ("\n".join(lines) + "\n").encode(encoding)
+    path = path_stem + suffix + layout["compression"]
+    with open(path, "wb") as handle:
+        handle.write(_compress(data, layout["compression"], os.path.basename(path_stem + suffix)))
+    return path
+
+
+def write_parquet(path, columns: dict) -> str:
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+def _id_array(kind: str, indices, role: str):
+    make, arrow_type = ID_TYPES[kind]
+    values = make(indices, role)
+    if pa.types.is_dictionary(arrow_type):
+        return pa.array(values, arrow_type.value_type).dictionary_encode()
+    return pa.array(values, arrow_type)
+
+
+def _id_text(kind: str, indices, role: str) -> list[str]:
+    """The ids of a Parquet kind as a CSV file would hold them."""
+    values = ID_TYPES[kind][0](indices, role)
+    return [str(v) for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
+
+
+def _hashes(paths) -> dict:
+    return {p: (hashlib.sha256(open(p, "rb").read()).hexdigest(), os.stat(p).st_mtime_ns)
+            for p in paths}
+
+
+def _check_run(argv, capsys, paths, *, refused: bool):
+    """Run the command line; returns its JSON document or None when it (rightly) refused."""
+    before = _hashes(paths)
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert _hashes(paths) == before, "an input file changed"
+    assert "Traceback" not in err
+    if code == 0:
+        assert not refused, "a file read with the wrong encoding was accepted"
+        assert err == "", err
+        return json.loads(out)
+    assert code == 2 and out == "", (code, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("recmetrics: error: "), err
+    assert refused, f"an intact file was refused: {lines[0]}"
+    assert "is UTF-8 text" in lines[0], lines[0]
+    event("refused: a UTF-8 file read as cp1252")
+    return None
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=clean_data(), kind=st.sampled_from(["csv"] * 8 + list(ID_TYPES)), layout=CSV_LAYOUTS,
+       csv_truth=st.booleans())
+def test_every_kind_of_input_gives_the_clean_numbers_or_one_line(data, kind, layout, csv_truth,
+                                                                 tmp_path_factory, capsys):
+    pred_rows, truth_rows = data
+    users = sorted({u for u, *_ in pred_rows} | {u for u, *_ in truth_rows})
+    if kind == "bool" and len(users) > 2 or kind == "bool" and max(i for _, i, *_ in pred_rows) > 1:
+        kind = "categorical"                        # bool ids hold two ids at most
+    event(kind if kind != "csv" else f"csv {layout['encoding']}")
+    if kind == "csv":
+        event(f"csv {layout['compression'] or 'uncompressed'}")
+    folder = str(tmp_path_factory.mktemp("kinds"))
+    options, refused = [], False
+    u = [r[0] for r in pred_rows]
+    i = [r[1] for r in pred_rows]
+    tu = [r[0] for r in truth_rows]
+    ti = [r[1] for r in truth_rows]
+    if kind == "csv":
+        prefix = layout["prefix"]
+        encoding = {"cp1252 pred only": "cp1252", "utf-8 read as cp1252": "utf-8"}.get(
+            layout["encoding"], layout["encoding"])
+        truth_encoding = "utf-8" if layout["encoding"] == "cp1252 pred only" else encoding
+        options += layout["sep"][2]
+        if layout["encoding"] == "cp1252":
+            options += ["--encoding", "cp1252"]
+        elif layout["encoding"] == "cp1252 pred only":
+            options += ["--pred-encoding", "cp1252"]
+        elif layout["encoding"] == "utf-8 read as cp1252":
+            options += ["--encoding", "cp1252"]
+            refused = not prefix.isascii()          # mojibake ids: must be refused
+        paths = [write_csv(os.path.join(folder, name), ("user", "item", "score"),
+                           [(f"{prefix}{a}", f"i{b}", s) for a, b, s in zip(u, i, scores)],
+                           layout, encoding=encoding)
+                 for name, scores in (("a", [r[2] for r in pred_rows]),
+                                      ("b", [r[3] for r in pred_rows]))]
+        paths.append(write_csv(os.path.join(folder, "truth"), ("user", "item", "label"),
+                               [(f"{prefix}{a}", f"i{b}", y) for a, b, (*_, y) in
+                                zip(tu, ti, truth_rows)], layout, encoding=truth_encoding))
+    else:
+        paths = [write_parquet(os.path.join(folder, f"{name}.parquet"),
+                               {"user": _id_array(kind, u, "u"), "item": _id_array(kind, i, "i"),
+                                "score": pa.array([r[column] for r in pred_rows], pa.float64())})
+                 for name, column in (("a", 2), ("b", 3))]
+        labels = [r[2] for r in truth_rows]
+        if csv_truth:
+            truth = pd.DataFrame({"user": _id_text(kind, tu, "u"), "item": _id_text(kind, ti, "i"),
+                                  "label": labels})
+            paths.append(os.path.join(folder, "truth.csv"))
+            truth.to_csv(paths[-1], index=False)
+        else:
+            paths.append(write_parquet(os.path.join(folder, "truth.parquet"),
+                                       {"user": _id_array(kind, tu, "u"),
+                                        "item": _id_array(kind, ti, "i"),
+                                        "label": pa.array(labels, pa.int64())}))
+    clean = {name: pd.DataFrame({"user": [f"u{a}" for a in u], "item": [f"i{b}" for b in i],
+                                 "score": [r[column] for r in pred_rows]})
+             for name, column in (("a", 2), ("b", 3))}
+    clean_truth = pd.DataFrame({"user": [f"u{a}" for a in tu], "item": [f"i{b}" for b in ti],
+                                "label": [r[2] for r in truth_rows]})
+    common = ["--truth", paths[2], "--metrics", "auc", "mrr", "ndcg", "--k", "2", "--format",
+              "json", *options]
+
+    document = _check_run(["evaluate", paths[0], *common], capsys, paths, refused=refused)
+    if document is not None:
+        expected = rm.evaluate(clean["a"], clean_truth, metrics=["auc", "mrr", "ndcg"], k=[2])
+        got = pd.DataFrame(document["metrics"])
+        np.testing.assert_allclose(got.value.astype(float), expected.value.astype(float),
+                                   rtol=0, atol=1e-12)
+        assert got.n_users.tolist() == expected.n_users.tolist()
+
+    document = _check_run(["compare", paths[0], paths[1], *common, "--n-resamples", "100"],
+                          capsys, paths, refused=refused)
+    if document is not None:
+        expected = rm.compare(clean["a"], clean["b"], clean_truth, metrics=["auc", "mrr", "ndcg"],
+                              k=[2], n_resamples=100)
+        got = pd.DataFrame(document["metrics"])
+        for column in ("value_a", "value_b", "difference"):
+            np.testing.assert_allclose(got[column].astype(float), expected[column].astype(float),
+                                       rtol=0, atol=1e-12, err_msg=column)

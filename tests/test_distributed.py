@@ -6,6 +6,7 @@ Most tests run on Dask's synchronous scheduler (fast, same graph); a few run on 
 import contextlib
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -422,3 +423,97 @@ def test_gauc_under_every_weight_on_a_cluster_equals_a_literal_loop_over_users(c
                               gauc_weight=gauc_weight)
             assert got.value[got.metric == "gauc"].iloc[0] == pytest.approx(literal, rel=1e-12)
             assert got.attrs["conventions"]["gauc_weight"] == gauc_weight
+
+
+def spark_output(folder, pred: pd.DataFrame) -> pd.DataFrame:
+    """A Spark job's output folder, half committed: part files, and in _temporary/ the files of
+    tasks still running (5 more users); _SUCCESS and .crc files beside them. Returns what was
+    committed."""
+    folder.mkdir()
+    committed = pred[pred.user < 60]
+    for i, rows in enumerate(np.array_split(np.arange(len(committed)), 3)):
+        committed.iloc[rows].to_parquet(folder / f"part-0000{i}.parquet")
+        (folder / f".part-0000{i}.parquet.crc").write_bytes(b"crc")
+    running = folder / "_temporary" / "0" / "_temporary" / "attempt_1"
+    running.mkdir(parents=True)
+    pred[pred.user >= 60].to_parquet(running / "part-00003.parquet")
+    pred[pred.user < 5].to_parquet(folder / ".hidden-copy.parquet")
+    (folder / "_SUCCESS").write_bytes(b"")
+    return committed
+
+
+def test_command_line_skips_spark_temporary_and_hidden_files(cluster, tmp_path, capsys):
+    """Bug: `--engine dask` read Spark's uncommitted _temporary/ files: 65 users, not 60."""
+    from recmetrics.cli import main
+
+    pred = spread_log(n_users=65, seed=4)
+    committed = spark_output(tmp_path / "logs", pred)
+    expected = rm.evaluate(committed, metrics=["auc", "mrr"])
+    for given in (tmp_path / "logs", tmp_path / "logs" / "**" / "*.parquet"):
+        with time_limit(120):
+            assert main(["evaluate", str(given), "--engine", "dask", "--scheduler",
+                         cluster.scheduler.address, "--format", "json", "--metrics", "auc",
+                         "mrr"]) == 0
+        document = json.loads(capsys.readouterr().out)
+        assert document["inputs"]["pred"]["files"] == 3
+        assert document["inputs"]["pred"]["users"] == 60
+        got = pd.DataFrame(document["metrics"])
+        np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
+
+
+def test_uint64_user_ids_beyond_int64_on_dask(cluster):
+    pred = spread_log(n_users=30, seed=5)
+    big = pred.assign(user=(pred.user.to_numpy().astype(np.uint64) + np.uint64(2**64 - 30)))
+    truth = big[["user", "item", "label"]].assign(user=lambda t: t.user.astype(str))
+    names = pred.assign(user="u" + pred.user.astype(str))
+    expected = rm.evaluate(names.drop(columns="label"), names[["user", "item", "label"]],
+                           k=[1, 5], metrics=["auc", "gauc", "mrr", "ndcg"])
+    with time_limit(120):
+        got = rm.evaluate(dd.from_pandas(big.drop(columns="label"), npartitions=3),
+                          dd.from_pandas(truth, npartitions=2), k=[1, 5],
+                          metrics=["auc", "gauc", "mrr", "ndcg"])
+    assert_same_table(expected, got)
+
+
+@pytest.mark.parametrize("limit", ["50MB", "255MiB", "1000"])
+def test_a_memory_limit_below_the_floor_is_refused_before_a_cluster_starts(limit, tmp_path,
+                                                                           capsys, monkeypatch):
+    """Bug: `--memory-limit 50MB` started workers that paused forever: a hang, no word."""
+    from recmetrics.cli import main
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(rmd, "local_cluster", no_cluster)
+    spread_log(n_users=3).to_parquet(tmp_path / "log.parquet")
+    assert main(["evaluate", str(tmp_path / "log.parquet"), "--engine", "dask",
+                 "--memory-limit", limit]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"recmetrics: error: --memory-limit {limit} is below the minimum of "
+                          "256 MiB per worker")
+
+
+def test_parquet_dataset_lists_committed_files_only(tmp_path, capsys):
+    from recmetrics import io as rio
+    from recmetrics.cli import main
+
+    spark_output(tmp_path / "logs", spread_log(n_users=65, seed=4))
+    columns = {"user": "user", "item": "item", "score": "score"}
+    listed = [os.path.relpath(f, tmp_path / "logs") for f in
+              rio.parquet_dataset(tmp_path / "logs", columns=columns)]
+    assert listed == [f"part-0000{i}.parquet" for i in range(3)]
+    # a folder whose own name starts with '_' is named by the user: it counts
+    (tmp_path / "logs").rename(tmp_path / "_logs")
+    assert len(rio.parquet_dataset(f"{tmp_path}/_logs/*.parquet", columns=columns)) == 3
+    # nothing committed yet: one line saying so
+    only = tmp_path / "running"
+    (only / "_temporary" / "0").mkdir(parents=True)
+    spread_log(n_users=3).to_parquet(only / "_temporary" / "0" / "part-00000.parquet")
+    (only / "_SUCCESS").write_bytes(b"")
+    assert main(["evaluate", str(only), "--engine", "dask", "--metrics", "auc"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"recmetrics: error: {only} holds only files whose path starts with "
+                          "'_' or '.' below it")
+    assert "_temporary" in err

@@ -477,3 +477,170 @@ def test_ctrl_c_in_report_stops_the_kernel_and_writes_nothing(tmp_path):
         time.sleep(0.1)
     assert not _alive(kernel), "the kernel was left running"
     assert list(out.iterdir()) == []
+
+
+DATASET_OUTPUTS = [  # (id, input given as, -o target, message)
+    ("a file of an input directory", "logs", "logs/part-00000.parquet",
+     r"-o .*logs/part-00000\.parquet: lies inside the input dataset directory .*logs; writing "
+     r"there would replace or add to what is read"),
+    ("a new file inside an input directory", "logs", "logs/sub/../table.json",
+     r"lies inside the input dataset directory"),
+    ("a file a glob matches", "logs/*.parquet", "logs/part-00001.parquet",
+     r"-o .*logs/part-00001\.parquet: is a file of the input dataset .*logs/\*\.parquet; writing "
+     r"there would replace or add to what is read"),
+    ("a new file the glob would read next time", "logs/part-*.parquet", "logs/part-00009.parquet",
+     r"is a file of the input dataset"),
+    ("a recursive glob", "logs/**/*.parquet", "logs/part-00000.parquet",
+     r"is a file of the input dataset"),
+    ("a file of the truth directory", "truth", "truth/t.parquet",
+     r"lies inside the input dataset directory .*truth"),
+]
+
+
+@pytest.mark.parametrize("given, target, message", [c[1:] for c in DATASET_OUTPUTS],
+                         ids=[c[0] for c in DATASET_OUTPUTS])
+def test_an_output_inside_an_input_dataset_is_refused_before_any_work(given, target, message,
+                                                                       tmp_path, capsys):
+    """Bug: `-o logs/part-00000.parquet` replaced a file of the dataset the command read."""
+    pytest.importorskip("distributed")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "truth").mkdir()
+    frame = pd.DataFrame({"user": ["u1", "u1", "u2"], "item": ["a", "b", "a"],
+                          "score": [0.9, 0.2, 0.5], "label": [1, 0, 1]})
+    for i in range(2):
+        frame.to_parquet(tmp_path / "logs" / f"part-0000{i}.parquet")
+    frame.drop(columns="score").to_parquet(tmp_path / "truth" / "t.parquet")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    argv = ["evaluate", tmp_path / "logs" if given == "truth" else tmp_path / given,
+            "--engine", "dask", "-o", tmp_path / target]
+    if given == "truth":
+        argv += ["--truth", tmp_path / "truth"]
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert re.search(message, err), err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    # the same in Python: plan_output, before anything is read
+    with pytest.raises(rio.FileProblem, match=message.replace("-o ", "")):
+        rio.plan_output(str(tmp_path / target), inputs=[str(tmp_path / given)])
+
+
+def zipped(members: dict[str, bytes], compression=None) -> bytes:
+    """A real .zip archive written by Python's zipfile."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression or zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_zip_archive_with_one_csv_gives_the_hand_computed_numbers(tmp_path, capsys):
+    """Bug: a valid .csv.zip raised a traceback (zipfile could not seek in the stream)."""
+    import zipfile
+
+    for name, compression, content, options in [
+            ("p.csv.zip", zipfile.ZIP_DEFLATED, text().encode(), []),
+            ("p.csv.zip", zipfile.ZIP_STORED, text().encode(), []),
+            ("p.tsv.zip", zipfile.ZIP_BZIP2, text(sep="\t").encode(), []),
+            ("p.csv.zip", zipfile.ZIP_LZMA, text(ids=CHINESE).encode("gbk"), ["--encoding", "gbk"])]:
+        path = tmp_path / name
+        path.write_bytes(zipped({"folder/": b"", "folder/scores.csv": content}, compression))
+        code, out, err = run(["evaluate", path, "--metrics", "auc", "mrr", "--format", "json",
+                              *options], capsys)
+        assert (code, err) == (0, ""), err
+        assert numbers(out) == pytest.approx({"auc": AUC, "mrr": MRR}, abs=1e-12)
+        frame = rio.read_scores(path, columns=COLUMNS, numbers=("score",), grades=("label",),
+                                encoding=options[1] if options else None)
+        assert len(frame) == len(ROWS)
+
+
+ZIP_REFUSALS = [
+    ("two members", {"a.csv": text().encode(), "b.csv": text().encode()},
+     r"holds 2 files \(a\.csv, b\.csv\); a \.zip input must hold exactly one CSV file"),
+    ("no member", {}, r"holds 0 files; a \.zip input must hold exactly one CSV file"),
+    ("only a folder", {"empty/": b""}, r"holds 0 files"),
+    ("not a zip archive", b"user,item,score,label\n", r"is not a readable \.zip archive"),
+    ("cut in half", "half", r"is not a readable \.zip archive"),
+    ("a damaged member", "crc", r"is not a readable CSV file \(.*(CRC|Error).*\)"),
+]
+
+
+@pytest.mark.parametrize("members, message", [c[1:] for c in ZIP_REFUSALS],
+                         ids=[c[0] for c in ZIP_REFUSALS])
+def test_a_zip_archive_not_holding_one_readable_csv_is_refused_in_one_line(members, message,
+                                                                           tmp_path, capsys):
+    whole = zipped({"scores.csv": text().encode() * 50})
+    if members == "half":
+        data = whole[:len(whole) // 2]
+    elif members == "crc":
+        start = whole.index(b"scores.csv") + len(b"scores.csv") + 20
+        data = whole[:start] + bytes([whole[start] ^ 0x55]) + whole[start + 1:]
+    else:
+        data = members if isinstance(members, bytes) else zipped(members)
+    path = tmp_path / "p.csv.zip"
+    path.write_bytes(data)
+    code, out, err = run(["evaluate", path, "--metrics", "auc"], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert re.search(message, err), err
+    assert path.read_bytes() == data
+    with pytest.raises(rio.FileProblem, match=message):
+        rio.read_scores(path, columns=COLUMNS, numbers=("score",), grades=("label",))
+
+
+def excel_and_utf8_files(tmp_path):
+    """Scores saved by Excel in cp1252, the truth file in UTF-8, with accented ids in both."""
+    pred = tmp_path / "excel.csv"
+    pred.write_bytes(text(rows=[r[:3] for r in ROWS], header=HEADER[:3],
+                          ids=ACCENTS).encode("cp1252"))
+    truth = tmp_path / "truth.csv"
+    truth.write_bytes(text(rows=[r[:2] + r[3:] for r in ROWS], header=("user", "item", "label"),
+                           ids=ACCENTS).encode("utf-8"))
+    return pred, truth
+
+
+@pytest.mark.parametrize("options", [["--pred-encoding", "cp1252"],
+                                     ["--encoding", "cp1252", "--truth-encoding", "utf-8"],
+                                     ["--truth-encoding", "utf-8", "--pred-encoding", "windows-1252"]])
+def test_each_file_gets_its_own_encoding(options, tmp_path, capsys):
+    """Bug: --encoding cp1252 for an Excel file was applied to the UTF-8 truth file too: ids
+    such as 'JosÃ©' matched nothing and the numbers were wrong, without a word."""
+    pred, truth = excel_and_utf8_files(tmp_path)
+    code, out, err = run(["evaluate", pred, "--truth", truth, "--metrics", "auc", "mrr",
+                          "--format", "json", *options], capsys)
+    assert (code, err) == (0, ""), err
+    assert numbers(out) == pytest.approx({"auc": AUC, "mrr": MRR}, abs=1e-12)
+    code, out, err = run(["compare", pred, pred, "--truth", truth, "--metrics", "mrr",
+                          "--format", "json", *options], capsys)
+    assert (code, err) == (0, ""), err
+    assert json.loads(out)["metrics"][0]["value_a"] == pytest.approx(MRR, abs=1e-12)
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "latin-1", "iso8859_15"])
+def test_a_utf8_file_read_as_a_single_byte_encoding_is_refused(encoding, tmp_path, capsys):
+    pred, truth = excel_and_utf8_files(tmp_path)
+    before = truth.read_bytes()
+    code, out, err = run(["evaluate", pred, "--truth", truth, "--encoding", encoding], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert re.search(rf"truth\.csv is UTF-8 text \(it holds 'é' written as UTF-8\), but it was "
+                     rf"to be read as {encoding}, which would turn 'é' into 'Ã©'", err), err
+    assert "--truth-encoding" in err
+    assert truth.read_bytes() == before
+    with pytest.raises(rio.FileProblem, match="is UTF-8 text"):
+        rio.read_scores(truth, columns={"user": "user", "item": "item", "label": "label"},
+                        grades=("label",), encoding=encoding)
+    # ASCII-only UTF-8 files read the same in any of these encodings: no refusal
+    plain = tmp_path / "plain.csv"
+    plain.write_text(text())
+    code, out, err = run(["evaluate", plain, "--encoding", encoding, "--metrics", "auc",
+                          "--format", "json"], capsys)
+    assert (code, err) == (0, "") and numbers(out)["auc"] == pytest.approx(AUC, abs=1e-12)
+
+
+def test_the_help_names_the_per_file_encodings(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["evaluate", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--pred-encoding NAME" in out and "--truth-encoding NAME" in out
+    assert "overriding --encoding" in out

@@ -229,3 +229,35 @@ def test_the_recipe_printed_in_the_report_reproduces_every_number(tmp_path):
                        "gauc_weight='clicks'", "sep=';'", "encoding='latin-1'",
                        "'rank': 'rank'", "'user': 'user_id'"):
         assert convention in provenance, convention
+
+
+def test_report_joins_ids_3_0_and_3_as_one_id_in_its_counts_and_roc_curve(tmp_path):
+    """Bug: the report counted relevant rows with a raw merge on the ids, so item ids written
+    ``3.0`` in the scores and ``3`` in the truth gave "0 of the 20 scored rows are relevant"
+    and no ROC curve, under a metric table that was right."""
+    rows = [(f"u{u}", item, (7 * u + 3 * item) % 11 / 10, int((u + item) % 3 == 0))
+            for u in range(1, 5) for item in range(1, 6)]
+    # by hand: (u + item) % 3 == 0 for (1,2) (1,5) (2,1) (2,4) (3,3) (4,2) (4,5): 7 of 20 rows
+    relevant = sum(y for *_, y in rows)
+    assert (relevant, len(rows)) == (7, 20)
+    pos = [s for _, _, s, y in rows if y]
+    neg = [s for _, _, s, y in rows if not y]
+    auc = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg))
+    (tmp_path / "pred.csv").write_text("user,item,score\n" + "".join(
+        f"{u},{item}.0,{s}\n" for u, item, s, _ in rows))
+    (tmp_path / "truth.csv").write_text("user,item,label\n" + "".join(
+        f"{u},{item},{y}\n" for u, item, _, y in rows))
+    out = tmp_path / "r.html"
+    command = shutil.which("recmetrics", path=str(Path(sys.executable).parent))
+    done = subprocess.run([command, "report", str(tmp_path / "pred.csv"), "--truth",
+                           str(tmp_path / "truth.csv"), "--k", "2", "--n-resamples", "100",
+                           "--ci", "0.999", "-o", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text(encoding="utf-8")
+    assert f"{relevant} of the {len(rows)} scored rows are relevant" in page
+    assert "99.9% interval" in page and "100% interval" not in page   # --ci 0.999
+    assert "No ROC curve" not in page
+    assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', page)) >= 3  # ROC drawn
+    row = re.search(r"<td[^>]*><b>auc</b></td><td[^>]*>[^<]*</td><td[^>]*>([0-9.]+)</td>", page)
+    assert row and float(row.group(1)) == pytest.approx(auc, abs=5e-5)

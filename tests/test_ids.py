@@ -1,0 +1,216 @@
+"""The id policy (recmetrics/_ids.py) on id columns of unusual integer types.
+
+Each expected table is the same data evaluated with clean text ids ("u0", "i3", ...): a
+mapping written out here, never the code under test run on the messy ids.
+
+Named bugs:
+
+* uint64 user ids >= 2**63 were cast to int64 and wrapped to negative numbers, so a
+  text id "9223372036854775813" in another file never met its own rows, and the uint64
+  user 2**64 - 1 silently joined the int64 user -1;
+* item ids of type int8 from -100 to 100 overflowed when coded (the smallest id was
+  subtracted in int8): AUC 0.3556 instead of 0.2615, without a warning.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import recmetrics as rm
+from recmetrics import _ids, cli
+
+COMPARED = ["metric", "k", "value", "n_users", "n_skipped", "n_without_predictions"]
+
+
+def run(argv, capsys):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def same_table(got: pd.DataFrame, expected: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(got[COMPARED].reset_index(drop=True),
+                                  expected[COMPARED].reset_index(drop=True))
+
+
+def clean(frame: pd.DataFrame, names: dict) -> pd.DataFrame:
+    """The frame with every id replaced by its clean text name (exact Python ints as keys)."""
+    out = frame.copy()
+    for column in ("user", "item"):
+        out[column] = [names[column][int(v)] for v in frame[column].tolist()]
+    return out
+
+
+def scored(users, items, seed=0):
+    """Every (user, item) pair with a random score and a label, as plain lists."""
+    rng = np.random.default_rng(seed)
+    rows = [(u, i) for u in users for i in items]
+    scores = rng.permutation(len(rows)) / len(rows)
+    labels = rng.integers(0, 3, len(rows))
+    labels[0], labels[1] = 1, 0
+    return rows, scores, labels
+
+
+BIG = [2**63 + 5, 2**63 + 7, 2**64 - 1]
+
+
+def uint64_frames():
+    rows, scores, labels = scored(BIG, [1, 2, 3, 2**64 - 2])
+    pred = pd.DataFrame({"user": np.array([u for u, _ in rows], dtype=np.uint64),
+                         "item": np.array([i for _, i in rows], dtype=np.uint64),
+                         "score": scores})
+    truth = pd.DataFrame({"user": pred.user, "item": pred.item, "label": labels})
+    names = {"user": {u: f"u{n}" for n, u in enumerate(BIG)},
+             "item": {i: f"i{n}" for n, i in enumerate([1, 2, 3, 2**64 - 2])}}
+    return pred, truth, names
+
+
+def test_uint64_ids_beyond_int64_meet_the_same_ids_written_as_text():
+    pred, truth, names = uint64_frames()
+    expected = rm.evaluate(clean(pred, names), clean(truth, names), k=[2])
+    text_truth = truth.assign(user=truth.user.astype(str), item=truth.item.astype(str))
+    assert text_truth.user.iloc[-1] == "18446744073709551615"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # no user left unmatched
+        for truth_form in (truth, text_truth):
+            same_table(rm.evaluate(pred, truth_form, k=[2]), expected)
+        same_table(rm.evaluate(pred.assign(label=truth.label), k=[2]), expected)
+
+
+def test_uint64_user_two_to_the_64_minus_1_is_not_the_int64_user_minus_1():
+    pred, truth, names = uint64_frames()
+    signed = truth.copy()
+    signed["user"] = [-1 if u == 2**64 - 1 else u for u in truth.user.tolist()]  # object ints
+    names["user"][-1] = "minus one"
+    expected = rm.evaluate(clean(pred, names), clean(signed, names), k=[2])
+    assert expected.set_index("metric").loc["auc", "n_without_predictions"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)   # the same warnings both ways
+        same_table(rm.evaluate(pred, signed, k=[2]), expected)
+    # and an int64 column holding -1 against a uint64 column holding 2**64 - 1, item ids small
+    small = pd.DataFrame({"user": np.array([2**64 - 1, 5], dtype=np.uint64),
+                          "item": [1, 1], "score": [0.3, 0.6]})
+    labels = pd.DataFrame({"user": np.array([-1, 5], dtype=np.int64), "item": [1, 1],
+                           "label": [1, 0]})
+    names = {"user": {2**64 - 1: "big", 5: "five", -1: "minus one"}, "item": {1: "i"}}
+    with pytest.warns(rm.RecmetricsWarning, match="'minus one'"):
+        expected = rm.evaluate(clean(small, names), clean(labels, names), metrics=["mrr"])
+    with pytest.warns(rm.RecmetricsWarning, match="'-1'; pred has users such as "
+                                                  "'18446744073709551615', '5'"):
+        same_table(rm.evaluate(small, labels, metrics=["mrr"]), expected)
+
+
+def test_uint64_ids_that_fit_compare_as_integers_with_int64_ids():
+    pred = pd.DataFrame({"user": np.array([1, 1, 2, 2], dtype=np.uint64),
+                         "item": np.array([7, 8, 7, 8], dtype=np.uint64),
+                         "score": [0.9, 0.1, 0.2, 0.8]})
+    truth = pd.DataFrame({"user": np.array([1, 1, 2, 2], dtype=np.int64),
+                          "item": np.array([7, 8, 7, 8], dtype=np.int8), "label": [1, 0, 1, 0]})
+    assert _ids.integral_ids(pred.user, truth.user)
+    # by hand: user 1 ranks its relevant item first, user 2 second; positives 0.9 and 0.2
+    # against negatives 0.1 and 0.8 win 2 + 1 of 4 pairs
+    table = rm.evaluate(pred, truth, metrics=["auc", "mrr"]).set_index("metric")
+    assert table.loc["auc", "value"] == 3 / 4
+    assert table.loc["mrr", "value"] == (1 + 1 / 2) / 2
+    assert not _ids.integral_ids(pd.Series(np.array([2**63], dtype=np.uint64)))
+    assert _ids.canonical_ids(pd.Series(np.array([2**64 - 1], dtype=np.uint64)))[0].tolist() \
+        == ["18446744073709551615"]
+
+
+def test_uint64_parquet_ids_on_the_command_line(tmp_path, capsys):
+    pred, truth, names = uint64_frames()
+    expected = rm.evaluate(clean(pred, names), clean(truth, names), k=[2])
+    pred.to_parquet(tmp_path / "pred.parquet")
+    truth.to_parquet(tmp_path / "truth.parquet")
+    truth.astype({"user": str, "item": str}).to_csv(tmp_path / "truth.csv", index=False)
+    for truth_file in ("truth.parquet", "truth.csv"):
+        code, out, err = run(["evaluate", tmp_path / "pred.parquet", "--truth",
+                              tmp_path / truth_file, "--k", "2", "--format", "json"], capsys)
+        assert (code, err) == (0, ""), err
+        got = pd.DataFrame(json.loads(out)["metrics"])
+        np.testing.assert_array_equal(got.value.to_numpy(), expected.value.to_numpy())
+        assert got.n_users.tolist() == expected.n_users.tolist()
+
+
+SMALL_TYPES = ["int8", "int16", "uint8", "uint16"]
+
+
+def small_int_ids(dtype: str):
+    info = np.iinfo(dtype)
+    lo, hi = (-100, 100) if info.min < 0 else (0, 255)
+    items = list(range(lo, hi + 1, 9)) + [hi]
+    users = [lo, 0, 3, hi] if info.min < 0 else [0, 3, 128, hi]
+    return users, sorted(set(items))
+
+
+@pytest.mark.parametrize("dtype", SMALL_TYPES)
+def test_small_integer_ids_are_coded_without_overflow(dtype):
+    users, items = small_int_ids(dtype)
+    rows, scores, labels = scored(users, items, seed=1)
+    pred = pd.DataFrame({"user": np.array([u for u, _ in rows], dtype=dtype),
+                         "item": np.array([i for _, i in rows], dtype=dtype), "score": scores})
+    truth = pd.DataFrame({"user": pred.user, "item": pred.item, "label": labels})
+    names = {"user": {u: f"u{u}" for u in users}, "item": {i: f"i{i}" for i in items}}
+    expected = rm.evaluate(clean(pred, names), clean(truth, names), k=[5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same_table(rm.evaluate(pred, truth, k=[5]), expected)
+        same_table(rm.evaluate(pred.assign(label=labels), k=[5]), expected)
+        # against the same ids held as int64 in the truth frame
+        same_table(rm.evaluate(pred, truth.astype({"user": np.int64, "item": np.int64}), k=[5]),
+                   expected)
+    (codes_,), distinct = _ids.codes("item", ("pred", pred), ordered=False)
+    assert (np.asarray(distinct)[codes_] == pred.item.to_numpy().astype(np.int64)).all()
+
+
+def test_int8_items_from_minus_100_to_100_give_the_literal_auc(tmp_path, capsys):
+    # one user; items -100..100; the relevant items are the multiples of 7; score = item / 1000
+    # reversed for the positives, so the AUC is a literal count of pairs
+    items = np.arange(-100, 101)
+    labels = (items % 7 == 0).astype(int)
+    scores = np.where(labels == 1, -items, items) / 1000
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    literal = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (pos.size * neg.size)
+    pred = pd.DataFrame({"user": np.zeros(items.size, dtype=np.int8),
+                         "item": items.astype(np.int8), "score": scores, "label": labels})
+    truth = pred[["user", "item", "label"]].sample(frac=1, random_state=0)
+    pred = pred.drop(columns="label")
+    got = rm.evaluate(pred, truth, metrics=["auc"]).value.iloc[0]
+    assert got == pytest.approx(literal, abs=1e-12)
+    pred.to_parquet(tmp_path / "p.parquet")
+    truth.to_parquet(tmp_path / "t.parquet")
+    code, out, err = run(["evaluate", tmp_path / "p.parquet", "--truth", tmp_path / "t.parquet",
+                          "--metrics", "auc", "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["metrics"][0]["value"] == pytest.approx(literal, abs=1e-12)
+
+
+def test_scored_grades_join_by_the_id_policy():
+    # the report's per-row grades: 3.0 meets 3, " 7" meets 7, unjudged rows get 0
+    pred = pd.DataFrame({"user": ["a", "a", "b", "b"], "item": [3.0, 7.0, 3.0, 9.0],
+                         "score": [0.1, 0.2, 0.3, 0.4]})
+    truth = pd.DataFrame({"user": ["a", "b", "a"], "item": ["3", "3", " 7"],
+                          "label": [1, 2, 0]})
+    grades = _ids.scored_grades(pred, truth, user="user", item="item", label="label")
+    assert grades.tolist() == [1.0, 0.0, 2.0, 0.0]
+    assert pred.merge(truth.astype({"item": float}), how="left").label.fillna(0).tolist() \
+        == grades.tolist()
+
+
+def test_boolean_ids_are_the_text_true_and_false():
+    """Found by the property test: a bool column was coded as 0/1 while the same ids read from
+    a CSV file are 'True'/'False', so they never met."""
+    pred = pd.DataFrame({"user": [True, True, False, False], "item": [True, False, True, False],
+                         "score": [0.9, 0.1, 0.2, 0.8]})
+    truth = pd.DataFrame({"user": ["True", "True", "False", "False"],
+                          "item": ["True", "False", "True", "False"], "label": [1, 0, 1, 0]})
+    # by hand (as in the uint64 test above): AUC 3 of 4 pairs, MRR (1 + 1/2) / 2
+    table = rm.evaluate(pred, truth, metrics=["auc", "mrr"]).set_index("metric")
+    assert table.loc["auc", "value"] == 3 / 4 and table.loc["mrr", "value"] == 3 / 4
+    assert not _ids.integral_ids(pred.user)
+    assert _ids.canonical_ids(pred.user.astype("boolean"))[0].tolist() == ["True", "True",
+                                                                           "False", "False"]
