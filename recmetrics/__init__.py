@@ -15,6 +15,7 @@ from .probability import (brier_score, calibration_curve, expected_calibration_e
                           normalized_entropy, pr_auc, precision_recall_curve)
 from .stats import ChiSquareResult, bootstrap_ci, chi_square_critical_value, chi_square_test
 from .frame import compare, evaluate, evaluate_per_user
+from .beyond import BEYOND_METRICS, beyond_accuracy, beyond_accuracy_per_user, most_popular
 from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
 
 __version__ = "0.1.0"
@@ -34,4 +35,5 @@ __all__ = [
     "calibration_curve", "expected_calibration_error",
     "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
     "evaluate", "evaluate_per_user", "compare", "sampling",
+    "beyond_accuracy", "beyond_accuracy_per_user", "most_popular", "BEYOND_METRICS",
 ]

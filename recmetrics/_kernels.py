@@ -1005,29 +1005,38 @@ class CooccurrenceSimilarity:
     |U_i & U_j| / sqrt(|U_i| |U_j|), U_i the distinct users with item i (0 when either is empty).
 
     The co-occurrence counts are one sparse product (items x users times its
-    transpose), looked up by (i, j) as sorted int64 keys.
+    transpose), looked up by (i, j) as sorted int64 keys. Time and memory
+    grow with the number of co-occurring item pairs, sum over history users of
+    (their distinct items)**2: about 12 bytes a pair.
     """
 
     def __init__(self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int):
         from scipy import sparse  # here: only diversity and serendipity need it
 
-        incidence = sparse.csr_matrix((np.ones(users.size), (items, users)),
+        incidence = sparse.csr_matrix((np.ones(users.size, dtype=np.int32), (items, users)),
                                       shape=(n_items, max(n_users, 1)))
         incidence.sum_duplicates()
-        incidence.data[:] = 1.0                      # distinct (user, item) pairs
-        co = (incidence @ incidence.T).tocsr()
+        incidence.data[:] = 1                        # distinct (user, item) pairs
+        self.norm = np.sqrt(np.bincount(np.repeat(np.arange(n_items), np.diff(incidence.indptr)),
+                                        minlength=n_items).astype(np.float64))
+        co = (incidence @ incidence.T).tocsr()       # exact int32 counts (at most n_users)
+        del incidence
         co.sort_indices()
         self.n_items = n_items
-        rows = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(co.indptr))
-        self.keys = rows * n_items + co.indices
+        self.keys = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(co.indptr))
+        self.keys *= n_items
+        self.keys += co.indices
         self.counts = co.data
-        self.norm = np.sqrt(np.asarray(incidence.sum(axis=1)).ravel())
 
     def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         key = i.astype(np.int64) * self.n_items + j
-        at = np.minimum(np.searchsorted(self.keys, key), max(self.keys.size - 1, 0))
-        found = self.keys[at] == key if self.keys.size else np.zeros(key.size, dtype=bool)
-        co = np.where(found, self.counts[at] if self.keys.size else 0.0, 0.0)
+        co = np.zeros(key.size)
+        if self.keys.size:
+            # sorted needles: consecutive binary searches touch nearby keys (cache-friendly)
+            by_key = np.argsort(key)
+            needles = key[by_key]
+            at = np.minimum(np.searchsorted(self.keys, needles), self.keys.size - 1)
+            co[by_key] = np.where(self.keys[at] == needles, self.counts[at], 0.0)
         denominator = self.norm[i] * self.norm[j]
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(denominator > 0, co / denominator, 0.0)

@@ -96,11 +96,18 @@ BEYOND_METRICS = ("catalog_coverage", "distributional_coverage", "gini", "novelt
 _POPULARITY = ("novelty", "arp", "aplt")
 
 
+def _present(codes: np.ndarray, n: int) -> np.ndarray:
+    """Boolean mask of the codes (< n) that occur."""
+    mask = np.zeros(n, dtype=bool)
+    mask[codes] = True
+    return mask
+
+
 class _Inputs:
     """Validated, integer-coded input of :func:`beyond_accuracy` and its context."""
 
-    def __init__(self, pred, *, history, truth, catalog, item_features, metrics, ties,
-                 head_share, unseen, user, item, score, label):
+    def __init__(self, pred, *, history, truth, catalog, item_features, metrics, head_share,
+                 unseen, user, item, score, label):
         as_frame("pred", pred, {"user": user, "item": item, "score": score})
         self.scores = numeric_column("pred", pred, score)
         frames = [("pred", pred)]
@@ -144,7 +151,7 @@ class _Inputs:
         if catalog is not None:
             self.catalogue = np.zeros(self.n_items, dtype=bool)
             self.catalogue[item_codes[len(frames)]] = True
-            outside = np.setdiff1d(np.unique(self.items), np.flatnonzero(self.catalogue))
+            outside = np.flatnonzero(_present(self.items, self.n_items) & ~self.catalogue)
             check_known_items("catalog", "that pred scores", outside, self.item_ids,
                               "add them to catalog, or drop their rows from pred")
             self.catalogue_source = "catalog"
@@ -197,12 +204,13 @@ class _Inputs:
                 self.similarity_source = "cosine of the items' user sets in history"
             if "serendipity" in self.metrics:
                 h_users, h_items = by_name["history"]
-                pairs = np.unique(h_users.astype(np.int64) * self.n_items + h_items)
+                pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
+                pairs = pairs[_kernels.starts(pairs)]              # distinct (user, item) pairs
                 count = np.bincount(pairs // self.n_items, minlength=self.n_users)
                 history_index = (np.cumsum(count) - count, count, pairs % self.n_items)
                 if uses_features:
-                    lacking = np.flatnonzero(~self.has_features[np.unique(h_items)])
-                    check_known_items("item_features", "of history", np.unique(h_items)[lacking],
+                    lacking = np.flatnonzero(_present(h_items, self.n_items) & ~self.has_features)
+                    check_known_items("item_features", "of history", lacking,
                                       self.item_ids, "add their features (serendipity compares "
                                       "each recommended item with the user's history items)")
         self.uses_features = uses_features
@@ -239,13 +247,12 @@ class _Inputs:
     def check_top(self, top: _kernels.TopK, unseen: str) -> None:
         """Refusals that depend on which items can reach a top k."""
         if self.uses_features:
-            listed = np.unique(top.items)
-            lacking = listed[~self.has_features[listed]]
+            lacking = np.flatnonzero(_present(top.items, self.n_items) & ~self.has_features)
             check_known_items("item_features", "that can reach a top k", lacking, self.item_ids,
                               "add their features (diversity and serendipity compare them)")
         if unseen == "error" and "novelty" in self.metrics:
-            listed = np.unique(top.items)
-            lacking = listed[self.context.popularity[listed] == 0]
+            lacking = np.flatnonzero(_present(top.items, self.n_items)
+                                     & (self.context.popularity == 0))
             check_known_items(self.popularity_source, "that can reach a top k", lacking,
                               self.item_ids, "pass unseen='add_one' or 'zero' to give them a "
                               "novelty, or add their interactions to history")
@@ -405,9 +412,8 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
     """
     ks, ties, head_share, unseen = _check_options(k, metrics, ties, head_share, unseen)
     data = _Inputs(pred, history=history, truth=truth, catalog=catalog,
-                   item_features=item_features, metrics=metrics, ties=ties,
-                   head_share=head_share, unseen=unseen, user=user, item=item, score=score,
-                   label=label)
+                   item_features=item_features, metrics=metrics, head_share=head_share,
+                   unseen=unseen, user=user, item=item, score=score, label=label)
     rows = []
     for cut in ks:
         top = data.top_k(cut, ties)
@@ -474,9 +480,8 @@ def beyond_accuracy_per_user(pred, *, k: int = 10, history=None, truth=None, cat
     """
     (cut,), ties, head_share, unseen = _check_options(k, metrics, ties, head_share, unseen)
     data = _Inputs(pred, history=history, truth=truth, catalog=catalog,
-                   item_features=item_features, metrics=metrics, ties=ties,
-                   head_share=head_share, unseen=unseen, user=user, item=item, score=score,
-                   label=label)
+                   item_features=item_features, metrics=metrics, head_share=head_share,
+                   unseen=unseen, user=user, item=item, score=score, label=label)
     top = data.top_k(cut, ties)
     data.check_top(top, unseen)
     wanted = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
@@ -551,7 +556,8 @@ def most_popular(users, history, *, k: int | None = None, exclude_history: bool 
     popularity = np.bincount(h_items, minlength=n_items).astype(np.float64)
     order = np.lexsort((np.arange(n_items), -popularity))       # by popularity, then first seen
     if exclude_history:
-        seen = np.unique(h_users.astype(np.int64) * n_items + h_items)
+        seen = np.sort(h_users.astype(np.int64) * n_items + h_items)
+        seen = seen[_kernels.starts(seen)]
         per_user = np.bincount(seen // n_items, minlength=len(user_ids))
         depth = int(per_user[u_codes].max(initial=0))
     else:
