@@ -1091,12 +1091,13 @@ class BeyondSums:
                              for f in fields(self)})
 
 
-def beyond_per_user(top: TopK, ctx: BeyondContext, metrics, exposure_all: np.ndarray | None = None
-                    ) -> dict[str, np.ndarray]:
+def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
+                    everyone: tuple[np.ndarray, int] | None = None) -> dict[str, np.ndarray]:
     """Per-user values of the per-user metrics in ``metrics`` (NaN where undefined).
 
-    Personalization compares a user with all the others: it needs
-    ``exposure_all``, the exposure summed over every user (not only these).
+    Personalization compares a user with all the others: ``everyone`` gives
+    the exposure summed over every user and the number of users with a list,
+    when ``top`` holds only some of them (default: ``top``'s users are all).
     """
     out = {}
     for name in metrics:
@@ -1111,8 +1112,8 @@ def beyond_per_user(top: TopK, ctx: BeyondContext, metrics, exposure_all: np.nda
         elif name == "serendipity":
             out[name] = serendipity(top, ctx.similarity, *ctx.history)
         elif name == "personalization":
-            s = exposure(top, ctx.n_items) if exposure_all is None else exposure_all
-            out[name] = personalization_per_list(top, s, int(np.count_nonzero(top.length)))
+            s, n = everyone or (exposure(top, ctx.n_items), int(np.count_nonzero(top.length)))
+            out[name] = personalization_per_list(top, s, n)
     return out
 
 

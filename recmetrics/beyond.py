@@ -72,7 +72,17 @@ added before the final division:
 
 What the partitions share is computed once from the whole input: item
 popularity, the long-tail set and the similarity (``_kernels.BeyondContext``);
-serendipity also needs each partition's users' own history rows.
+serendipity also needs each partition's users' own history rows, and a
+user's own personalization value needs the exposure summed over everyone.
+
+Cost
+----
+Ranking is that of :func:`recmetrics.evaluate`. Diversity enumerates the
+pairs of rows that can be in a top k: k(k-1)/2 a user, but t(t-1)/2 when a tie
+group of t rows straddles position k (a constant score makes each user's
+whole list one group). Serendipity compares each relevant top-k row with the
+user's history items. Co-occurrence similarity holds every pair of items that
+share a history user (one sparse product; about 12 bytes a pair).
 """
 from __future__ import annotations
 

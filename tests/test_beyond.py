@@ -23,12 +23,11 @@ from recmetrics.beyond import BEYOND_METRICS, _Inputs
 def orders(rows, ties="average"):
     """Every order of one user's (item, score, grade) rows that the scores allow: descending
     score, tied rows in any order (relevant first / last for optimistic / pessimistic)."""
-    if ties == "average":
-        key = lambda r: (r[1],)  # noqa: E731
-    elif ties == "optimistic":
-        key = lambda r: (r[1], r[2])  # noqa: E731
-    else:
-        key = lambda r: (r[1], -r[2])  # noqa: E731
+    def key(row):
+        _, score, grade = row
+        return {"average": (score,), "optimistic": (score, grade),
+                "pessimistic": (score, -grade)}[ties]
+
     ranked = sorted(rows, key=key, reverse=True)
     groups = [list(g) for _, g in itertools.groupby(ranked, key=key)]
     for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
@@ -277,7 +276,7 @@ def test_per_user_values_average_to_the_table_and_match_the_literal_per_user_val
         table = values(rm.beyond_accuracy(p, k=2, history=h, truth=t))
     for name in ("novelty", "diversity", "serendipity", "personalization", "arp", "aplt"):
         assert per_user[name].mean() == pytest.approx(table[name], abs=1e-12)
-    counts, n = popularity_literal(history)
+    counts, _ = popularity_literal(history)
     arp = expected_per_user(pred, 2, lambda u, lst: sum(counts[i] for i in lst) / len(lst))
     assert per_user.arp.tolist() == pytest.approx([arp[u] for u in per_user.user])
     assert per_user.n_items.tolist() == [2, 2, 1]
@@ -394,13 +393,25 @@ def test_sums_over_two_disjoint_sets_of_users_add_up_to_the_whole(world, data):
     side = np.array(data.draw(st.lists(st.booleans(), min_size=inputs.n_users,
                                        max_size=inputs.n_users)))[inputs.users]
 
-    def sums(rows):
-        top = _kernels.top_k(inputs.users[rows], inputs.items[rows], inputs.scores[rows],
-                             inputs.n_users, k, grades=inputs.grades[rows])
-        return _kernels.beyond_sums(top, inputs.context, inputs.metrics)
+    def top(rows):
+        return _kernels.top_k(inputs.users[rows], inputs.items[rows], inputs.scores[rows],
+                              inputs.n_users, k, grades=inputs.grades[rows])
 
-    whole = sums(np.ones(side.size, dtype=bool))
+    def sums(rows):
+        return _kernels.beyond_sums(top(rows), inputs.context, inputs.metrics)
+
+    everything = np.ones(side.size, dtype=bool)
+    whole = sums(everything)
     added = sums(side) + sums(~side)
+    # per-user values of a partition, personalization given the exposure of everyone
+    per_user = _kernels.beyond_per_user(top(everything), inputs.context, inputs.metrics)
+    everyone = (whole.exposure, whole.n_lists)
+    for part in (side, ~side):
+        got = _kernels.beyond_per_user(top(part), inputs.context, inputs.metrics, everyone)
+        users = np.unique(inputs.users[part])
+        for name, value in got.items():
+            assert np.allclose(value[users], per_user[name][users], rtol=0, atol=1e-12,
+                               equal_nan=True), name
     a = _kernels.beyond_values(whole, inputs.context, inputs.metrics, k)
     b = _kernels.beyond_values(added, inputs.context, inputs.metrics, k)
     for name in inputs.metrics:
