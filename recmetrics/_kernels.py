@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -919,3 +920,408 @@ class RankedLists:
         if name == "ndcg":
             return self.ndcg(k, gain, ideal)
         raise KeyError(name)
+
+
+# --------------------------------------------------------------------------- beyond accuracy
+# Kernels of recmetrics.beyond: what a top-k list holds, not whether it is right. Every
+# quantity is an expectation over the orders of tied items, computed exactly: a row of a tie
+# group that straddles position k is in the top k with probability (places left)/(group size).
+
+#: Largest number of item pairs (diversity) or (item, history item) pairs (serendipity)
+#: materialised at once.
+PAIR_CHUNK = 1 << 22
+
+
+@dataclass
+class TopK:
+    """Every row that may be in a user's top k, with its probability of being there.
+
+    Rows run by list (user), then by rank. ``p`` is 1 for a row whose tie
+    group ends within the top k and ``slots / size`` for a row of the group
+    that straddles position k; rows of groups that start below k are dropped.
+    """
+
+    lists: np.ndarray     # list (user) code of each row
+    items: np.ndarray     # item code of each row
+    p: np.ndarray         # P(the row is in the top k)
+    group: np.ndarray     # tie group of each row (a running number)
+    slots: np.ndarray     # places of the top k left to the row's group: k - first position + 1
+    size: np.ndarray      # size of the row's tie group
+    grades: np.ndarray    # relevance grade of each row (0 = not relevant)
+    length: np.ndarray    # per list: min(k, rows of the list), the length of its top k
+    n_lists: int
+    k: int
+
+    @property
+    def whole(self) -> np.ndarray:
+        """Rows surely in the top k (their tie group ends at or above k)."""
+        return self.slots >= self.size
+
+    def mean_over_slots(self, values: np.ndarray) -> np.ndarray:
+        """Per list: expected mean of a per-row value over the list's top k (NaN without rows)."""
+        total = np.bincount(self.lists, weights=self.p * values, minlength=self.n_lists)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.length > 0, total / self.length, np.nan)
+
+    def pair_probability(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """P(rows a and b, of one list, are both in its top k).
+
+        At most one tie group of a list straddles k, so two rows of different
+        groups are in independently of each other (one of them surely);
+        two rows of the straddling group are both in with probability
+        s (s - 1) / (t (t - 1)) for s places left to a group of t rows.
+        """
+        same = (self.group[a] == self.group[b]) & ~self.whole[a]
+        both = self.p[a] * self.p[b]
+        s, t = self.slots[a[same]], self.size[a[same]]
+        both[same] = s * (s - 1) / (t * (t - 1.0))
+        return both
+
+
+def top_k(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, n_lists: int, k: int, *,
+          grades: np.ndarray | None = None, ties: str = "average") -> TopK:
+    """The rows that may enter each list's top k (see :class:`TopK`).
+
+    ``ties="optimistic"`` ("pessimistic") first puts relevant rows, higher
+    grades first, ahead of (behind) the others of equal score; rows still
+    tied are averaged over, as with ``"average"``.
+    """
+    grades = np.zeros(scores.size) if grades is None else grades
+    tiebreak = None if ties == "average" else grades if ties == "optimistic" else -grades
+    order, _ = rank_rows(lists, scores, n_lists, tiebreak=tiebreak)
+    lists, items, scores, grades = lists[order], items[order], scores[order], grades[order]
+    del order
+    n = scores.size
+    new_list = starts(lists)
+    new_group = new_list | starts(scores)
+    if ties != "average":
+        new_group |= starts(grades)
+    index = np.arange(n)
+    list_start = np.maximum.accumulate(np.where(new_list, index, 0))
+    group_start = np.maximum.accumulate(np.where(new_group, index, 0))
+    group = np.cumsum(new_group) - 1
+    size = np.bincount(group)[group] if n else np.zeros(0, dtype=np.int64)
+    first = group_start - list_start + 1                # position where the row's group starts
+    keep = first <= k
+    slots = (k - first[keep] + 1).astype(np.float64)
+    size = size[keep].astype(np.float64)
+    length = np.minimum(np.bincount(lists, minlength=n_lists), k)
+    return TopK(lists=lists[keep], items=items[keep], p=np.minimum(slots / size, 1.0),
+                group=group[keep], slots=slots, size=size, grades=grades[keep], length=length,
+                n_lists=n_lists, k=k)
+
+
+def exposure(top: TopK, n_items: int) -> np.ndarray:
+    """Expected number of top-k lists holding each item (a float per item code)."""
+    return np.bincount(top.items, weights=top.p, minlength=n_items)
+
+
+def coverage_parts(top: TopK, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: lists that surely hold it, and the sum of log P(a list misses it) over the
+    lists that may hold it. Both add over disjoint sets of lists."""
+    whole = top.whole
+    certain = np.bincount(top.items[whole], minlength=n_items)
+    log_miss = np.bincount(top.items[~whole], weights=np.log1p(-top.p[~whole]),
+                           minlength=n_items)
+    return certain, log_miss
+
+
+def covered(certain: np.ndarray, log_miss: np.ndarray) -> np.ndarray:
+    """P(some list holds the item) = 1 - prod over lists of P(the list misses it)."""
+    return np.where(certain > 0, 1.0, -np.expm1(log_miss))
+
+
+def entropy_bits(counts: np.ndarray) -> float:
+    """Shannon entropy in bits of the distribution proportional to ``counts`` (0 log 0 = 0)."""
+    total = counts.sum()
+    q = counts[counts > 0] / total
+    return float(-np.dot(q, np.log2(q))) if q.size else float("nan")
+
+
+def gini(counts: np.ndarray) -> float:
+    """Gini index of counts (zeros included): sum_j (2j - n - 1) c_(j) / (n sum c), c ascending."""
+    n, total = counts.size, counts.sum()
+    if n == 0 or total <= 0:
+        return float("nan")
+    c = np.sort(counts)
+    weights = 2.0 * np.arange(1, n + 1) - n - 1
+    return float(np.dot(weights, c) / (n * total))
+
+
+def long_tail(counts: np.ndarray, head_share: float) -> np.ndarray:
+    """Items outside the head: the head is the fewest most popular items whose counts reach
+    ``head_share`` of the total, with every item tied in count with the last of them."""
+    total = counts.sum()
+    if total <= 0:
+        return np.ones(counts.size, dtype=bool)
+    ordered = np.sort(counts)[::-1]
+    reached = np.cumsum(ordered) / total >= head_share
+    threshold = ordered[int(np.argmax(reached))] if reached.any() else ordered[-1]
+    return ~((counts >= threshold) & (counts > 0))
+
+
+def item_information(counts: np.ndarray, n_rows: int, unseen: str) -> np.ndarray:
+    """-log2 p(i) with p(i) = counts / n_rows; an item never seen gets p = 1/(n_rows + 1)
+    (``unseen="add_one"``) or the value 0 (``"zero"``)."""
+    with np.errstate(divide="ignore"):
+        info = -np.log2(counts / n_rows)
+    fill = np.log2(n_rows + 1.0) if unseen == "add_one" else 0.0
+    return np.where(counts > 0, info, fill)
+
+
+def personalization_parts(top: TopK, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: sum over lists of p and of p**2 (they add over disjoint sets of lists)."""
+    return (np.bincount(top.items, weights=top.p, minlength=n_items),
+            np.bincount(top.items, weights=top.p * top.p, minlength=n_items))
+
+
+def personalization(s: np.ndarray, q: np.ndarray, n_lists: int, k: int) -> float:
+    """1 - mean over pairs of lists of |L_u & L_v| / k.
+
+    The overlaps summed over pairs are sum_i c_i (c_i - 1) / 2 for c_i the
+    lists holding item i; with c_i a sum of independent 0/1 variables of
+    means p, E[c_i (c_i - 1)] = (sum p)**2 - sum p**2 = s_i**2 - q_i.
+    """
+    if n_lists < 2:
+        return float("nan")
+    overlap = float(np.sum(s * s - q)) / 2.0
+    return 1.0 - overlap / (k * (n_lists * (n_lists - 1) / 2.0))
+
+
+def personalization_per_list(top: TopK, s: np.ndarray, n_lists: int) -> np.ndarray:
+    """Per list u: 1 - mean over the other lists v of E|L_u & L_v| / k; the mean of these over
+    lists is :func:`personalization`."""
+    overlap = np.bincount(top.lists, weights=top.p * (s[top.items] - top.p), minlength=top.n_lists)
+    if n_lists < 2:
+        return np.full(top.n_lists, np.nan)
+    value = 1.0 - overlap / (top.k * (n_lists - 1.0))
+    return np.where(top.length > 0, value, np.nan)
+
+
+def _chunks(counts: np.ndarray, limit: int):
+    """Ranges [lo, hi) of rows whose ``counts`` add up to about ``limit`` (at least one row)."""
+    ends = np.cumsum(counts)
+    lo = 0
+    while lo < counts.size:
+        done = ends[lo - 1] if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(ends, done + limit, side="right")))
+        yield lo, min(hi, counts.size)
+        lo = hi
+
+
+def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows with ``counts`` partners each: the row of each partner slot and its 0-based
+    place among the row's partners."""
+    row = np.repeat(np.arange(counts.size), counts)
+    place = np.arange(row.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    return row, place
+
+
+def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
+    """Per list: E[sum over pairs of items of its top k of sim(i, j)], every pair of rows that may
+    be in the top k weighted by :meth:`TopK.pair_probability`."""
+    n = top.lists.size
+    list_end = np.zeros(n, dtype=np.int64)
+    if n:
+        new = np.flatnonzero(starts(top.lists))
+        ends = np.append(new[1:], n)
+        list_end = np.repeat(ends, np.diff(np.append(new, n)))
+    partners = list_end - np.arange(n) - 1        # rows after this one in its list
+    total = np.zeros(top.n_lists)
+    for lo, hi in _chunks(partners, PAIR_CHUNK):
+        row, place = _expand(partners[lo:hi])
+        a = row + lo
+        b = a + 1 + place
+        weight = top.pair_probability(a, b) * similarity(top.items[a], top.items[b])
+        total += np.bincount(top.lists[a], weights=weight, minlength=top.n_lists)
+    return total
+
+
+def diversity(top: TopK, similarity) -> np.ndarray:
+    """Per list: 1 - E[sum of pairwise similarities] / (m (m - 1) / 2); NaN for m < 2."""
+    m = top.length.astype(np.float64)
+    pairs = m * (m - 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(m >= 2, 1.0 - expected_similarity_sum(top, similarity) / pairs, np.nan)
+
+
+def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.ndarray,
+                hist_items: np.ndarray) -> np.ndarray:
+    """Per list: expected (1/m) sum over relevant top-k rows of 1 - mean_j sim(i, j), j over the
+    user's history items (``hist_items`` by user, from ``hist_start``, ``hist_count`` of them);
+    NaN for a user without history or without rows."""
+    rows = np.flatnonzero((top.grades > 0) & (hist_count[top.lists] > 0))
+    mean_sim = np.zeros(rows.size)
+    counts = hist_count[top.lists[rows]]
+    for lo, hi in _chunks(counts, PAIR_CHUNK):
+        row, place = _expand(counts[lo:hi])
+        r = rows[lo:hi][row]
+        j = hist_items[hist_start[top.lists[r]] + place]
+        mean_sim[lo:hi] = np.bincount(row, weights=similarity(top.items[r], j), minlength=hi - lo)
+    mean_sim /= np.maximum(counts, 1)
+    total = np.bincount(top.lists[rows], weights=top.p[rows] * (1.0 - mean_sim),
+                        minlength=top.n_lists)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((hist_count > 0) & (top.length > 0), total / top.length, np.nan)
+
+
+class FeatureSimilarity:
+    """Cosine similarity of items' feature vectors (0 when either vector is 0)."""
+
+    def __init__(self, vectors: np.ndarray):
+        norm = np.sqrt(np.einsum("nd,nd->n", vectors, vectors))
+        self.unit = np.divide(vectors, norm[:, None], out=np.zeros_like(vectors),
+                              where=norm[:, None] > 0)
+
+    def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        return np.einsum("nd,nd->n", self.unit[i], self.unit[j])
+
+
+class CooccurrenceSimilarity:
+    """Cosine similarity of items' user-incidence vectors in the history:
+    |U_i & U_j| / sqrt(|U_i| |U_j|), U_i the distinct users with item i (0 when either is empty).
+
+    The co-occurrence counts are one sparse product (items x users times its
+    transpose), looked up by (i, j) as sorted int64 keys. Time and memory
+    grow with the number of co-occurring item pairs, sum over history users of
+    (their distinct items)**2: about 12 bytes a pair.
+    """
+
+    def __init__(self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int):
+        from scipy import sparse  # here: only diversity and serendipity need it
+
+        incidence = sparse.csr_matrix((np.ones(users.size, dtype=np.int32), (items, users)),
+                                      shape=(n_items, max(n_users, 1)))
+        incidence.sum_duplicates()
+        incidence.data[:] = 1                        # distinct (user, item) pairs
+        self.norm = np.sqrt(np.bincount(np.repeat(np.arange(n_items), np.diff(incidence.indptr)),
+                                        minlength=n_items).astype(np.float64))
+        co = (incidence @ incidence.T).tocsr()       # exact int32 counts (at most n_users)
+        del incidence
+        co.sort_indices()
+        self.n_items = n_items
+        self.keys = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(co.indptr))
+        self.keys *= n_items
+        self.keys += co.indices
+        self.counts = co.data
+
+    def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        key = i.astype(np.int64) * self.n_items + j
+        co = np.zeros(key.size)
+        if self.keys.size:
+            # sorted needles: consecutive binary searches touch nearby keys (cache-friendly)
+            by_key = np.argsort(key)
+            needles = key[by_key]
+            at = np.minimum(np.searchsorted(self.keys, needles), self.keys.size - 1)
+            co[by_key] = np.where(self.keys[at] == needles, self.counts[at], 0.0)
+        denominator = self.norm[i] * self.norm[j]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(denominator > 0, co / denominator, 0.0)
+
+
+#: Beyond-accuracy metrics with a value per user (averaged over the users where it is defined).
+PER_USER_BEYOND = ("novelty", "diversity", "serendipity", "personalization", "arp", "aplt")
+
+
+@dataclass(frozen=True)
+class BeyondContext:
+    """What every partition of users shares: computed once from the whole input.
+
+    Item codes index every per-item array. ``history`` holds the history's
+    distinct items by user code (start, count, items), needed by serendipity
+    for the users at hand only.
+    """
+
+    n_items: int
+    catalogue: np.ndarray                   # bool per item code: in the catalogue
+    popularity: np.ndarray | None = None    # history rows per item code
+    information: np.ndarray | None = None   # -log2 p(i) per item code
+    tail: np.ndarray | None = None          # bool per item code: in the long tail
+    similarity: object = None               # FeatureSimilarity or CooccurrenceSimilarity
+    history: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+
+@dataclass
+class BeyondSums:
+    """Sums over a set of users from which every beyond-accuracy value follows.
+
+    Sums of disjoint sets of users add up (``+``), field by field: a
+    distributed engine computes one per partition and adds them.
+    """
+
+    n_lists: int = 0                         # users with at least one scored row
+    exposure: np.ndarray | None = None       # per item: sum over users of P(item in top k)
+    certain: np.ndarray | None = None        # per item: users whose top k surely holds it
+    log_miss: np.ndarray | None = None       # per item: sum of log P(top k misses it), other users
+    p_square: np.ndarray | None = None       # per item: sum over users of P(item in top k)**2
+    totals: dict = field(default_factory=dict)   # per-user metric: sum over users where defined
+    counts: dict = field(default_factory=dict)   # per-user metric: users where defined
+
+    def __add__(self, other: BeyondSums) -> BeyondSums:
+        def add(a, b):
+            if a is None or b is None:
+                return b if a is None else a
+            if isinstance(a, dict):
+                return {key: a.get(key, 0) + b.get(key, 0) for key in a.keys() | b.keys()}
+            return a + b
+        return BeyondSums(**{f.name: add(getattr(self, f.name), getattr(other, f.name))
+                             for f in fields(self)})
+
+
+def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
+                    everyone: tuple[np.ndarray, int] | None = None) -> dict[str, np.ndarray]:
+    """Per-user values of the per-user metrics in ``metrics`` (NaN where undefined).
+
+    Personalization compares a user with all the others: ``everyone`` gives
+    the exposure summed over every user and the number of users with a list,
+    when ``top`` holds only some of them (default: ``top``'s users are all).
+    """
+    out = {}
+    for name in metrics:
+        if name == "novelty":
+            out[name] = top.mean_over_slots(ctx.information[top.items])
+        elif name == "arp":
+            out[name] = top.mean_over_slots(ctx.popularity[top.items])
+        elif name == "aplt":
+            out[name] = top.mean_over_slots(ctx.tail[top.items].astype(np.float64))
+        elif name == "diversity":
+            out[name] = diversity(top, ctx.similarity)
+        elif name == "serendipity":
+            out[name] = serendipity(top, ctx.similarity, *ctx.history)
+        elif name == "personalization":
+            s, n = everyone or (exposure(top, ctx.n_items), int(np.count_nonzero(top.length)))
+            out[name] = personalization_per_list(top, s, n)
+    return out
+
+
+def beyond_sums(top: TopK, ctx: BeyondContext, metrics) -> BeyondSums:
+    """The :class:`BeyondSums` of the users of ``top``."""
+    per_user = beyond_per_user(top, ctx, [m for m in metrics
+                                          if m in PER_USER_BEYOND and m != "personalization"])
+    certain, log_miss = coverage_parts(top, ctx.n_items)
+    s, q = personalization_parts(top, ctx.n_items)
+    return BeyondSums(n_lists=int(np.count_nonzero(top.length)), exposure=s, certain=certain,
+                      log_miss=log_miss, p_square=q,
+                      totals={m: float(np.nansum(v)) for m, v in per_user.items()},
+                      counts={m: int(np.count_nonzero(~np.isnan(v))) for m, v in per_user.items()})
+
+
+def beyond_values(sums: BeyondSums, ctx: BeyondContext, metrics, k: int) -> dict[str, float]:
+    """Every metric of ``metrics`` from the sums over all users (NaN where undefined)."""
+    out = {}
+    in_catalogue = sums.exposure[ctx.catalogue]
+    for name in metrics:
+        if name == "catalog_coverage":
+            n = int(np.count_nonzero(ctx.catalogue))
+            hit = covered(sums.certain, sums.log_miss)[ctx.catalogue]
+            out[name] = float(hit.sum() / n) if n else float("nan")
+        elif name == "distributional_coverage":
+            out[name] = entropy_bits(in_catalogue)
+        elif name == "gini":
+            out[name] = gini(in_catalogue)
+        elif name == "personalization":
+            out[name] = personalization(sums.exposure, sums.p_square, sums.n_lists, k)
+        else:
+            n = sums.counts.get(name, 0)
+            out[name] = sums.totals[name] / n if n else float("nan")
+    return out

@@ -930,3 +930,74 @@ def _numeric_series(series) -> bool:
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
     return is_numeric_dtype(series.dtype) and not is_bool_dtype(series.dtype)
+
+
+# --------------------------------------------------------------------------- beyond accuracy
+# Checks of recmetrics.beyond: the long-tail share, the unseen-item policy, catalogues, features.
+
+Unseen = Literal["add_one", "zero", "error"]
+UNSEEN: tuple[str, ...] = get_args(Unseen)
+
+
+def check_head_share(head_share) -> float:
+    """The share of history rows the head of popular items holds: a number in (0, 1]."""
+    if isinstance(head_share, bool) or not isinstance(head_share, numbers.Real) \
+            or not 0 < head_share <= 1:
+        raise ValueError(f"head_share={head_share!r} must be a number in (0, 1], the share of "
+                         "history rows held by the popular head (the usual value is 0.8)")
+    return float(head_share)
+
+
+def as_catalog(catalog, item: str):
+    """``catalog=``: a non-empty sequence of item ids, as a one-column DataFrame."""
+    import pandas as pd
+
+    if isinstance(catalog, (str, bytes, pd.DataFrame)) or not isinstance(catalog, Iterable):
+        raise ValueError(f"catalog must be a sequence of item ids (a list, array or Series), got "
+                         f"{type(catalog).__name__}; pass e.g. catalog=items_df['{item}']")
+    values = pd.Series(list(catalog) if not isinstance(catalog, pd.Series) else catalog.to_numpy())
+    if len(values) == 0:
+        raise ValueError("catalog is empty; pass every item that could be recommended, or leave "
+                         "catalog=None to use the items seen in history, pred and truth")
+    id_column("catalog", pd.DataFrame({item: values}), item, where=lambda i: f"position {i}")
+    return pd.DataFrame({item: values})
+
+
+def feature_matrix(frame, item: str) -> np.ndarray:
+    """``item_features``: numeric columns beside ``item``, or one column of equal-length vectors,
+    as a float64 matrix (one row per row of the frame) without NaN."""
+    others = [c for c in frame.columns if c != item]
+    if not others:
+        raise ValueError(f"item_features has no column beside {item!r}; add numeric feature "
+                         "columns or one column holding a vector per item")
+    if len(others) == 1 and frame[others[0]].dtype == object:
+        column = others[0]
+        try:
+            vectors = [np.asarray(v, dtype=np.float64).ravel() for v in frame[column]]
+        except (TypeError, ValueError):
+            raise ValueError(f"item_features column {column!r} must hold numbers or vectors of "
+                             "numbers (lists or arrays)") from None
+        lengths = {v.size for v in vectors}
+        if len(lengths) > 1:
+            raise ValueError(f"item_features column {column!r} holds vectors of different lengths "
+                             f"({sorted(lengths)[:3]}); give every item a vector of one length")
+        matrix = np.vstack(vectors) if vectors else np.zeros((0, 1))
+        if np.isnan(matrix).any():
+            row = int(np.flatnonzero(np.isnan(matrix).any(axis=1))[0])
+            raise ValueError(f"item_features column {column!r} has NaN in row {row}; fill or drop "
+                             "that item's features")
+        if not np.isfinite(matrix).all():
+            raise ValueError(f"item_features column {column!r} has infinite values; features must "
+                             "be finite")
+        return matrix
+    matrix = np.column_stack([numeric_column("item_features", frame, c) for c in others])
+    if not np.isfinite(matrix).all():
+        raise ValueError("item_features has infinite values; features must be finite")
+    return matrix
+
+
+def check_known_items(name: str, what: str, missing: np.ndarray, ids, advice: str) -> None:
+    """Items (codes) that should have been found in ``name`` and were not."""
+    if missing.size:
+        shown = ", ".join(repr(plain(ids[i])) for i in missing[:3])
+        raise ValueError(f"{name} lacks {missing.size:,} item(s) {what} (e.g. {shown}); {advice}")

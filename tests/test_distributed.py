@@ -449,9 +449,9 @@ def test_command_line_skips_spark_temporary_and_hidden_files(cluster, tmp_path, 
     pred = spread_log(n_users=65, seed=4)
     committed = spark_output(tmp_path / "logs", pred)
     expected = rm.evaluate(committed, metrics=["auc", "mrr"])
-    for given in (tmp_path / "logs", tmp_path / "logs" / "**" / "*.parquet"):
+    for path in (tmp_path / "logs", tmp_path / "logs" / "**" / "*.parquet"):
         with time_limit(120):
-            assert main(["evaluate", str(given), "--engine", "dask", "--scheduler",
+            assert main(["evaluate", str(path), "--engine", "dask", "--scheduler",
                          cluster.scheduler.address, "--format", "json", "--metrics", "auc",
                          "mrr"]) == 0
         document = json.loads(capsys.readouterr().out)

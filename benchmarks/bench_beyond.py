@@ -1,0 +1,56 @@
+"""Time of recmetrics.beyond_accuracy (every metric) against recmetrics.evaluate, one frame.
+
+    .venv/bin/python benchmarks/bench_beyond.py            # 2*10^6 scored rows
+    .venv/bin/python benchmarks/bench_beyond.py --quick    # 10x fewer users
+
+The frame is bench_frame.py's shape: 2*10^4 users x 100 scored items (of 2*10^4, drawn with a
+Zipf popularity), scores rounded to 3 decimals (so ties straddle position 10 now and then), about
+5% relevant rows in a separate truth frame. The history holds 50 interactions per user drawn the
+same way (10^6 rows), so co-occurrence similarity (diversity, serendipity) comes from it.
+Printed: the best of three runs of each and their ratio.
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+import recmetrics as rm
+from _bench import best_time, print_table
+
+
+def make(n_users: int, per_user: int = 100, n_items: int = 20_000, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, n_items + 1) ** 0.9
+    weights /= weights.sum()
+
+    def draw(rows_each):
+        keys = np.log(weights)[None, :] + rng.gumbel(size=(n_users, n_items))
+        items = np.argpartition(-keys, rows_each, axis=1)[:, :rows_each]
+        return np.repeat(np.arange(n_users), rows_each), items.ravel()
+
+    users, items = draw(per_user)
+    pred = pd.DataFrame({"user": users, "item": items,
+                         "score": np.round(rng.random(users.size), 3)})
+    truth = pred[["user", "item"]].assign(label=(rng.random(users.size) < 0.05).astype(np.int64))
+    h_users, h_items = draw(per_user // 2)
+    history = pd.DataFrame({"user": h_users, "item": h_items})
+    return pred, truth, history
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    pred, truth, history = make(2_000 if args.quick else 20_000)
+    evaluate = best_time(rm.evaluate, pred, truth, k=10)
+    beyond = best_time(rm.beyond_accuracy, pred, k=10, history=history, truth=truth)
+    print_table(f"beyond_accuracy vs evaluate on {len(pred):,} rows",
+                ["call", "seconds", "ratio"],
+                [["rm.evaluate (default metrics)", f"{evaluate:.2f}", "1.0"],
+                 ["rm.beyond_accuracy (all 9 metrics)", f"{beyond:.2f}", f"{beyond / evaluate:.2f}"]])
+
+
+if __name__ == "__main__":
+    main()
