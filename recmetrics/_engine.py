@@ -240,19 +240,28 @@ def check_rank(rank: str | None, o: Options) -> None:
                          "pass score= a column of probabilities")
 
 
-#: Global AUC or GAUC below this suggests that the score column holds ranks (1 = best).
-RANK_HINT_AUC = 0.4
+#: Global AUC below this, and below 0.5 by more than RANK_HINT_Z standard errors of a random
+#: score, suggests that the score column holds ranks (1 = best).
+RANK_HINT_AUC, RANK_HINT_Z = 0.4, 5.0
 
 
-def rank_hint(table: pd.DataFrame, rank: str | None, score) -> None:
-    """Warn when AUC or GAUC is far below 0.5 and the scores may be ranks read as scores."""
-    if rank is not None:
-        return
-    low = table[table.metric.isin(["auc", "gauc"]) & (table.value < RANK_HINT_AUC)]
-    if len(low):
-        metric, value = low.metric.iloc[0], float(low.value.iloc[0])
-        name = "global AUC" if metric == "auc" else "GAUC"
-        warnings.warn(f"{name} is {value:.4f}, far below 0.5 (random scores): if column "
+def rank_hint(table: pd.DataFrame, rank: str | None, score, n_positive: int,
+              n_negative: int) -> None:
+    """Warn when global AUC is far below 0.5, beyond chance: the scores may be ranks.
+
+    Chance is judged by the standard error of AUC under random scores,
+    sqrt((P + N + 1) / (12 P N)) (the Mann-Whitney U null). Only under
+    ``ties="average"``: the bounds of the other policies are far from 0.5 by design
+    when many scores tie.
+    """
+    auc = table.loc[table.metric == "auc", "value"]
+    ties = table.attrs.get("conventions", {}).get("ties")
+    if rank is not None or ties != "average" or not len(auc) or not n_positive or not n_negative:
+        return  # the bounds of optimistic / pessimistic ties may sit far from 0.5 by design
+    value = float(auc.iloc[0])
+    spread = ((n_positive + n_negative + 1) / (12 * n_positive * n_negative)) ** 0.5
+    if value < RANK_HINT_AUC and 0.5 - value > RANK_HINT_Z * spread:
+        warnings.warn(f"global AUC is {value:.4f}, far below 0.5 (random scores): if column "
                       f"{score!r} holds ranks (1 = best, lower is better), pass rank={score!r} to "
                       "read it as a rank", RecmetricsWarning, stacklevel=caller_stacklevel())
 

@@ -496,7 +496,7 @@ _ROLE_WORDS = {
     "item": ("item", "iid", "product", "movie", "doc", "video", "song", "article", "sku"),
     "score": ("score", "pred", "prob", "rating", "logit", "output"),
     "rank": ("rank", "position", "pos"),
-    "label": ("label", "click", "relevan", "grade", "target", "rel", "y"),
+    "label": ("label", "click", "relevan", "grade", "target", "star", "rel", "y"),
 }
 
 

@@ -453,7 +453,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
                              **({} if truth is None else s.inputs)}
     table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
-    rank_hint(table, rank, score)
+    rank_hint(table, rank, score, s.n_positive, s.n_rows - s.n_positive)
     return table
 
 

@@ -101,7 +101,8 @@ _PARAMETERS = r"""
         user's list and lower is better (gaps are allowed; any numbers, the
         order is what counts). Top-k lists are often written with a rank. A
         rank read as a score ranks every list upside down; when global AUC is
-        below 0.35 and no ``rank`` was given, a
+        below 0.4 and further below 0.5 than chance allows (5 standard errors
+        of a random score) and no ``rank`` was given, a
         :class:`~recmetrics.RecmetricsWarning` suggests it.
     ties : {"average", "optimistic", "pessimistic"}, default "average"
         See the module docstring.
@@ -204,7 +205,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     table = _engine.evaluate_prepared(prep, o, ci=ci, n_resamples=n_resamples, seed=seed,
                                       bootstrap=bootstrap).table
     table.attrs["notes"] = [POSITIVES_ONLY] if positives_only else []
-    rank_hint(table, rank, score)
+    rank_hint(table, rank, score, prep.n_positive, prep.n_rows - prep.n_positive)
     return table
 
 

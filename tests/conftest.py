@@ -13,6 +13,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+# Outputs record their creation time; tests that compare two runs byte for byte (and their
+# child processes) see one fixed time, as reproducible builds do. test_provenance checks the clock.
+os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
+
 import pytest
 from hypothesis import settings
 

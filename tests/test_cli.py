@@ -287,17 +287,18 @@ BAD = [  # (id, argv builder, message regex); every case also writes -o to a fol
     ("not parquet", lambda t: ["evaluate", _write(t / "p.parquet", GOOD)],
      r"p\.parquet is not a readable Parquet file .*; check its format"),
     ("missing score column", lambda t: ["evaluate", _write(t / "p.csv", "user,item,label\nu,a,1\n")],
-     r"p\.csv has no column 'score' \(its columns: 'user', 'item', 'label'\); rename the column or pass "
-     r"--score-col NAME"),
+     r"p\.csv has no column 'score' \(its columns: 'user', 'item', 'label'\); rename the column\(s\) or "
+     r"pass --score-col NAME"),
     ("wrong --user-col", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth",
                                     _write(t / "t.csv", TRUTH_TEXT), "--user-col", "uid"],
-     r"p\.csv has no column 'uid' .*pass --user-col NAME"),
+     r"p\.csv has no column 'uid' .*pass --user-col user$"),  # the likely column, named
     ("no labels and no truth", lambda t: ["evaluate", _write(t / "p.csv", GOOD)],
      r"p\.csv has no column 'label' .*pass --label-col NAME, or give the labels in a separate file "
      r"with --truth FILE"),
-    ("truth without label", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth",
-                                       _write(t / "t.csv", "user,item,grade\nu1,a,1\n")],
-     r"t\.csv has no column 'label' .*--label-col NAME"),
+    ("truth without the label named", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth",
+                                                 _write(t / "t.csv", "user,item,stars\nu1,a,1\n"),
+                                                 "--label-col", "grade"],
+     r"t\.csv has no column 'grade' .*pass --label-col stars$"),
     ("duplicate pairs", lambda t: ["evaluate", _write(t / "p.csv", GOOD + "u1,b,0.3\n"), "--truth",
                                    _write(t / "t.csv", TRUTH_TEXT)],
      r"p\.csv has 1 duplicate \(user, item\) row\(s\) \(first: user='u1', item='b' in line 5\); keep one "

@@ -201,7 +201,8 @@ def test_auc_bootstrap_resample_equals_recomputing_auc_on_the_drawn_users():
 BAD_FRAMES = [
     ("not a frame", lambda p: rm.evaluate(p.to_dict()), r"pred must be a pandas DataFrame"),
     ("missing column", lambda p: rm.evaluate(p.drop(columns="score")),
-     r"pred has no column 'score'; its columns are 'user', 'item', 'label'. Rename the column or pass score="),
+     r"pred has no column 'score'; its columns are 'user', 'item', 'label'. Rename the column\(s\) or "
+     r"pass score='<column name>'"),
     ("wrong column option", lambda p: rm.evaluate(p, user="uid"), r"pred has no column 'uid'.*pass user="),
     ("duplicate pairs", lambda p: rm.evaluate(pd.concat([p, p.iloc[:1]])),
      r"pred has 1 duplicate \(user, item\) row\(s\) \(first: user=1, item='a' in row 3; ids are "
@@ -234,7 +235,8 @@ BAD_FRAMES = [
      r"pred column 'label' must hold numbers"),
     ("negative label", lambda p: rm.evaluate(p.assign(label=[1, -1, 0])),
      r"pred column 'label' has a negative relevance label \(-1 in row 1\)"),
-    ("truth missing label", lambda p: rm.evaluate(p, p.drop(columns="label")), r"truth has no column 'label'"),
+    ("truth missing the label named", lambda p: rm.evaluate(p, p.drop(columns="label"), label="grade"),
+     r"pred has no column 'grade'|truth has no column 'grade'"),
     ("bad k", lambda p: rm.evaluate(p, k=[5, 0]), r"k=0 must be an integer >= 1"),
     ("empty k", lambda p: rm.evaluate(p, k=[]), r"k is empty"),
     ("unknown metric", lambda p: rm.evaluate(p, metrics=["ndgc"]), r"metrics='ndgc' is not a known option"),
@@ -646,25 +648,27 @@ def test_multinomial_intervals_equal_a_bootstrap_drawn_by_hand():
     """Planted bug: a 90% interval reported as 95% was caught by one notebook output only.
 
     The draws are replayed from the documented sequence: one generator seeded with ``seed``;
-    global AUC first (n_resamples draws of n users, one resample at a time), then each mean in
-    table order (one (n_resamples, n) draw of the users it counts, as rm.bootstrap_ci draws
-    them). Each resample's statistic is then recomputed from the per-user values written here.
+    resample b draws n users with replacement (``rng.integers(0, n, n)``, n = every user of
+    the table), and every row is evaluated on those same counts. Each resample's statistic is
+    then recomputed from the per-user values written here.
     """
     from sklearn.metrics import roc_auc_score
 
     pred = _distinct_log()
     per_user = _per_user_literal(pred, k=3)
     table = rm.evaluate(pred, k=3, metrics=["auc", "gauc", "precision", "mrr", "ndcg"],
-                        gain="linear", ci=0.9, n_resamples=200, seed=7)
+                        gain="linear", ci=0.9, n_resamples=200, seed=7, bootstrap="multinomial")
     assert table.metric.tolist() == ["auc", "gauc", "precision", "mrr", "ndcg"]
     rng = np.random.default_rng(7)
+    n = len(per_user)
+    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n)
+                       for _ in range(200)]).astype(float)  # (resample, user)
 
-    def weights_of(name, n):
-        if name == "auc":  # one resample at a time
-            draws = np.stack([rng.integers(0, n, n) for _ in range(200)])
-        else:  # all resamples in one draw (200 x n is below the 2e6 chunk)
-            draws = rng.integers(0, n, size=(200, n))
-        return np.stack([np.bincount(d, minlength=n) for d in draws]).astype(float)
+    def weights_of(name, _):
+        if name == "auc":
+            return counts
+        column = "auc" if name == "gauc" else name.split("@")[0]
+        return counts[:, per_user[column].notna().to_numpy()]
 
     groups = [g for _, g in pred.groupby("user", sort=False)]
 

@@ -50,8 +50,19 @@ def test_json_records_versions_time_command_inputs_and_every_option(capsys, monk
     assert options["seed"] == 4 and options["bootstrap"] == "poisson"
     assert options["ties"] == "pessimistic" and options["no_relevant"] == "zero"
     assert {c.name for c in CONVENTIONS} <= set(options)
-    assert options["columns"] == {"user": "user", "item": "item", "score": "score", "label": "label"}
+    assert options["columns"] == {"user": "user", "item": "item", "score": "score", "rank": None,
+                                  "label": "label"}
     assert {"sep", "encoding", "metrics"} <= set(options)
+
+
+def test_without_source_date_epoch_the_time_is_now(monkeypatch):
+    import datetime as dt
+
+    from recmetrics._provenance import created
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    stamp = dt.datetime.strptime(created(), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    assert abs((dt.datetime.now(dt.timezone.utc) - stamp).total_seconds()) < 120
 
 
 def test_the_same_inputs_and_time_give_the_same_json(capsys, monkeypatch):

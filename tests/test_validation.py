@@ -9,7 +9,20 @@ import recmetrics as rm
 
 # Each row: an id, a call that must raise ValueError, and a regex the message must match.
 # Every message names the argument and says what to do.
+def _scored():
+    import pandas as pd
+    return pd.DataFrame({"user": [1, 1], "item": [1, 2], "score": [0.2, 0.1]})
+
+
+_SCORED = _scored()
+
 BAD_INPUTS = [
+    ("beyond accuracy: k", lambda: rm.beyond_accuracy(_SCORED, k=0),
+     r"k=0 must be an integer >= 1; use k=1 for the top item only"),
+    ("beyond accuracy: head share", lambda: rm.beyond_accuracy_per_user(_SCORED, k=2, head_share=2),
+     r"head_share=2 must be a number in \(0, 1\]"),
+    ("most popular: history columns", lambda: rm.most_popular([1], _SCORED.drop(columns="item")),
+     r"history has no column 'item'; its columns are 'user', 'score'"),
     ("GAUC lengths name all three", lambda: rm.group_auc([0, 1, 1], [0.1, 0.2], [1, 1, 2]),
      r"inputs differ in length: y_true has 3, y_score has 2, groups has 3"),
     ("lengths differ", lambda: rm.roc_auc([0, 1, 1], [0.1, 0.2]),
