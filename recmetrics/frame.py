@@ -388,7 +388,8 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
                                                  ("pred_b", pred_b, scores[1], ranks[1])):
         as_frame(name, frame, {"user": user, "item": item,
                                **({"score": model_score} if model_rank is None
-                                  else {"rank": model_rank})})
+                                  else {"rank": model_rank}),
+                               **({"label": label} if label in frame.columns else {})})
     as_frame("truth", truth, {"user": user, "item": item, "label": label})
     # one id form for all three frames, so that the two evaluations pair their users
     named = (("pred_a", pred_a), ("pred_b", pred_b), ("truth", truth))

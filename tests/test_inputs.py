@@ -170,3 +170,12 @@ def test_the_per_user_table_keeps_the_users_column_name(sample):
                                  truth.rename(columns={"user": "mrr"}), user="mrr", k=5,
                                  metrics=["mrr"])
     assert clash.columns[0] == "user"  # 'mrr' is a metric column: the id keeps 'user'
+
+
+def test_compare_refuses_a_score_column_that_is_the_label_column(sample):
+    """Bug: --score-col label judged the labels against themselves (AUC 1.0)."""
+    pred, truth, _ = sample
+    labelled = pred.merge(truth, on=["user", "item"], how="left").fillna({"label": 0})
+    with pytest.raises(ValueError, match=r"pred_a: score='label' and label='label' name the same "
+                                         r"column"):
+        rm.compare(labelled, labelled, score="label")
