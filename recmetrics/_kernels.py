@@ -42,7 +42,6 @@ import numpy as np
 
 #: Default clip of probabilities for the log loss: the float64 machine epsilon.
 DEFAULT_EPS = float(np.finfo(np.float64).eps)
-from scipy.special import expi, gammaln
 
 #: Above this grade 2**grade - 1 is computed relative to the list's top grade (no overflow).
 EXP_GAIN_SHIFT_ABOVE = 1000
@@ -384,6 +383,8 @@ def discount_sum(k: np.ndarray) -> np.ndarray:
         ln2 = np.log(2.0)
         f = lambda x: ln2 / np.log(x + 1)  # noqa: E731
         df = lambda x: -ln2 / ((x + 1) * np.log(x + 1) ** 2)  # noqa: E731
+        from scipy.special import expi  # here: scipy.special costs ~0.2 s to import
+
         integral = ln2 * (expi(np.log(b + 1)) - expi(np.log(a + 1)))
         # sum over i = a..b, less f(a): the terms a + 1 .. b
         out[far] = table[exact_top] + integral + (f(a) + f(b)) / 2 + (df(b) - df(a)) / 12 - f(a)
@@ -601,6 +602,8 @@ class Layout:
             t, r, j = self.t, self.r, self.j
             rows = np.flatnonzero((r > 0) & (self.r_before == 0) & (t - j + 1 >= r))
             t, r, j = t[rows], r[rows], j[rows].astype(np.float64)
+            from scipy.special import gammaln  # here: scipy.special costs ~0.2 s to import
+
             log_p = (gammaln(t - j + 1) - gammaln(t - j - r + 2) - gammaln(r) + gammaln(r + 1)
                      + gammaln(t - r + 1) - gammaln(t + 1))
             self._first_hit = np.zeros(self.pos.size)

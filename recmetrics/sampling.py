@@ -63,7 +63,6 @@ import functools
 from typing import Literal, get_args
 
 import numpy as np
-from scipy.special import gammaln, xlog1py, xlogy
 
 from ._validation import (TIES, Ties, as_counts, as_numbers, as_ranks, check_catalogue, check_count,
                           check_gamma, check_option, check_sampled_metric, check_seed)
@@ -96,6 +95,8 @@ GRID_BINS = 20_000
 
 def _log_binom(a, b):
     """log C(a, b) for real a >= b >= 0 (elementwise, via log-gamma)."""
+    from scipy.special import gammaln  # here: scipy.special costs ~0.2 s to import
+
     return gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
 
 
@@ -116,6 +117,8 @@ def _pmf_kernel(exact_ranks: np.ndarray, n_items: int, n_negatives: int, width: 
             log_p = _log_binom(good, j) + _log_binom(bad, m - j) - _log_binom(total, m)
             possible = (j <= good) & (m - j <= bad)
             return np.where(possible, np.exp(np.where(possible, log_p, 0.0)), 0.0)
+        from scipy.special import xlog1py, xlogy
+
         p = good / total
         log_p = _log_binom(m, j) + xlogy(j, p) + xlog1py(m - j, -p)
         return np.where(j <= m, np.exp(log_p), 0.0)
