@@ -602,12 +602,16 @@ class Layout:
             t, r, j = self.t, self.r, self.j
             rows = np.flatnonzero((r > 0) & (self.r_before == 0) & (t - j + 1 >= r))
             t, r, j = t[rows], r[rows], j[rows].astype(np.float64)
-            from scipy.special import gammaln  # here: scipy.special costs ~0.2 s to import
-
-            log_p = (gammaln(t - j + 1) - gammaln(t - j - r + 2) - gammaln(r) + gammaln(r + 1)
-                     + gammaln(t - r + 1) - gammaln(t + 1))
             self._first_hit = np.zeros(self.pos.size)
-            self._first_hit[rows] = np.exp(log_p)
+            self._first_hit[rows[t == 1]] = 1.0  # a group of one: its row is the first hit
+            tied = t > 1
+            if tied.any():
+                from scipy.special import gammaln  # here: scipy.special costs ~0.2 s to import
+
+                t, r, j = t[tied], r[tied], j[tied]
+                log_p = (gammaln(t - j + 1) - gammaln(t - j - r + 2) - gammaln(r)
+                         + gammaln(r + 1) + gammaln(t - r + 1) - gammaln(t + 1))
+                self._first_hit[rows[tied]] = np.exp(log_p)
         return self._first_hit
 
     def ap_terms(self) -> np.ndarray:
