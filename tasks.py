@@ -36,8 +36,9 @@ EXTRAS = {
     "test": ("report", "notebooks", "dev", "bench", "dask"),
     "bench": ("report", "notebooks", "dev", "bench", "dask"),
 }
-# pip lines worth showing while it works (the rest is shown only if it fails)
-_PIP_PROGRESS = ("Collecting ", "Downloading ", "Building ", "Installing collected", "Successfully installed")
+# pip's output is shown only if it fails; while it works, one line per 20 packages collected
+# and one when it installs
+_PIP_EVERY = 20
 
 
 def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None) -> None:
@@ -55,11 +56,18 @@ def _pip(*args: str) -> None:
     """Run pip, printing its progress lines as they come; everything if it fails."""
     process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
                                text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    lines = []
+    lines, collected = [], 0
     for line in process.stdout:
         lines.append(line)
-        if line.lstrip().startswith(_PIP_PROGRESS):
-            print(f"  pip: {line.strip()[:110]}", flush=True)
+        text = line.strip()
+        if text.startswith("Collecting "):
+            collected += 1
+            if collected % _PIP_EVERY == 0:
+                print(f"  pip: {collected} packages resolved ...", flush=True)
+        elif text.startswith("Installing collected packages"):
+            print(f"  pip: installing {text.count(',') + 1} packages ...", flush=True)
+        elif text.startswith("Successfully installed"):
+            print(f"  pip: done ({len(text.split()) - 2} installed)", flush=True)
     if process.wait() != 0:
         sys.stderr.write("".join(lines))
         sys.exit(process.returncode)
