@@ -6,10 +6,12 @@
     python3 tasks.py execute   re-execute notebooks in place, outputs stored (maintainers)
     python3 tasks.py bench     run the speed benchmarks (ratios against numpy, scikit-learn, ranx)
 
-Each command creates a virtual environment in .venv on first use, installs the
-project into it (``pip install -e .[report,notebooks,dev,bench,dask]``) and reinstalls only when
-pyproject.toml changes. Only the Python standard library is used here, so a
-fresh machine needs nothing but Python 3.11+.
+Each command creates a virtual environment in .venv on first use and installs into it only
+what it needs (``EXTRAS``: report and execute ``.[report,notebooks]``; test and bench add the
+test oracles, the browser driver, Dask and the benchmark peers). It reinstalls only when
+pyproject.toml changes or a command needs an extra not yet installed, and shows pip's progress
+one line per step. Only the Python standard library is used here, so a fresh machine needs
+nothing but Python 3.11+.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -25,6 +28,17 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".installed-pyproject-sha256"
+
+# the extras each command installs; test keeps every extra so no test skips for a missing one
+EXTRAS = {
+    "report": ("report", "notebooks"),
+    "execute": ("report", "notebooks"),
+    "test": ("report", "notebooks", "dev", "bench", "dask"),
+    "bench": ("report", "notebooks", "dev", "bench", "dask"),
+}
+# pip's output is shown only if it fails; while it works, one line per 20 packages collected
+# and one when it installs
+_PIP_EVERY = 20
 
 
 def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None) -> None:
@@ -38,21 +52,47 @@ def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None)
         sys.exit(completed.returncode)
 
 
-def ensure_venv() -> None:
-    """Create .venv and install the project when missing or out of date."""
+def _pip(*args: str) -> None:
+    """Run pip, printing its progress lines as they come; everything if it fails."""
+    process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
+                               text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines, collected = [], 0
+    for line in process.stdout:
+        lines.append(line)
+        text = line.strip()
+        if text.startswith("Collecting "):
+            collected += 1
+            if collected % _PIP_EVERY == 0:
+                print(f"  pip: {collected} packages resolved ...", flush=True)
+        elif text.startswith("Installing collected packages"):
+            print(f"  pip: installing {text.count(',') + 1} packages ...", flush=True)
+        elif text.startswith("Successfully installed"):
+            print(f"  pip: done ({len(text.split()) - 2} installed)", flush=True)
+    if process.wait() != 0:
+        sys.stderr.write("".join(lines))
+        sys.exit(process.returncode)
+
+
+def ensure_venv(extras: tuple[str, ...]) -> None:
+    """Create .venv and install the project with ``extras`` when missing or out of date."""
     if sys.version_info < (3, 11):
         sys.exit(f"tasks.py: Python 3.11 or newer is needed, this is {sys.version.split()[0]}")
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if PYTHON.exists() and STAMP.exists() and STAMP.read_text().strip() == wanted:
+    stamp = STAMP.read_text().split() if STAMP.exists() else []
+    installed = set(stamp[1].split(",")) if len(stamp) == 2 and stamp[0] == wanted else set()
+    if PYTHON.exists() and set(extras) <= installed:
         return
     if not PYTHON.exists():
         print(f"tasks.py: creating virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    print("tasks.py: installing recmetrics with its report, notebook, test and benchmark extras",
-          flush=True)
-    _run(PYTHON, "-m", "pip", "install", "--upgrade", "pip", quiet=True)
-    _run(PYTHON, "-m", "pip", "install", "-e", ".[report,notebooks,dev,bench,dask]", quiet=True)
-    STAMP.write_text(wanted + "\n")
+    extras = tuple(sorted(set(extras) | installed))
+    started = time.perf_counter()
+    print(f"tasks.py: installing recmetrics with the extras {', '.join(extras)} "
+          "(first run only; a few minutes)", flush=True)
+    _pip("install", "--upgrade", "pip")
+    _pip("install", "-e", f".[{','.join(extras)}]")
+    STAMP.write_text(f"{wanted} {','.join(extras)}\n")
+    print(f"tasks.py: installed in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def main(argv: list[str]) -> None:
@@ -65,7 +105,7 @@ def main(argv: list[str]) -> None:
     if not argv or argv[0] not in commands:
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)
-    ensure_venv()
+    ensure_venv(EXTRAS[argv[0]])
     # every extra is installed above, so a test that finds one missing fails instead of skipping
     env = {"RECMETRICS_REQUIRE_EXTRAS": "1"} if argv[0] == "test" else None
     _run(*commands[argv[0]], *argv[1:], env=env)

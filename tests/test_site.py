@@ -34,7 +34,7 @@ import book  # noqa: E402  (tools/book.py)
 import tag_cells  # noqa: E402  (tools/tag_cells.py)
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
-PAGES = ["index", *(p.stem for p in NOTEBOOKS)]
+PAGES = ["index", *(p.stem for p in book.site_order(NOTEBOOKS))]     # reading order
 SCREENSHOTS = ROOT / "build" / "site-screenshots"
 GLOSSARY = ROOT / "notebooks" / "glossary.csv"
 
@@ -73,6 +73,11 @@ COLLECT = r"""() => {
       header: Array.from(t.querySelectorAll('thead th'), th => th.innerText.trim()),
       rows: t.querySelectorAll('tbody tr').length})),
     images: Array.from(document.images, i => i.complete && i.naturalWidth > 0),
+    alts: Array.from(document.images, i => i.getAttribute('alt') || ''),
+    folds: Array.from(document.querySelectorAll('details'), d => {
+      const summary = d.querySelector('summary');
+      return d.innerText.replace(summary ? summary.innerText : '', '').trim().length;
+    }),
   };
 }"""
 
@@ -213,6 +218,22 @@ def test_exercise_answers_are_folded(pages):
         assert pages[stem]["answers"] > 0, f"{stem}: answers are not folded"
 
 
+@pytest.mark.parametrize("name", PAGES)
+def test_every_figure_has_alt_text_and_every_fold_has_content(pages, name):
+    facts = pages[name]
+    for alt in facts["alts"]:
+        assert alt.strip() and alt != book._DEFAULT_ALT, f"{name}: a figure has no alt text ({alt!r})"
+        assert len(alt) > len("Figure: ") + 10, f"{name}: alt text {alt!r} says nothing"
+    assert all(length > 0 for length in facts["folds"]), f"{name}: an empty <details> fold"
+
+
+def test_the_protocol_page_comes_before_the_capstone():
+    order = [p.stem for p in book.site_order(NOTEBOOKS)]
+    if "14-evaluation-protocol" in order and "10-evaluate-your-model" in order:
+        assert order.index("14-evaluation-protocol") + 1 == order.index("10-evaluate-your-model")
+    assert sorted(order) == sorted(p.stem for p in NOTEBOOKS)
+
+
 def test_index_renders_its_markdown(pages):
     assert "`" not in pages["index"]["prose"], "the index shows Markdown backticks"
 
@@ -236,6 +257,30 @@ def test_check_only_cells_are_hidden_and_hidden_cells_show_nothing(path):
     for index, cell in enumerate(nb.cells):
         if "remove-cell" in cell.metadata.get("tags", []):
             assert not cell.get("outputs"), f"cell {index} is hidden on the site but has output"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_stored_figure_gets_alt_text(path):
+    nb = book.figure_alt_texts(nbformat.read(path, as_version=4))
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            if "image/png" in output.get("data", {}):
+                alt = output.get("metadata", {}).get("site_alt", "")
+                assert alt.startswith("Figure: ") and len(alt) > 18, (index, alt)
+
+
+@pytest.mark.parametrize("tex, wanted, unwanted", [
+    (r"\overline{NDCG}", 'stretchy="true" accent="true">&#x0203E;', "&#x02015;"),   # bar over all four
+    (r"\log n", '<mi>log</mi><mspace width="0.1667em"></mspace><mi>n</mi>', None),    # operator spacing
+    (r"\ln p", '<mi>ln</mi><mspace width="0.1667em"></mspace><mi>p</mi>', None),
+    (r"\log_2 x", '</msub><mspace width="0.1667em"></mspace><mi>x</mi>', None),
+    (r"\log(x)", "<mi>log</mi><mo", "mspace"),                                       # none before (
+    (r"\log_2(i+1)", "</msub><mo", "mspace"),
+])
+def test_formula_fixes(tex, wanted, unwanted):
+    mathml = book.tex_to_mathml(tex, display=False)
+    assert wanted in mathml, mathml
+    assert unwanted is None or unwanted not in mathml, mathml
 
 
 def _glossary() -> list[dict[str, str]]:

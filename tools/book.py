@@ -13,7 +13,11 @@ Every notebook is executed top to bottom (two at a time), then written as one HT
   inputs of ``remove-input`` and the outputs of ``remove-output`` cells (nbval still runs them);
 * the answers of the exercises (from the first "*Answer" paragraph of a cell in the Exercises
   section, with the code cells that check them) are folded in ``<details>``;
-* an error output shows its one-line message, never a traceback.
+* an error output shows its one-line message, never a traceback;
+* every figure gets alt text: the first comment line of the cell that draws it ("# Figure: ..."),
+  else the first sentence of the Markdown cell above it;
+* the pages follow the notebooks' numbers, except that ``SITE_ORDER`` may move a page before
+  another (notebook 14, on evaluation protocol, comes before the capstone, 10).
 
 Nothing on a page is loaded from the network: the CSS is inlined, figures are embedded PNG.
 """
@@ -86,6 +90,22 @@ def _unescape_text(match: re.Match) -> str:
     return f"\\{match.group(1)}{{{body}}}"
 
 
+# latex2mathml draws \overline with a fixed-width bar (U+2015) that covers two letters of
+# \overline{NDCG}: use the stretchy overline character instead.
+_FIXED_OVERLINE = re.compile(r'<mo accent="true">&#x02015;</mo></mover>')
+# \log n and \ln p come out as <mi>log</mi><mi>n</mi>, which browsers set as "logn": add TeX's
+# thin space after an operator name unless a parenthesis follows, as in \log(x).
+_OPERATOR_NAME = re.compile(
+    r"((?<!<msub>)<mi>(?:log|ln|lg|exp|sin|cos|tan|det|dim|sgn)</mi>"
+    r"|<msub><mi>(?:log|ln|lg)</mi>(?:<mn>[^<]*</mn>|<mi>[^<]*</mi>)</msub>)"
+    r'(?!<mo stretchy="false">&#x00028;|<mo>&#x00028;)(?=<m)')
+
+
+def _fix_mathml(mathml: str) -> str:
+    mathml = _FIXED_OVERLINE.sub('<mo stretchy="true" accent="true">&#x0203E;</mo></mover>', mathml)
+    return _OPERATOR_NAME.sub(r'\1<mspace width="0.1667em"></mspace>', mathml)
+
+
 def tex_to_mathml(tex: str, display: bool) -> str:
     """One formula as a ``<math>`` element; ``MathError`` when it would show raw LaTeX."""
     source = tex.strip()
@@ -97,6 +117,7 @@ def tex_to_mathml(tex: str, display: bool) -> str:
     except Exception as error:  # latex2mathml raises many types; report the formula
         raise MathError(f"cannot convert {tex!r}: {type(error).__name__}: {error}") from None
     mathml = _BARE_AMPERSAND.sub("&amp;", mathml)
+    mathml = _fix_mathml(mathml)
     visible = html.unescape(re.sub(r"<[^>]+>", "", mathml))
     if ("\\" in visible or "<mi>&amp;</mi>" in mathml or re.search(r"\[[\d.]+(pt|em|ex|mm)\]", visible)
             or ("\\begin" in source and "<mtable" not in mathml)):
@@ -161,6 +182,38 @@ def hide_tagged_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 _EXERCISES = re.compile(r"^#{1,3}\s.*\bExercises?\b", re.M | re.I)
 _HEADING = re.compile(r"^#{1,3}\s", re.M)
 _ANSWER = re.compile(r"^\s*\*{1,2}Answers?\b", re.M)
+
+
+_COMMENT = re.compile(r"^\s*#\s*(?:Figure:\s*)?(.+?)\s*$")
+_DEFAULT_ALT = "No description has been provided for this image"
+
+
+def figure_alt_texts(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Give every PNG output alt text (``output.metadata["site_alt"]``, read by the template).
+
+    The text is the first comment line of the cell (write "# Figure: what it shows"), else the
+    first sentence of the nearest Markdown cell above, else the page-neutral "Figure".
+    """
+    previous = ""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            text = re.sub(r"^\d+(?:\.\d+)*\s*[·.]?\s*", "",            # no section number
+                          plain_text(cell.source).replace("¶", "").strip())
+            if text:
+                previous = text
+            continue
+        pngs = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if not pngs:
+            continue
+        comment = next((m.group(1) for line in cell.source.splitlines()[:3]
+                        if (m := _COMMENT.match(line))), "")
+        # the first sentence of at least 25 characters ("5. Picture:" is a heading, not a sentence)
+        sentence = re.match(r"(.{25,}?[.!?])(?:\s|$)|.{0,200}", previous).group(1) or previous[:200]
+        alt = comment or sentence[:300] or "Figure"
+        for i, output in enumerate(pngs):
+            suffix = f" (panel {i + 1} of {len(pngs)})" if len(pngs) > 1 else ""
+            output.setdefault("metadata", {})["site_alt"] = f"Figure: {alt}{suffix}"
+    return nb
 
 
 def fold_answers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -285,7 +338,7 @@ CSS = (TEMPLATES / "site.css").read_text(encoding="utf-8")
 
 def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str]) -> str:
     """One notebook, executed, as a self-contained HTML page titled ``title``."""
-    shown = fold_answers(hide_tagged_cells(nb))
+    shown = figure_alt_texts(fold_answers(hide_tagged_cells(nb)))
     site = {"title": title, "css": CSS, "toc_marker": "<!--toc-->",
             "nav_top": navigation(prev, nxt, "top"), "nav_bottom": navigation(prev, nxt, "bottom")}
     body, _ = BookExporter().from_notebook_node(shown, resources={"site": site})
@@ -316,13 +369,47 @@ def _write(path: Path, text: str) -> None:
     partial.replace(path)
 
 
+# A page moved before another one (the site otherwise follows the notebooks' numbers): the
+# evaluation protocol (14) is read before the capstone (10) that applies it.
+SITE_ORDER = {"14-evaluation-protocol": "10-evaluate-your-model"}
+
+
+def site_order(paths: list[Path]) -> list[Path]:
+    """``paths`` in reading order: by number, with each ``SITE_ORDER`` page before its target."""
+    ordered = sorted(paths, key=lambda p: p.name)
+    for stem, before in SITE_ORDER.items():
+        moving = [p for p in ordered if p.stem == stem]
+        targets = [i for i, p in enumerate(ordered) if p.stem == before]
+        if moving and targets:
+            ordered.remove(moving[0])
+            ordered.insert([p.stem for p in ordered].index(before), moving[0])
+    return ordered
+
+
+def _execute_all(paths: list[Path], jobs: int) -> list[nbformat.NotebookNode]:
+    """Execute ``paths`` ``jobs`` at a time, printing one line per notebook as it finishes."""
+    started, done = time.perf_counter(), [0]
+    print(f"executing {len(paths)} notebook(s), {jobs} at a time", flush=True)
+
+    def one(path: Path) -> nbformat.NotebookNode:
+        began = time.perf_counter()
+        nb = run(path)
+        done[0] += 1
+        print(f"  [{done[0]:>2}/{len(paths)}] {path.name} ({time.perf_counter() - began:.0f} s)", flush=True)
+        return nb
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        executed = list(pool.map(one, paths))
+    print(f"executed {len(paths)} notebook(s) in {time.perf_counter() - started:.0f} s", flush=True)
+    return executed
+
+
 def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS) -> list[Path]:
     """Execute ``paths`` and write ``out``/index.html plus one page each; return the pages."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        executed = list(pool.map(run, paths))
-    print(f"executed {len(paths)} notebook(s) in {time.perf_counter() - started:.0f} s", flush=True)
+    paths = site_order(paths)
+    executed = _execute_all(paths, jobs)
 
     stems = {p.stem for p in paths}
     info = []

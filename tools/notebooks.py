@@ -29,7 +29,10 @@ def notebook_paths(args: list[str]) -> list[Path]:
 
 def run(path: Path) -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
+    # the kernel's log level ERROR hides ipykernel's "[IPKernelApp] WARNING | Kernel is running
+    # over TCP without encryption" (a local kernel, nothing to act on); its errors still show
     NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
+                   extra_arguments=["--IPKernelApp.log_level=ERROR"],
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     return nb
 
