@@ -39,10 +39,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 
 import numpy as np
+from scipy.special import expi, gammaln
 
 #: Default clip of probabilities for the log loss: the float64 machine epsilon.
 DEFAULT_EPS = float(np.finfo(np.float64).eps)
-from scipy.special import expi, gammaln
 
 #: Above this grade 2**grade - 1 is computed relative to the list's top grade (no overflow).
 EXP_GAIN_SHIFT_ABOVE = 1000

@@ -214,7 +214,8 @@ evaluate.__doc__ = evaluate.__doc__.format(parameters=_PARAMETERS)
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
                       item: str = "item", score: str = "score", label: str = "label",
-                      rank: str | None = None, ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+                      rank: str | None = None, ties: Ties = "average", gain: Gain = "exponential",
+                      ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions",
                       no_relevant: NoRelevant = "skip", per_user_path=None) -> pd.DataFrame | None:

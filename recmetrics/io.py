@@ -541,8 +541,9 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
     A directory means every ``.parquet`` / ``.pq`` file under it; a glob (``*``, ``?``,
     ``[``) its matching Parquet files. As Spark, Hive and pyarrow do, a file is skipped when
     a folder or file name below the directory (or below the glob's fixed part) starts with
-    ``_`` or ``.``: Spark's uncommitted ``_temporary/`` files, ``_SUCCESS``, ``.crc``. The files are not read here, only the first one's
-    schema, to check that the columns are there (as :func:`read_scores` does).
+    ``_`` or ``.``: Spark's uncommitted ``_temporary/`` files, ``_SUCCESS``, ``.crc``.
+    The files are not read here, only the first one's schema, to check that the
+    columns are there (as :func:`read_scores` does).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq

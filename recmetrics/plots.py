@@ -318,8 +318,9 @@ def calibration(y_true, y_prob, ax: Axes | None = None, *, name: str | None = No
     The points are :func:`recmetrics.calibration_curve` (one per non-empty
     bin: mean predicted probability, share of positives); a calibrated model
     lies on the dashed diagonal, points below it mean over-prediction. The
-    bars at the bottom, on the right-hand axis, count the rows in each bin (bin edges as :func:`recmetrics.calibration_curve` draws them),
-    so a point resting on a handful of rows can be told apart. The legend
+    bars at the bottom, on the right-hand axis, count the rows in each bin
+    (bin edges as :func:`recmetrics.calibration_curve` draws them), so a
+    point resting on a handful of rows can be told apart. The legend
     shows :func:`recmetrics.expected_calibration_error`, which always uses
     ``n_bins`` equal-width bins (also under ``strategy="quantile"``).
 
