@@ -209,7 +209,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     return table
 
 
-evaluate.__doc__ = evaluate.__doc__.format(parameters=_PARAMETERS)
+evaluate.__doc__ = (evaluate.__doc__ or "").format(parameters=_PARAMETERS)  # None under python -OO
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
@@ -269,7 +269,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     return None
 
 
-evaluate_per_user.__doc__ = evaluate_per_user.__doc__.format(parameters=_PARAMETERS)
+evaluate_per_user.__doc__ = (evaluate_per_user.__doc__ or "").format(parameters=_PARAMETERS)
 
 
 def _sign_flip_p_value(d: np.ndarray, w: np.ndarray, n_resamples: int, rng) -> float:
