@@ -101,13 +101,13 @@ def main() -> None:
         row(f"correct_sampled_metric rescale, {label}", t_rescale, "naive sampled HR@10 (a mean)", t_naive)
         grid = sampling._rank_grid(n, m, 10)[0].size
 
-        def cold_bv(**options):                 # first fit for this (n, m): P(r | R) not cached
+        def cold_bv(sampled, n, m, **options):  # first fit for this (n, m): P(r | R) not cached
             sampling._all_ranks_pmf.cache_clear()
             return sampling.correct_sampled_metric(sampled, n, m, "hit_rate", k=10, **options)
 
         cached = grid == n and n * (m + 1) <= sampling.CHUNK_ENTRIES
         for prior in ("sampled", "uniform"):
-            t_cold = best_time(cold_bv, rank_prior=prior)
+            t_cold = best_time(cold_bv, sampled, n, m, rank_prior=prior)
             note = f"fit over {grid} exact ranks" + ("" if grid == n else " (grid)")
             if cached:
                 t_warm = best_time(sampling.correct_sampled_metric, sampled, n, m, "hit_rate", k=10,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -51,7 +51,7 @@ DEFAULT_METRICS = METRICS[:8]
 #: Metrics that read the scores as probabilities of relevance (grade > 0).
 PROBABILITY_METRICS = ("logloss", "ne", "brier", "ece")
 #: Ways to resample users for confidence intervals.
-BOOTSTRAPS = ("multinomial", "poisson")
+BOOTSTRAPS: tuple[Literal["multinomial", "poisson"], ...] = ("multinomial", "poisson")
 
 
 @dataclass
@@ -442,7 +442,8 @@ def assemble(s: Summary, o: Options, *, ci: float | None = None, intervals: dict
     to its (low, high) bootstrap interval; rows without one get NaN when
     ``ci`` is given.
     """
-    rows, undefined = [], {}
+    rows: list[dict[str, Any]] = []
+    undefined: dict[str, str] = {}
     intervals = intervals or {}
     n_skipped = s.n_users - s.n_counted
 
@@ -502,6 +503,8 @@ def global_auc(s: Summary, ties: str) -> float:
     n_neg = s.n_rows - s.n_positive
     if s.n_positive == 0 or n_neg == 0:
         return float("nan")
+    if s.pairs is None:
+        raise ValueError("the global AUC needs the Summary's pair counts; summarize every part with them")
     wins, wins_or_ties = s.pairs
     return float(_kernels.auc_from_counts(wins, wins_or_ties, s.n_positive * n_neg, ties))
 

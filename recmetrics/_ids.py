@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from ._validation import check_id_codes
+from ._validation import check_id_codes, is_real_number
 
 # The id policy, the same for CSV, Parquet and DataFrames: ids are compared as
 # canonical text. Surrounding whitespace is stripped, whole numbers are written
@@ -65,7 +65,7 @@ def _id_text(value) -> str:
         return str(value)
     if isinstance(value, numbers.Integral):
         return str(int(value))
-    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+    if is_real_number(value) and math.isfinite(value) and float(value).is_integer():
         return str(int(value))
     return str(value).strip()
 

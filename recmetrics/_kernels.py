@@ -37,8 +37,10 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
+from typing import TypeVar
 
 import numpy as np
+from scipy.special import expi, gammaln
 
 #: Default clip of probabilities for the log loss: the float64 machine epsilon.
 DEFAULT_EPS = float(np.finfo(np.float64).eps)
@@ -247,11 +249,11 @@ def group_pair_counts(lists: np.ndarray, scores: np.ndarray, positive: np.ndarra
     new_run |= new_list
     run_start = np.flatnonzero(new_run)
     del new_run
-    neg_cum = np.zeros(n + 1, dtype=count)
+    neg_cum: np.ndarray = np.zeros(n + 1, dtype=count)
     np.cumsum(~positive, out=neg_cum[1:])
     neg_at_start = neg_cum[run_start]                      # N(s) per run
     neg_at_end = np.append(neg_at_start[1:], neg_cum[n])   # N(t): the next run's start
-    pos_cum = np.zeros(n + 1, dtype=count)
+    pos_cum: np.ndarray = np.zeros(n + 1, dtype=count)
     np.cumsum(positive, out=pos_cum[1:])
     pos_in_run = np.diff(np.append(pos_cum[run_start], pos_cum[n]))
     list_start = np.flatnonzero(new_list)
@@ -544,20 +546,20 @@ class Layout:
             rel = np.diff(np.append(first_rel_in_group, relevant.size))
         del new_list, new_group
         # one entry per active group
-        self._size = size.astype(index)
-        self._rel = rel.astype(index)
-        self._rel_before = (first_rel_in_group - first_rel[first_rel_in_group]).astype(index)
+        self._size: np.ndarray = size.astype(index)
+        self._rel: np.ndarray = rel.astype(index)
+        self._rel_before: np.ndarray = (first_rel_in_group - first_rel[first_rel_in_group]).astype(index)
         own_list_start = list_start[np.searchsorted(list_start, group_start, side="right") - 1]
-        self._first = (group_start - own_list_start + 1).astype(index)  # position of its first row
+        self._first: np.ndarray = (group_start - own_list_start + 1).astype(index)  # its first row's position
         self._offset = np.cumsum(self._size, dtype=np.int64) - self._size  # into the active rows
         # the active rows
-        self._row_group = np.repeat(np.arange(self._size.size, dtype=index), self._size)
+        self._row_group: np.ndarray = np.repeat(np.arange(self._size.size, dtype=index), self._size)
         place = np.arange(self._row_group.size, dtype=index) - self._offset[self._row_group]
         rows = group_start[self._row_group] + place
         self.lists, self.grades = lists[rows], grades[rows]
         self.pos = self._first[self._row_group] + place  # 1-based position within the list
-        self._expected_gain = {}
-        self._first_hit = None
+        self._expected_gain: dict[tuple[str, bool], np.ndarray] = {}
+        self._first_hit: np.ndarray | None = None
 
     # per-row views of the row's tie group
     t = property(lambda self: self._size[self._row_group].astype(np.float64),
@@ -915,6 +917,8 @@ class RankedLists:
                denominator: str) -> np.ndarray:
         """One per-list metric by its name in ``recmetrics.evaluate(metrics=...)``."""
         if name == "precision":
+            if k is None:
+                raise ValueError("metric='precision' needs a cut-off; pass k, e.g. k=10")
             return self.precision(k)
         if name == "recall":
             return self.recall(k)
@@ -1275,6 +1279,17 @@ class BeyondSums:
                              for f in fields(self)})
 
 
+_T = TypeVar("_T")
+
+
+def _built(value: _T | None, what: str) -> _T:
+    """A part of the context or of the sums that the metrics asked for need (built with them)."""
+    if value is None:
+        raise ValueError(f"{what} was not computed; build the context and the sums with the "
+                         "metrics that need it")
+    return value
+
+
 def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
                     everyone: tuple[np.ndarray, int] | None = None) -> dict[str, np.ndarray]:
     """Per-user values of the per-user metrics in ``metrics`` (NaN where undefined).
@@ -1286,15 +1301,15 @@ def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
     out = {}
     for name in metrics:
         if name == "novelty":
-            out[name] = top.mean_over_slots(ctx.information[top.items])
+            out[name] = top.mean_over_slots(_built(ctx.information, "information")[top.items])
         elif name == "arp":
-            out[name] = top.mean_over_slots(ctx.popularity[top.items])
+            out[name] = top.mean_over_slots(_built(ctx.popularity, "popularity")[top.items])
         elif name == "aplt":
-            out[name] = top.mean_over_slots(ctx.tail[top.items].astype(np.float64))
+            out[name] = top.mean_over_slots(_built(ctx.tail, "tail")[top.items].astype(np.float64))
         elif name == "diversity":
             out[name] = diversity(top, ctx.similarity)
         elif name == "serendipity":
-            out[name] = serendipity(top, ctx.similarity, *ctx.history)
+            out[name] = serendipity(top, ctx.similarity, *_built(ctx.history, "history"))
         elif name == "personalization":
             s, n = everyone or (exposure(top, ctx.n_items), int(np.count_nonzero(top.length)))
             out[name] = personalization_per_list(top, s, n)
@@ -1316,18 +1331,19 @@ def beyond_sums(top: TopK, ctx: BeyondContext, metrics) -> BeyondSums:
 def beyond_values(sums: BeyondSums, ctx: BeyondContext, metrics, k: int) -> dict[str, float]:
     """Every metric of ``metrics`` from the sums over all users (NaN where undefined)."""
     out = {}
-    in_catalogue = sums.exposure[ctx.catalogue]
+    exposure = _built(sums.exposure, "exposure")
+    in_catalogue = exposure[ctx.catalogue]
     for name in metrics:
         if name == "catalog_coverage":
             n = int(np.count_nonzero(ctx.catalogue))
-            hit = covered(sums.certain, sums.log_miss)[ctx.catalogue]
+            hit = covered(_built(sums.certain, "certain"), _built(sums.log_miss, "log_miss"))[ctx.catalogue]
             out[name] = float(hit.sum() / n) if n else float("nan")
         elif name == "distributional_coverage":
             out[name] = entropy_bits(in_catalogue)
         elif name == "gini":
             out[name] = gini(in_catalogue)
         elif name == "personalization":
-            out[name] = personalization(sums.exposure, sums.p_square, sums.n_lists, k)
+            out[name] = personalization(exposure, _built(sums.p_square, "p_square"), sums.n_lists, k)
         else:
             n = sums.counts.get(name, 0)
             out[name] = sums.totals[name] / n if n else float("nan")

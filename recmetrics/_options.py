@@ -103,8 +103,9 @@ class Options:
         unknown = set(conventions) - set(CONVENTION)
         if unknown:
             raise TypeError(f"unknown convention option(s): {', '.join(sorted(unknown))}")
-        values = {name: check_option(name, conventions.get(name, c.default), c.choices)
-                  for name, c in CONVENTION.items()}
+        # each value is one of its row's choices, the get_args of the field's Literal type
+        values: dict[str, Any] = {name: check_option(name, conventions.get(name, c.default), c.choices)
+                                  for name, c in CONVENTION.items()}
         return cls(ks=tuple(check_k_values(k)),
                    metrics=tuple(check_metrics(metrics, known, default)), **values)
 

@@ -13,9 +13,10 @@ import math
 import numbers
 import os
 import sys
+import types
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import Literal, TypeVar, get_args
+from typing import Literal, TypeGuard, TypeVar, get_args, overload
 
 import numpy as np
 
@@ -58,6 +59,20 @@ AVERAGES: tuple[Average, ...] = get_args(Average)
 
 #: Largest cut-off accepted: beyond it k only means "the whole list".
 MAX_K = 2**31 - 1
+
+
+def is_real_number(value) -> TypeGuard[float]:
+    """A real number that is not a bool (int, float, numpy scalars, Fraction...).
+
+    Typed as a guard to ``float`` so that the comparisons after it type-check: every
+    ``numbers.Real`` compares with ints and floats, which ``numbers.Real``'s stub does not say.
+    """
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_whole_number(value) -> TypeGuard[int]:
+    """An integral number that is not a bool (int, numpy integers); a guard to ``int``, as above."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 #: Resampling counts accepted by the bootstrap and randomization tests.
 MIN_RESAMPLES, MAX_RESAMPLES = 100, 10_000_000
 
@@ -80,7 +95,7 @@ def check_zero_division(zero_division) -> str | float:
     if isinstance(zero_division, str):
         if zero_division == "warn":
             return zero_division
-    elif isinstance(zero_division, numbers.Real) and not isinstance(zero_division, bool):
+    elif is_real_number(zero_division):
         value = float(zero_division)
         if value in (0.0, 1.0) or math.isnan(value):
             return value
@@ -95,7 +110,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 def caller_stacklevel() -> int:
     """Stack level of the first frame outside recmetrics, so warnings point at user code."""
-    frame, level = sys._getframe(1), 1
+    frame: types.FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     return level
@@ -112,9 +128,8 @@ def zero_division_value(policy, message: str) -> float:
 
 def check_whole(name: str, value, *, minimum: int, maximum: int, example: str) -> int:
     """A whole number in [minimum, maximum]; the message names the option and gives an example."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and not isinstance(value, bool) \
-                and math.isfinite(value) and float(value).is_integer():
+    if not is_whole_number(value):
+        if is_real_number(value) and math.isfinite(value) and float(value).is_integer():
             hint = f"pass int({value!r})"
         else:
             hint = f"pass a whole number such as {example}"
@@ -126,13 +141,17 @@ def check_whole(name: str, value, *, minimum: int, maximum: int, example: str) -
     return int(value)
 
 
+@overload
+def check_k(k, *, allow_none: Literal[False] = ...) -> int: ...
+@overload
+def check_k(k, *, allow_none: bool) -> int | None: ...
 def check_k(k, *, allow_none: bool = False) -> int | None:
     """A cut-off must be a whole number >= 1 (or None where that means "all")."""
     if k is None and allow_none:
         return None
-    if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k < 1:
+    if is_whole_number(k) and k < 1:
         raise ValueError(f"k={k!r} must be an integer >= 1; use k=1 for the top item only")
-    if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k > MAX_K:
+    if is_whole_number(k) and k > MAX_K:
         raise ValueError(f"k={k!r} is too large; a cut-off of at most {MAX_K:,} already covers "
                          "any list (use k=None, where offered, for the whole list)")
     return check_whole("k", k, minimum=1, maximum=MAX_K, example="10")
@@ -148,7 +167,7 @@ def check_seed(seed):
     """A seed accepted by numpy.random.default_rng: None, an int >= 0 or a Generator."""
     if seed is None or isinstance(seed, np.random.Generator):
         return seed
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+    if is_whole_number(seed) and seed >= 0:
         return int(seed)
     raise ValueError(f"seed={seed!r} must be None, a whole number >= 0 or a "
                      "numpy.random.Generator; pass e.g. seed=0")
@@ -171,8 +190,7 @@ def no_relevant_value(policy: str, message: str, *, stacklevel: int | None = Non
 
 def check_positive_real(name: str, value) -> float:
     """A strictly positive, finite number (F-beta's beta, for instance)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-            or value <= 0:
+    if not is_real_number(value) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name}={value!r} must be a finite number > 0")
     return float(value)
 
@@ -181,8 +199,7 @@ def check_max_fpr(max_fpr, ties: str) -> float | None:
     """Partial AUC's bound: None, or a number with 0 < max_fpr <= 1 (ties averaged)."""
     if max_fpr is None:
         return None
-    if isinstance(max_fpr, bool) or not isinstance(max_fpr, numbers.Real) \
-            or not 0 < max_fpr <= 1:
+    if not is_real_number(max_fpr) or not 0 < max_fpr <= 1:
         raise ValueError(f"max_fpr={max_fpr!r} must be a number with 0 < max_fpr <= 1 (the "
                          "largest false positive rate of the partial AUC), e.g. 0.1")
     if ties != "average" and max_fpr < 1:
@@ -194,7 +211,7 @@ def check_max_fpr(max_fpr, ties: str) -> float | None:
 
 def check_probability(name: str, value) -> float:
     """A number strictly between 0 and 1 (a significance level, say)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+    if not is_real_number(value) or not 0 < value < 1:
         raise ValueError(f"{name}={value!r} must be a number strictly between 0 and 1, e.g. 0.05")
     return float(value)
 
@@ -374,8 +391,7 @@ def as_relevance(name: str, relevance) -> dict:
                              f"got {type(relevance).__name__}") from None
         grades = dict.fromkeys(items, 1.0)
     for item, grade in grades.items():
-        if isinstance(grade, bool) or not isinstance(grade, numbers.Real) or math.isnan(grade) \
-                or math.isinf(grade):
+        if not is_real_number(grade) or math.isnan(grade) or math.isinf(grade):
             raise ValueError(f"{name}[{item!r}] = {grade!r} is not a finite number; relevance "
                              "grades must be numbers >= 0")
         if grade < 0:
@@ -396,7 +412,7 @@ def as_items(name: str, items) -> set:
 
 def check_rbp_persistence(p) -> float:
     """RBP's persistence: a number strictly between 0 and 1."""
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p < 1:
+    if not is_real_number(p) or not 0 < p < 1:
         raise ValueError(f"p={p!r} must be a number strictly between 0 and 1 (the probability "
                          "that the user goes on to the next item), e.g. 0.8")
     return float(p)
@@ -406,8 +422,7 @@ def check_max_grade(max_grade, top_judged: float) -> float | None:
     """ERR's top grade: None (the top judged grade) or a number >= every judged grade, < 1024."""
     if max_grade is None:
         return None
-    if isinstance(max_grade, bool) or not isinstance(max_grade, numbers.Real) \
-            or not math.isfinite(max_grade) or max_grade <= 0:
+    if not is_real_number(max_grade) or not math.isfinite(max_grade) or max_grade <= 0:
         raise ValueError(f"max_grade={max_grade!r} must be a number > 0 (the top grade of the "
                          "judging scale, e.g. 4), or None for the top judged grade")
     if max_grade >= 1024:
@@ -790,7 +805,7 @@ def as_probabilities(name: str, values) -> np.ndarray:
 
 def check_eps(eps) -> float:
     """The log-loss clip: a number with 0 <= eps < 0.5."""
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= eps < 0.5:
+    if not is_real_number(eps) or not 0 <= eps < 0.5:
         raise ValueError(f"eps={eps!r} must be a number with 0 <= eps < 0.5; probabilities are "
                          "clipped to [eps, 1 - eps] (0 = no clip, then a confident miss costs inf)")
     return float(eps)
@@ -798,7 +813,7 @@ def check_eps(eps) -> float:
 
 def check_n_bins(n_bins) -> int:
     """A number of calibration bins: a whole number >= 1."""
-    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
+    if not is_whole_number(n_bins) or n_bins < 1:
         raise ValueError(f"n_bins={n_bins!r} must be a whole number >= 1 (the number of bins "
                          "the probabilities are grouped into), e.g. 10")
     return int(n_bins)
@@ -825,9 +840,8 @@ def undefined_value(message: str) -> float:
 
 def check_count(name: str, value, minimum: int, why: str) -> int:
     """A whole number >= ``minimum`` (bools and non-integral floats refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and not isinstance(value, bool) \
-                and math.isfinite(value) and float(value).is_integer():
+    if not is_whole_number(value):
+        if is_real_number(value) and math.isfinite(value) and float(value).is_integer():
             hint = f"; pass int({value!r})"
         else:
             hint = ""
@@ -880,7 +894,7 @@ def check_sampled_metric(metric, k, known: tuple[str, ...]) -> tuple[str, int | 
 
 
 def check_gamma(gamma) -> float:
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 <= gamma <= 1:
+    if not is_real_number(gamma) or not 0 <= gamma <= 1:
         raise ValueError(f"gamma={gamma!r} must be a number from 0 to 1 (0: least bias, "
                          "1: least mean squared error); the default is 0.01")
     return float(gamma)
@@ -941,8 +955,7 @@ UNSEEN: tuple[str, ...] = get_args(Unseen)
 
 def check_head_share(head_share) -> float:
     """The share of history rows the head of popular items holds: a number in (0, 1]."""
-    if isinstance(head_share, bool) or not isinstance(head_share, numbers.Real) \
-            or not 0 < head_share <= 1:
+    if not is_real_number(head_share) or not 0 < head_share <= 1:
         raise ValueError(f"head_share={head_share!r} must be a number in (0, 1], the share of "
                          "history rows held by the popular head (the usual value is 0.8)")
     return float(head_share)

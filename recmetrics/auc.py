@@ -201,8 +201,8 @@ def roc_auc(y_true, y_score, *, method: Literal["rank", "pairwise"] = "rank",
     labels, scores, weights = _labels_and_scores(y_true, y_score, sample_weight)
     positive = labels.astype(bool)
     if weights is None:
-        n_pos = int(positive.sum())
-        n_neg = positive.size - n_pos
+        n_pos: float = int(positive.sum())
+        n_neg: float = positive.size - n_pos
     else:
         n_pos, n_neg = float(weights[positive].sum()), float(weights[~positive].sum())
     if n_pos == 0 or n_neg == 0:

@@ -595,4 +595,4 @@ def most_popular(users, history, *, k: int | None = None, exclude_history: bool 
 
 
 for _f in (beyond_accuracy, beyond_accuracy_per_user):
-    _f.__doc__ = _f.__doc__.replace("{parameters}", _PARAMETERS)
+    _f.__doc__ = (_f.__doc__ or "").replace("{parameters}", _PARAMETERS)  # None under python -OO

@@ -77,7 +77,7 @@ class ConfusionMatrix:
                                  "samples, or a sum of their weights); build the matrix with "
                                  "confusion_matrix(y_true, y_pred)")
 
-    def _cells(self) -> list[tuple[str, int, int]]:
+    def _cells(self) -> list[tuple[str, int | float, int | float]]:
         return [("actual 1", self.tp, self.fn), ("actual 0", self.fp, self.tn)]
 
     def __repr__(self) -> str:
@@ -100,7 +100,7 @@ class ConfusionMatrix:
                 f"<tbody>{rows}</tbody></table>")
 
     @property
-    def n(self) -> int:
+    def n(self) -> int | float:
         return self.tp + self.fp + self.fn + self.tn
 
     def _accuracy(self, zero_division="warn") -> float:
@@ -382,8 +382,9 @@ def recall(y_true, y_pred, *, average: Average = "binary", sample_weight=None,
     return confusion_matrix(y_true, y_pred, sample_weight=sample_weight)._recall(zero_division)
 
 
-precision.__doc__ = precision.__doc__.replace("AVERAGE", _AVERAGE_DOC)
-recall.__doc__ = recall.__doc__.replace("AVERAGE", _AVERAGE_DOC)
+# (a docstring is None under python -OO)
+precision.__doc__ = (precision.__doc__ or "").replace("AVERAGE", _AVERAGE_DOC)
+recall.__doc__ = (recall.__doc__ or "").replace("AVERAGE", _AVERAGE_DOC)
 
 
 def true_positive_rate(y_true, y_pred, *, sample_weight=None, zero_division="warn") -> float:
@@ -587,5 +588,5 @@ def f1_score(y_true, y_pred, *, average: Average = "binary", sample_weight=None,
                        zero_division=zero_division)
 
 
-fbeta_score.__doc__ = fbeta_score.__doc__.replace("AVERAGE", _AVERAGE_DOC)
-f1_score.__doc__ = f1_score.__doc__.replace("AVERAGE", _AVERAGE_DOC)
+fbeta_score.__doc__ = (fbeta_score.__doc__ or "").replace("AVERAGE", _AVERAGE_DOC)
+f1_score.__doc__ = (f1_score.__doc__ or "").replace("AVERAGE", _AVERAGE_DOC)

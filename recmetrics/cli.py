@@ -77,7 +77,7 @@ def _columns(args, *, with_score: bool = True, with_label: bool, model: int = 0
         columns.update({"rank": rank} if rank else {"score": _model_column(args.score_col, model)})
     if with_label:
         columns["label"] = args.label_col
-    roles = {}
+    roles: dict[str, str] = {}
     for role, column in columns.items():  # --score-col label: the labels judged by themselves
         if column in roles:
             raise UsageError(f"--{roles[column]}-col and --{role}-col both name the column "
@@ -95,6 +95,8 @@ def _read(path, args, progress: Progress, *, truth: bool = False, model: int = 0
     size = Path(path).stat().st_size if Path(path).is_file() else None
     progress.stage(f"reading {name}", total=size, unit="B")
     optional: tuple[str, ...] = ()
+    numbers: tuple[str, ...]
+    grades: tuple[str, ...]
     if truth:
         columns, numbers, grades, hints = _columns(args, with_score=False, with_label=True), (), \
             ("label",), {}
@@ -414,7 +416,7 @@ def _evaluate_on_dask(args, output, progress: Progress) -> None:
     counts = table.attrs.get("inputs", {})
     inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
                        "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
-    if args.truth:
+    if truth_files is not None:  # given with --truth
         inputs["truth"] = {"path": str(args.truth), "files": len(truth_files),
                            "rows": counts.get("truth_rows", 0),
                            "users": counts.get("truth_users", 0)}
@@ -527,7 +529,7 @@ def cmd_report(args) -> None:
         report.render_report(parameters, output, on_cell=progress.step, workdir=workdir)
     finally:
         progress.close()
-    if not args.quiet and output.mode == "atomic":
+    if not args.quiet and output.mode == "atomic" and output.real_path is not None:
         print(f"wrote {output.target} ({Path(output.real_path).stat().st_size / 1024:,.0f} KiB)")
 
 

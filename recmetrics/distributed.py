@@ -315,6 +315,8 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
         if users == "collect":
             table["_first"] = _first_rows(prep.users, pred, truth, user)
         else:
+            if path is None:
+                raise ValueError(f"users={users!r} writes the per-user table, so it needs a path")
             table.to_parquet(Path(path) / f"part.{number:05d}.parquet", index=False)
             table = None
     return s, pieces, table
@@ -329,10 +331,11 @@ def _bucket_tasks(results: list, n_buckets: int, seed, n_resamples: int) -> list
     """
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
+    from dask.typing import Key
 
     token = dask.base.tokenize([r.key for r in results], n_buckets, seed, n_resamples)
     piece, bucket = f"recmetrics-auc-piece-{token}", f"recmetrics-auc-bucket-{token}"
-    layer = {}
+    layer: dict[Key, object] = {}
     for i, r in enumerate(results):
         for b in range(n_buckets):
             layer[(piece, i, b)] = (_piece_of, r.key, b)

@@ -209,12 +209,13 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     return table
 
 
-evaluate.__doc__ = evaluate.__doc__.format(parameters=_PARAMETERS)
+evaluate.__doc__ = (evaluate.__doc__ or "").format(parameters=_PARAMETERS)  # None under python -OO
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
                       item: str = "item", score: str = "score", label: str = "label",
-                      rank: str | None = None, ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+                      rank: str | None = None, ties: Ties = "average", gain: Gain = "exponential",
+                      ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions",
                       no_relevant: NoRelevant = "skip", per_user_path=None) -> pd.DataFrame | None:
@@ -268,7 +269,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     return None
 
 
-evaluate_per_user.__doc__ = evaluate_per_user.__doc__.format(parameters=_PARAMETERS)
+evaluate_per_user.__doc__ = (evaluate_per_user.__doc__ or "").format(parameters=_PARAMETERS)
 
 
 def _sign_flip_p_value(d: np.ndarray, w: np.ndarray, n_resamples: int, rng) -> float:

@@ -323,7 +323,7 @@ class _CsvSource:
 
 def _sniff_separator(header_line: str) -> str:
     counts = {sep: header_line.count(sep) for sep in ("\t", ";", "|", ",")}
-    best = max(counts, key=counts.get)
+    best = max(counts, key=counts.__getitem__)
     return best if counts[best] else ","
 
 
@@ -541,8 +541,9 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
     A directory means every ``.parquet`` / ``.pq`` file under it; a glob (``*``, ``?``,
     ``[``) its matching Parquet files. As Spark, Hive and pyarrow do, a file is skipped when
     a folder or file name below the directory (or below the glob's fixed part) starts with
-    ``_`` or ``.``: Spark's uncommitted ``_temporary/`` files, ``_SUCCESS``, ``.crc``. The files are not read here, only the first one's
-    schema, to check that the columns are there (as :func:`read_scores` does).
+    ``_`` or ``.``: Spark's uncommitted ``_temporary/`` files, ``_SUCCESS``, ``.crc``.
+    The files are not read here, only the first one's schema, to check that the
+    columns are there (as :func:`read_scores` does).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -742,8 +743,8 @@ def _format_from_name(option: str, target: str, allowed: tuple[str, ...]) -> tup
     if suffixes and suffixes[-1] in _OUTPUT_COMPRESSIONS:
         compression = _OUTPUT_COMPRESSIONS[suffixes.pop()]
     base = suffixes[-1] if suffixes else ""
-    for fmt, names in OUTPUT_FORMATS.items():
-        if base in names and fmt in allowed:
+    for fmt, endings in OUTPUT_FORMATS.items():
+        if base in endings and fmt in allowed:
             if compression is not None and fmt not in ("csv", "tsv"):
                 break
             return (None if base == "" else fmt), compression
@@ -822,7 +823,7 @@ def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o"
     special = os.path.abspath(target).startswith(("/dev/", "/proc/"))
     exists = os.path.exists(target)
     info = os.stat(target) if exists else None
-    if exists and not stat.S_ISREG(info.st_mode) or special:
+    if info is not None and not stat.S_ISREG(info.st_mode) or special:
         # FIFO, terminal, /dev/stdout...: opened and written through, never replaced
         if not os.access(target, os.W_OK):
             raise FileProblem(f"{option} {target}: permission denied; choose a file you may write")
@@ -908,6 +909,8 @@ def write_output(output: Output, content) -> None:
             sys.stdout.flush()
         return
     if output.mode == "through":
+        if output.target is None:
+            raise ValueError("a 'through' Output needs a target; build it with plan_output")
         try:
             with open(output.target, "wb") as handle:
                 handle.write(data)
@@ -915,6 +918,8 @@ def write_output(output: Output, content) -> None:
             raise FileProblem(f"-o {output.target}: cannot write ({error.strerror or error})") \
                 from None
         return
+    if output.real_path is None:
+        raise ValueError("an 'atomic' Output needs a real_path; build it with plan_output")
     with atomic_file(output.real_path) as handle:
         handle.write(data)
 

@@ -40,7 +40,7 @@ positives scored at or above the threshold), from 0 to 1. Legend: model (AUC = 0
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -62,7 +62,7 @@ __all__ = ["describe", "roc_curve", "precision_recall_curve", "calibration", "sc
 #: that is closed and dropped takes its summary with it).
 _SUMMARIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-_CHANCE = dict(ls="--", color="0.45", lw=1)
+_CHANCE: dict[str, Any] = dict(ls="--", color="0.45", lw=1)
 
 
 # --------------------------------------------------------------------------- shared steps
@@ -96,7 +96,9 @@ def _legend_below(ax: Axes, ncol: int) -> None:
     """Legend centred under the x axis label, a fixed distance below the Axes in points."""
     from matplotlib.transforms import offset_copy
 
-    below = offset_copy(ax.transAxes, fig=ax.figure, y=-38, units="points")
+    # matplotlib's stub types fig as Figure; offset_copy reads only fig.dpi_scale_trans, which a
+    # SubFigure (what ax.figure may be) has as well
+    below = offset_copy(ax.transAxes, fig=ax.figure, y=-38, units="points")  # type: ignore[arg-type]
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below, ncol=ncol,
               frameon=False)
 
@@ -318,8 +320,9 @@ def calibration(y_true, y_prob, ax: Axes | None = None, *, name: str | None = No
     The points are :func:`recmetrics.calibration_curve` (one per non-empty
     bin: mean predicted probability, share of positives); a calibrated model
     lies on the dashed diagonal, points below it mean over-prediction. The
-    bars at the bottom, on the right-hand axis, count the rows in each bin (bin edges as :func:`recmetrics.calibration_curve` draws them),
-    so a point resting on a handful of rows can be told apart. The legend
+    bars at the bottom, on the right-hand axis, count the rows in each bin
+    (bin edges as :func:`recmetrics.calibration_curve` draws them), so a
+    point resting on a handful of rows can be told apart. The legend
     shows :func:`recmetrics.expected_calibration_error`, which always uses
     ``n_bins`` equal-width bins (also under ``strategy="quantile"``).
 
@@ -692,13 +695,14 @@ def comparison(table: pd.DataFrame, ax: Axes | None = None, *,
         ax.hlines(y[bars], low[bars], high[bars], color="C0", lw=2,
                   label=f"interval ({ci_low} to {ci_high})")
         ends = np.r_[ends, low[bars], high[bars]]
-    kinds = ((significant & drawn, dict(marker="o", color="C0", ls="none", ms=8),
-              f"{p_value} < {alpha:g}"),
-             (tested & ~significant & drawn, dict(marker="o", mfc="white", mec="C0", ls="none",
-                                                   ms=8, mew=1.5),
-              f"{p_value} ≥ {alpha:g}"),
-             (~tested & drawn, dict(marker="X", color="0.4", ls="none", ms=8),
-              "no paired test"))
+    kinds: tuple[tuple[np.ndarray, dict[str, Any], str], ...] = (
+        (significant & drawn, dict(marker="o", color="C0", ls="none", ms=8),
+         f"{p_value} < {alpha:g}"),
+        (tested & ~significant & drawn, dict(marker="o", mfc="white", mec="C0", ls="none",
+                                              ms=8, mew=1.5),
+         f"{p_value} ≥ {alpha:g}"),
+        (~tested & drawn, dict(marker="X", color="0.4", ls="none", ms=8),
+         "no paired test"))
     for chosen, style, label in kinds:
         if chosen.any():
             ax.plot(difference[chosen], y[chosen], **style, label=label)
@@ -771,7 +775,7 @@ def forest(table: pd.DataFrame, ax: Axes | None = None, *, slice: str = "slice",
     metric = value if metric is None else str(metric)
     y = np.arange(len(table))[::-1].astype(float)
     ax = _axes(ax, figsize=(6.5, 1.3 + 0.4 * len(table)))
-    if ci_low is not None:
+    if ci_low is not None and ci_high is not None:  # both or neither, checked above
         low = table_column("table", table, ci_low, "ci_low")
         high = table_column("table", table, ci_high, "ci_high")
         ax.hlines(y, low, high, color="C0", lw=2, label="interval")

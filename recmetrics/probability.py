@@ -29,7 +29,7 @@ aggregate.
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -43,7 +43,8 @@ __all__ = ["log_loss", "brier_score", "normalized_entropy", "precision_recall_cu
            "DEFAULT_EPS"]
 
 #: Bin edges of :func:`calibration_curve`: equal widths, or equal counts.
-CALIBRATION_STRATEGIES = ("uniform", "quantile")
+CalibrationStrategy = Literal["uniform", "quantile"]
+CALIBRATION_STRATEGIES: tuple[CalibrationStrategy, ...] = get_args(CalibrationStrategy)
 
 #: Default clip of :func:`log_loss`: machine epsilon of float64 (2.22e-16), what
 #: scikit-learn uses for float64 probabilities.

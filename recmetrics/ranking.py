@@ -201,8 +201,10 @@ def precision_at_k(ranked, relevant, *, k: int, denominator: PrecisionDenominato
     --------
     >>> precision_at_k(["a", "b", "c", "d"], {"b", "d", "x"}, k=2)
     0.5
-    >>> precision_at_k(["a", "b", "c", "d"], {"b"}, k=4), precision_at_k(["a", "b", "c", "d"], {"b"}, k=4, denominator="min_k")
-    (0.25, 1.0)
+    >>> precision_at_k(["a", "b", "c", "d"], {"b"}, k=4)
+    0.25
+    >>> precision_at_k(["a", "b", "c", "d"], {"b"}, k=4, denominator="min_k")
+    1.0
     """
     k = check_k(k)
     denominator = check_option("denominator", denominator, PRECISION_DENOMINATORS)

@@ -133,6 +133,8 @@ def _metric_kernel(ranks: np.ndarray, list_length: int, metric: str, k: int | No
     if metric == "hit_rate":
         return inside.astype(np.float64)
     if metric == "precision":
+        if k is None:
+            raise ValueError("metric='precision' needs a cut-off; pass k, e.g. k=10")
         return inside / k
     if metric == "map":
         return np.where(inside, 1.0 / ranks, 0.0)

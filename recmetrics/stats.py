@@ -208,13 +208,13 @@ def delong_test(y_true, y_score_a, y_score_b) -> DeLongResult:
 
     .. math::
 
-        V_{10}(x_i) = rac{1}{n}\sum_{j=1}^{n} \psi(x_i, y_j), \qquad
-        V_{01}(y_j) = rac{1}{m}\sum_{i=1}^{m} \psi(x_i, y_j),
+        V_{10}(x_i) = \frac{1}{n}\sum_{j=1}^{n} \psi(x_i, y_j), \qquad
+        V_{01}(y_j) = \frac{1}{m}\sum_{i=1}^{m} \psi(x_i, y_j),
 
         \mathrm{Var}(\widehat{\mathrm{AUC}}_B - \widehat{\mathrm{AUC}}_A) =
-            rac{S_{10}[V^B_{10} - V^A_{10}]}{m} + rac{S_{01}[V^B_{01} - V^A_{01}]}{n},
+            \frac{S_{10}[V^B_{10} - V^A_{10}]}{m} + \frac{S_{01}[V^B_{01} - V^A_{01}]}{n},
 
-        z = rac{\widehat{\mathrm{AUC}}_B - \widehat{\mathrm{AUC}}_A}{\sqrt{\mathrm{Var}}},
+        z = \frac{\widehat{\mathrm{AUC}}_B - \widehat{\mathrm{AUC}}_A}{\sqrt{\mathrm{Var}}},
         \qquad p = 2\,\Phi(-|z|),
 
     where :math:`x_i` are the positives' scores, :math:`y_j` the negatives',
@@ -315,17 +315,17 @@ def paired_bootstrap_test(a, b, *, weights=None, n_resamples: int = 10_000, seed
     r"""Paired bootstrap test that the mean of ``b - a`` is 0 (two-sided, shift method).
 
     With per-user differences :math:`d_u = b_u - a_u`, weights :math:`w_u` and
-    observed mean :math:`ar d = \sum_u w_u d_u / \sum_u w_u`, the differences
-    are shifted so that the null hypothesis holds, :math:`	ilde d_u = d_u -
-    ar d`, and resampled: each of the ``n_resamples`` draws takes n users with
-    replacement and records the weighted mean :math:`ar d^*` of their
-    :math:`	ilde d`. Then
+    observed mean :math:`\bar d = \sum_u w_u d_u / \sum_u w_u`, the differences
+    are shifted so that the null hypothesis holds, :math:`\tilde d_u = d_u -
+    \bar d`, and resampled: each of the ``n_resamples`` draws takes n users with
+    replacement and records the weighted mean :math:`\bar d^*` of their
+    :math:`\tilde d`. Then
 
-    .. math:: p = rac{1 + \#\{r : |ar d^*_r| \ge |ar d|\}}{1 + R}
+    .. math:: p = \frac{1 + \#\{r : |\bar d^*_r| \ge |\bar d|\}}{1 + R}
 
     with R the draws (Efron & Tibshirani 1993, sec. 16.4; Sakai 2006). The +1
     counts the observed sample as one of the draws, so p is never 0. "At
-    least as large" allows for rounding: :math:`|ar d^*_r| \ge |ar d| -
+    least as large" allows for rounding: :math:`|\bar d^*_r| \ge |\bar d| -
     10^{-10} \max_u |d_u|`.
 
     Parameters
@@ -398,11 +398,11 @@ def adjust_p_values(p_values, *, method: Adjustment = "holm") -> np.ndarray:
 
     .. math::
 
-        	ext{bonferroni:}\quad 	ilde p_i = \min(1,\ m\,p_i)
+        \text{bonferroni:}\quad \tilde p_i = \min(1,\ m\,p_i)
 
-        	ext{holm:}\quad 	ilde p_{(i)} = \min\Big(1,\ \max_{j \le i}\,(m - j + 1)\,p_{(j)}\Big)
+        \text{holm:}\quad \tilde p_{(i)} = \min\Big(1,\ \max_{j \le i}\,(m - j + 1)\,p_{(j)}\Big)
 
-        	ext{bh:}\quad 	ilde p_{(i)} = \min\Big(1,\ \min_{j \ge i}\,rac{m}{j}\,p_{(j)}\Big)
+        \text{bh:}\quad \tilde p_{(i)} = \min\Big(1,\ \min_{j \ge i}\,\frac{m}{j}\,p_{(j)}\Big)
 
     The max (Holm's step-down) and min (BH's step-up) make the adjusted values
     keep the order of the raw ones; tied p-values get equal adjusted values.

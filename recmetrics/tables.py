@@ -14,7 +14,6 @@ with :func:`recmetrics.adjust_p_values`.
 from __future__ import annotations
 
 import html
-import numbers
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import as_p_values, as_tidy_frame, check_probability, check_whole
+from ._validation import as_p_values, as_tidy_frame, check_probability, check_whole, is_real_number
 
 __all__ = ["LOWER_IS_BETTER", "ResultsTable", "results_table"]
 
@@ -164,8 +163,7 @@ def _labels(name: str, frame: pd.DataFrame) -> pd.Series:
     for i, (m, cut) in enumerate(zip(metric, k)):
         if pd.isna(cut):
             continue
-        if isinstance(cut, bool) or not isinstance(cut, numbers.Real) or cut < 1 \
-                or not float(cut).is_integer():
+        if not is_real_number(cut) or cut < 1 or not float(cut).is_integer():
             raise ValueError(f"{name} column 'k' holds {cut!r} in row {i}; a cut-off is a whole "
                              "number >= 1, or missing (NaN) for a metric without one")
         labels.iat[i] = f"{m}@{int(cut)}"
@@ -359,8 +357,8 @@ def _wins(pairwise, frame: pd.DataFrame, models, lower_column: np.ndarray,
         difference = from_values
     better = np.sign(difference) * np.where(lower_column[cols], -1.0, 1.0)
     won = set()
-    for i in np.flatnonzero(significant & (better != 0) & ~np.isnan(better)):
-        winner, loser = (b[i], a[i]) if better[i] > 0 else (a[i], b[i])
-        won.add((winner, loser, labels[i]))
+    for row in np.flatnonzero(significant & (better != 0) & ~np.isnan(better)):
+        winner, loser = (b[row], a[row]) if better[row] > 0 else (a[row], b[row])
+        won.add((winner, loser, labels[row]))
     letters = pd.Series(list(LETTERS[:len(models)]), index=pd.Index(models, name="model"))
     return letters, won

@@ -55,11 +55,11 @@ def _read_fields(path, fields: tuple[str, ...], what: str) -> tuple[pd.DataFrame
         raise ValueError(f"{path} is empty; a TREC {what} file has one line per "
                          f"({', '.join(fields)})") from None
     except pd.errors.ParserError as error:  # a line with more than n + 1 fields: find it
-        line, count = _first_long_line(path, n)
-        if line is None:
+        long_line, long_count = _first_long_line(path, n)
+        if long_line is None:
             raise ValueError(f"{path}: {error} (a TREC {what} line has {n} fields: "
                              f"{' '.join(fields)})") from None
-        raise ValueError(f"{path} line {line} has {count} field(s), but a TREC {what} line has "
+        raise ValueError(f"{path} line {long_line} has {long_count} field(s), but a TREC {what} line has "
                          f"{n}: {' '.join(fields)}; fix or drop that line") from None
     line = np.arange(1, len(frame) + 1)
     present = frame.notna().to_numpy()

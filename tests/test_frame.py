@@ -207,13 +207,15 @@ BAD_FRAMES = [
     ("duplicate pairs", lambda p: rm.evaluate(pd.concat([p, p.iloc[:1]])),
      r"pred has 1 duplicate \(user, item\) row\(s\) \(first: user=1, item='a' in row 3; ids are "
      r"compared as text.*\); keep one row per pair"),
-    ("duplicate pairs after the id policy", lambda p: rm.evaluate(p.assign(item=["a", " a", "b"], user=[1, 1.0, 2])),
+    ("duplicate pairs after the id policy",
+     lambda p: rm.evaluate(p.assign(item=["a", " a", "b"], user=[1, 1.0, 2])),
      r"pred has 1 duplicate \(user, item\) row\(s\) \(first: user=1.0, item=' a' in row 1; ids are "
      r"compared as text, so 7, 7.0 and ' 7' are one id\)"),
     ("empty metrics", lambda p: rm.evaluate(p, metrics=[]), r"metrics is empty; pass None for every metric"),
     ("too few resamples", lambda p: rm.evaluate(p, ci=0.95, n_resamples=1),
      r"n_resamples=1 must be a whole number >= 100, e.g. 1000"),
-    ("zero resamples", lambda p: rm.evaluate(p, ci=0.95, n_resamples=0), r"n_resamples=0 must be a whole number >= 100"),
+    ("zero resamples", lambda p: rm.evaluate(p, ci=0.95, n_resamples=0),
+     r"n_resamples=0 must be a whole number >= 100"),
     ("absurd resamples", lambda p: rm.evaluate(p, ci=0.95, n_resamples=10**12),
      r"n_resamples=1000000000000 is too large; use at most 10,000,000"),
     ("text seed", lambda p: rm.evaluate(p, seed="x"), r"seed='x' must be None, a whole number >= 0"),
@@ -348,7 +350,8 @@ def test_compare_refuses_labels_that_disagree():
     base, strong, weak = _two_models(n_users=20)
     flipped = weak.assign(label=np.where(weak.index == 7, 1 - weak.label, weak.label))
     with pytest.raises(ValueError, match=r"pred_a and pred_b give different labels to 1 \(user, item\) "
-                                         r"pair\(s\) \(first: user=0, item=7: [01] in A, [01] in B\).*pass it as truth="):
+                                         r"pair\(s\) \(first: user=0, item=7: [01] in A, [01] in B\)"
+                                         r".*pass it as truth="):
         rm.compare(strong, flipped)
 
 
@@ -476,7 +479,7 @@ def warnings_none():
 def test_warnings_none_guards_every_use():
     for _ in range(2):
         with pytest.raises(UserWarning, match="caught"), warnings_none():
-            warnings.warn("caught", UserWarning)
+            warnings.warn("caught", UserWarning, stacklevel=1)
 
 
 def test_probability_metrics_equal_scikit_learn_and_the_single_functions():
@@ -542,7 +545,7 @@ def test_integer_item_ids_give_the_numbers_of_the_same_ids_as_text(spread):
                     **options), expected)  # int in pred, text in truth: the hash, one id form
 
 
-# --------------------------------------------------------------------------- issue 27: numbers recmetrics did not compute
+# ------------------------------------------------------------------- issue 27: numbers recmetrics did not compute
 # Each test below compares with a reference written here from the definition (a loop over users,
 # a bootstrap drawn by hand, scipy, or fractions worked out by hand), never with another
 # recmetrics function that shares the code under test.

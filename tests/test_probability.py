@@ -22,7 +22,10 @@ from recmetrics import _kernels, probability
 
 # --------------------------------------------------------------------------- literal references
 
-def log_loss_literal(y_true, y_prob, eps=float(np.finfo(float).eps)):
+EPS = float(np.finfo(float).eps)
+
+
+def log_loss_literal(y_true, y_prob, eps=EPS):
     """-mean log of the probability given to the true class, clipped to [eps, 1 - eps]."""
     total = 0.0
     for y, p in zip(y_true, y_prob):

@@ -148,3 +148,37 @@ def test_a_missing_dask_extra_fails_when_required_and_skips_otherwise(required, 
         assert "RECMETRICS_REQUIRE_EXTRAS=1 says every extra is installed" in done.stdout
     else:
         assert done.returncode == 5 and "1 skipped" in done.stdout, done.stdout  # nothing ran
+
+
+def _dev_tool(name: str) -> Path:
+    """A command of the dev extra, from the environment that runs the tests."""
+    import os
+    import sys
+
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        if os.environ.get("RECMETRICS_REQUIRE_EXTRAS") == "1":
+            pytest.fail(f"{name} is not installed next to {sys.executable}, but "
+                        "RECMETRICS_REQUIRE_EXTRAS=1 says every extra is; pip install -e '.[dev]'")
+        pytest.skip(f"{name} is not installed (pip install -e '.[dev]')")
+    return path
+
+
+@pytest.mark.parametrize("command", [["mypy"], ["ruff", "check", "--no-cache"]],
+                         ids=["mypy", "ruff"])
+def test_the_code_is_clean_under_mypy_and_ruff(command):
+    """mypy (recmetrics/) and ruff (the whole tree) with the configuration in pyproject.toml."""
+    import subprocess
+
+    done = subprocess.run([str(_dev_tool(command[0])), *command[1:]], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(command)} found problems:\n{done.stdout}{done.stderr}"
+
+
+def test_mypy_and_ruff_are_configured_in_pyproject():
+    """The configuration the test above runs with, and no check switched off wholesale."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
+    assert tool["mypy"]["files"] == ["recmetrics"]
+    assert "disable_error_code" not in tool["mypy"]
+    assert set(tool["ruff"]["lint"]["select"]) >= {"E", "F", "W", "B"}
+    assert set(tool["ruff"]["lint"]["ignore"]) <= {"B905", "E741"}

@@ -146,7 +146,7 @@ def test_expected_sampled_metric_matches_monte_carlo():
     repeats = 4_000
     sampled = sampling.sample_ranks(np.tile(ranks, repeats), n, m, seed=99).reshape(repeats, -1)
     for metric, k in METRIC_CASES:
-        per_draw = np.vectorize(lambda r: metric_literal(int(r), m + 1, metric, k))(sampled)
+        per_draw = np.vectorize(lambda r, metric=metric, k=k: metric_literal(int(r), m + 1, metric, k))(sampled)
         monte_carlo = per_draw.mean(axis=1)                     # one mean per repeat
         expected = sampling.expected_sampled_metric(ranks, n, m, metric, k=k)
         se = monte_carlo.std(ddof=1) / math.sqrt(repeats)

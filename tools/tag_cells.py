@@ -5,12 +5,13 @@
 
 A cell qualifies when every statement in it is an ``assert`` (at least one; a ``for`` loop whose
 body is only asserts counts too), apart from blank lines, comments and imports of ``math``; and
-so does a cell without output that holds asserts plus lines computing what they compare, when
-no later cell that is shown reads a name it binds (hiding it takes nothing from what follows). nbval still runs such cells (the tag only tells the HTML
-build, tools/book.py, to leave them out, as Jupyter Book's ``remove-cell`` does). Only the
-metadata changes, so re-running this after editing a notebook needs no re-execution. A tagged cell
-that has output (it gained a print, say) is reported, not untagged: the tag may have been set by
-hand, and tests/test_site.py fails on a hidden cell that has output.
+so does a cell without output that holds asserts plus lines computing what they compare, when no
+later cell that is shown reads a name it binds (hiding it takes nothing from what follows).
+nbval still runs such cells (the tag only tells the HTML build, tools/book.py, to leave them
+out, as Jupyter Book's ``remove-cell`` does). Only the metadata changes, so re-running this
+after editing a notebook needs no re-execution. A tagged cell that has output (it gained a
+print, say) is reported, not untagged: the tag may have been set by hand, and tests/test_site.py
+fails on a hidden cell that has output.
 """
 from __future__ import annotations
 
