@@ -40,7 +40,6 @@ from dataclasses import dataclass, field, fields
 from typing import TypeVar
 
 import numpy as np
-from scipy.special import expi, gammaln
 
 #: Default clip of probabilities for the log loss: the float64 machine epsilon.
 DEFAULT_EPS = float(np.finfo(np.float64).eps)
