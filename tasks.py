@@ -7,8 +7,8 @@
     python3 tasks.py bench     run the speed benchmarks (ratios against numpy, scikit-learn, ranx)
 
 Each command creates a virtual environment in .venv on first use, installs the
-project into it (``pip install -e .[report,notebooks,dev,bench,dask]``) and reinstalls only when
-pyproject.toml changes. Only the Python standard library is used here, so a
+project into it (``pip install -e .[report,notebooks,dev,bench,dask,spark]``) and reinstalls
+only when pyproject.toml changes. Only the Python standard library is used here, so a
 fresh machine needs nothing but Python 3.11+.
 """
 from __future__ import annotations
@@ -51,7 +51,8 @@ def ensure_venv() -> None:
     print("tasks.py: installing recmetrics with its report, notebook, test and benchmark extras",
           flush=True)
     _run(PYTHON, "-m", "pip", "install", "--upgrade", "pip", quiet=True)
-    _run(PYTHON, "-m", "pip", "install", "-e", ".[report,notebooks,dev,bench,dask]", quiet=True)
+    _run(PYTHON, "-m", "pip", "install", "-e", ".[report,notebooks,dev,bench,dask,spark]",
+         quiet=True)
     STAMP.write_text(wanted + "\n")
 
 

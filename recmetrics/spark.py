@@ -70,7 +70,7 @@ from ._options import Options, conventions_of
 from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, check_columns,
                           check_n_resamples, check_option, check_probability, check_seed)
 
-__all__ = ["evaluate", "evaluate_per_user", "local_session"]
+__all__ = ["evaluate", "evaluate_per_user", "local_session", "connect"]
 
 #: Score quantiles taken of the whole input to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 256
@@ -121,6 +121,23 @@ def local_session(master: str = "local[2]", *, shuffle_partitions: int | None = 
         yield spark
     finally:
         spark.stop()
+
+
+@contextlib.contextmanager
+def connect(*, master: str | None = None):
+    """A Spark session for the command line: (session, a phrase naming where the work runs).
+
+    The active session is used when there is one and ``master`` is None or
+    its master; else a :func:`local_session` on ``master`` (default
+    ``local[*]``, one worker thread per core) is started and stopped on exit.
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None and master in (None, active.sparkContext.master):
+        yield active, f"the running Spark session ({active.sparkContext.master})"
+        return
+    master = master or "local[*]"
+    with local_session(master) as spark:
+        yield spark, f"a Spark session on {master}"
 
 
 @contextlib.contextmanager
