@@ -41,9 +41,9 @@ Spark's own, through its disk.
 
 Examples
 --------
->>> import recmetrics as rm                                  # doctest: +SKIP
+>>> import recmetrics as rm
 >>> from recmetrics import spark as rms
->>> with rms.local_session("local[2]") as spark:
+>>> with rms.local_session("local[2]") as spark:               # doctest: +SKIP
 ...     table = rm.evaluate(spark.read.parquet("logs/"), k=10)
 """
 from __future__ import annotations
