@@ -67,9 +67,10 @@ def test_the_jupyter_stack_is_the_report_extra_only():
     for name in ("notebooks", "dev"):       # they run the report and nbval: they pull it in
         assert "metricbook[report]" in extras[name], name
     # the development install of tasks.py and environment.yml name the report extra too (and
-    # the dask extra, so that CI runs the Dask engine's parity tests)
-    assert re.search(r'"\.\[report,notebooks,dev,bench,dask\]"', (ROOT / "tasks.py").read_text())
-    assert "pip install -e .[report,notebooks,dev,bench,dask]" in \
+    # the dask and spark extras, so that CI runs the engines' parity tests)
+    assert re.search(r'"\.\[report,notebooks,dev,bench,dask,spark\]"',
+                     (ROOT / "tasks.py").read_text())
+    assert "pip install -e .[report,notebooks,dev,bench,dask,spark]" in \
         (ROOT / "environment.yml").read_text()
 
 
@@ -77,6 +78,13 @@ def test_the_dask_engine_is_an_extra_that_ci_installs():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert {_name(r) for r in project["optional-dependencies"]["dask"]} == {"dask", "distributed"}
     assert not {"dask", "distributed"} & {_name(r) for r in project["dependencies"]}
+
+
+def test_the_spark_engine_is_an_extra_that_ci_installs():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert {_name(r) for r in project["optional-dependencies"]["spark"]} == {"pyspark"}
+    assert "pyspark" not in {_name(r) for r in project["dependencies"]}
+    assert "openjdk-17-jre-headless" in (ROOT / ".ci" / "run").read_text()  # Java for Spark
 
 
 def test_the_metric_core_imports_neither_jupyter_nor_tqdm():
