@@ -8,7 +8,7 @@
 
 Each command creates a virtual environment in .venv on first use and installs into it only
 what it needs (``EXTRAS``: report and execute ``.[report,notebooks]``; test and bench add the
-test oracles, the browser driver, Dask and the benchmark peers). It reinstalls only when
+test oracles, the browser driver, Dask, Spark and the benchmark peers). It reinstalls only when
 pyproject.toml changes or a command needs an extra not yet installed, and shows pip's progress
 one line per step. Only the Python standard library is used here, so a fresh machine needs
 nothing but Python 3.11+.
@@ -33,8 +33,8 @@ STAMP = VENV / ".installed-pyproject-sha256"
 EXTRAS = {
     "report": ("report", "notebooks"),
     "execute": ("report", "notebooks"),
-    "test": ("report", "notebooks", "dev", "bench", "dask"),
-    "bench": ("report", "notebooks", "dev", "bench", "dask"),
+    "test": ("report", "notebooks", "dev", "bench", "dask", "spark"),
+    "bench": ("report", "notebooks", "dev", "bench", "dask", "spark"),
 }
 # pip's output is shown only if it fails; while it works, one line per 20 packages collected
 # and one when it installs

@@ -27,6 +27,12 @@ How it is measured
   (run as ``recmetrics.cli.main`` in the measured process): a LocalCluster of single-threaded
   worker processes, one Dask partition per Parquet row group.
 * Metrics: AUC, GAUC, P/R/HR/MAP/NDCG@10 and MRR (the default set), ties averaged.
+* With ``--spark`` (issue 26) two more runs: the command
+  ``recmetrics evaluate DIR --engine spark --master local[WORKERS]`` (the process tree then
+  holds the JVM that PySpark starts and its Python workers), and Spark ML's
+  ``BinaryClassificationEvaluator(metricName="areaUnderROC")`` on the same files, whose AUC
+  is binned (``numBins`` 1000 by default: the scores are down-sampled to at most 1000
+  thresholds), printed with its error against the exact global AUC.
 """
 from __future__ import annotations
 
@@ -81,12 +87,24 @@ def child(engine: str, data: str, out: str, workers: int, memory_limit: str) -> 
     started = time.perf_counter()
     if engine == "memory":
         table = rm.evaluate(pd.read_parquet(data))
+    elif engine == "sparkml":  # Spark ML's evaluator: binned global AUC only
+        from pyspark.ml.evaluation import BinaryClassificationEvaluator
+        from pyspark.sql import functions as F
+        from recmetrics.spark import local_session
+
+        with local_session(f"local[{workers}]") as spark:
+            frame = spark.read.parquet(data).select(
+                F.col("score").cast("double").alias("rawPrediction"),
+                (F.col("label") > 0).cast("double").alias("label"))
+            auc = BinaryClassificationEvaluator(metricName="areaUnderROC").evaluate(frame)
+        table = pd.DataFrame({"metric": ["auc"], "k": [None], "value": [auc]})
     else:  # the command line, as a user runs it
         from recmetrics.cli import main
 
         path = Path(out).with_suffix(".cli.json")
-        status = main(["evaluate", data, "--engine", "dask", "--workers", str(workers),
-                       "--memory-limit", memory_limit, "--quiet", "-o", str(path)])
+        flags = ["--engine", "dask", "--workers", str(workers), "--memory-limit", memory_limit] \
+            if engine == "dask" else ["--engine", "spark", "--master", f"local[{workers}]"]
+        status = main(["evaluate", data, *flags, "--quiet", "-o", str(path)])
         if status:
             raise SystemExit(status)
         table = pd.DataFrame(json.loads(path.read_text())["metrics"])
@@ -189,7 +207,10 @@ def main() -> int:
                         help="run in-memory evaluate only up to this many rows (default 3e7)")
     parser.add_argument("--data", help="directory for the generated log (default: a temporary one)")
     parser.add_argument("--plot", help="write the memory-against-rows figure to this PNG")
-    parser.add_argument("--child", choices=["memory", "dask"], help=argparse.SUPPRESS)
+    parser.add_argument("--spark", action="store_true",
+                        help="also the Spark engine (local[WORKERS]) and Spark ML's evaluator")
+    parser.add_argument("--child", choices=["memory", "dask", "spark", "sparkml"],
+                        help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -232,6 +253,23 @@ def main() -> int:
                              f"{gib(dask_run['peak_worker'])} (client {gib(dask_run['peak_client'])})",
                              f"{diff:.1e}",
                              f"{ratio:.2f}" if memory_run else ""])
+            if args.spark:
+                spark_run = measure("spark", data, args.workers, args.memory_limit)
+                ml_run = measure("sparkml", data, args.workers, args.memory_limit)
+                exact = dict(zip(dask_run["metric"], dask_run["value"]))["auc"]
+                a, b = np.array(dask_run["value"]), np.array(spark_run["value"])
+                spark_diff = float(np.nanmax(np.abs(a - b)))
+                agree = dask_run["metric"] == spark_run["metric"] and spark_diff <= 1e-9
+                status = status or (0 if agree else 1)
+                rows_out.append([f"{rows:,}", f"Spark, local[{args.workers}]",
+                                 f"{spark_run['seconds']:.0f} s", gib(spark_run["peak_tree"]),
+                                 f"{gib(spark_run['peak_worker'])} "
+                                 f"(driver {gib(spark_run['peak_client'])})",
+                                 f"{spark_diff:.1e} (vs Dask)", ""])
+                rows_out.append([f"{rows:,}", "Spark ML BinaryClassificationEvaluator (AUC)",
+                                 f"{ml_run['seconds']:.0f} s", gib(ml_run["peak_tree"]),
+                                 f"{gib(ml_run['peak_worker'])}",
+                                 f"AUC error {ml_run['value'][0] - exact:+.1e}", ""])
             print(f"{rows:,} rows done: {rows_out[-1]}", flush=True)
         finally:
             if not args.data:

@@ -3,6 +3,7 @@
     recmetrics evaluate PRED [--truth TRUTH] [--k 5 10 20] [--ci 0.95] [--format ...] [-o OUT]
     recmetrics evaluate LOGS --engine dask [--workers N] [--memory-limit SIZE]
                              [--scheduler ADDRESS] [--truth TRUTH] ...
+    recmetrics evaluate LOGS --engine spark [--master local[2]] [--truth TRUTH] ...
     recmetrics compare A B [--truth TRUTH] [--k ...] [--alpha 0.05] [--format ...] [-o OUT]
     recmetrics report PRED [--truth TRUTH] [--k ...] [-o report.html]
     python -m recmetrics ...                      (the same)
@@ -15,7 +16,9 @@ With ``--engine dask`` PRED and TRUTH may be Parquet datasets (a file, a
 directory of files or a glob) larger than memory: the table is computed by
 :mod:`recmetrics.distributed` on a Dask cluster, a ``LocalCluster`` of
 ``--workers`` processes with ``--memory-limit`` each (started and shut down by
-the command), or the running scheduler at ``--scheduler ADDRESS``.
+the command), or the running scheduler at ``--scheduler ADDRESS``. With
+``--engine spark`` the same datasets are read by Spark and evaluated by
+:mod:`recmetrics.spark` on ``--master`` (default ``local[*]``; needs Java 17+).
 
 This module only parses arguments and formats results. Files are read and
 written by :mod:`recmetrics.io` (encodings, separators, line numbers, atomic
@@ -367,7 +370,33 @@ _DASK_ONLY = (("workers", "--workers"), ("memory_limit", "--memory-limit"),
               ("scheduler", "--scheduler"))
 
 
+def _check_spark(args) -> None:
+    """--master is for Spark; Spark needs pyspark and a Java runtime."""
+    if args.engine != "spark":
+        if getattr(args, "master", None) is not None:
+            raise UsageError("--master: for the Spark engine only; add --engine spark")
+        return
+    given = [flag for name, flag in _DASK_ONLY if getattr(args, name) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: for the Dask engine only; with --engine spark "
+                         "give --master")
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError("--engine spark needs PySpark: pip install 'metricbook[spark]'") from None
+    import shutil
+    java_home = os.environ.get("JAVA_HOME")
+    if not shutil.which("java") and not (java_home and os.path.exists(
+            os.path.join(java_home, "bin", "java"))):
+        raise UsageError("--engine spark needs a Java 17+ runtime and none was found (no java on "
+                         "PATH, no JAVA_HOME); install one, e.g. apt-get install "
+                         "openjdk-17-jre-headless")
+
+
 def _check_engine(args) -> None:
+    if args.engine == "spark" or getattr(args, "master", None) is not None:
+        _check_spark(args)
+        return
     if args.engine != "dask":
         given = [flag for name, flag in _DASK_ONLY if getattr(args, name) is not None]
         if given:
@@ -427,9 +456,48 @@ def _evaluate_on_dask(args, output, progress: Progress) -> None:
     rio.write_output(output, content)
 
 
+def _evaluate_on_spark(args, output, progress: Progress) -> None:
+    from . import spark as engine
+
+    pred_columns = _columns(args, with_label=args.truth is None)
+    hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
+                      "--truth FILE"} if args.truth is None else {}
+    pred_files = rio.parquet_dataset(args.pred, columns=pred_columns, hints=hints)
+    truth_files = None
+    if args.truth:
+        truth_columns = _columns(args, with_score=False, with_label=True)
+        truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
+    with engine.connect(master=args.master) as (spark, where):
+        progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
+        pred = spark.read.parquet(*pred_files).select(*pred_columns.values())
+        truth = None if truth_files is None else spark.read.parquet(*truth_files).select(
+            *truth_columns.values())
+        table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
+                         bootstrap=args.bootstrap, **_options(args))
+    counts = table.attrs.get("inputs", {})
+    inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
+                       "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
+    if args.truth:
+        inputs["truth"] = {"path": str(args.truth), "files": len(truth_files or []),
+                           "rows": counts.get("truth_rows", 0),
+                           "users": counts.get("truth_users", 0)}
+    progress.stage("writing")
+    content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
+                                args.seed, bootstrap="poisson",
+                                provenance=_provenance_of(args, inputs))
+    rio.write_output(output, content)
+
+
 def cmd_evaluate(args) -> None:
     _check_engine(args)
     output = _plan(args)                 # before any work: a bad -o costs nothing
+    if args.engine == "spark":
+        progress = _progress.for_command(args, 2)
+        try:
+            _evaluate_on_spark(args, output, progress)
+        finally:
+            progress.close()
+        return
     if args.engine == "dask":
         progress = _progress.for_command(args, 2)
         try:
@@ -718,10 +786,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="output format (default: from -o's extension, else table)")
     ev.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
     engine = ev.add_argument_group("engine (logs larger than memory)")
-    engine.add_argument("--engine", choices=("pandas", "dask"), default="pandas",
+    engine.add_argument("--engine", choices=("pandas", "dask", "spark"), default="pandas",
                         help="pandas: read everything into this process (default); dask: "
                              "compute on a Dask cluster, PRED and TRUTH being Parquet files, "
-                             "directories of them or globs (pip install 'metricbook[dask]')")
+                             "directories of them or globs (pip install 'metricbook[dask]'); "
+                             "spark: the same on Spark (pip install 'metricbook[spark]', Java "
+                             "17+)")
+    engine.add_argument("--master", metavar="URL",
+                        help="the Spark master, e.g. local[2] or spark://host:7077 (default: "
+                             "the active session, else local[*])")
     engine.add_argument("--workers", type=_workers, metavar="N",
                         help="worker processes of the local Dask cluster (default: one per core)")
     engine.add_argument("--memory-limit", metavar="SIZE",

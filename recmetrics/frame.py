@@ -73,6 +73,11 @@ def _is_dask(frame) -> bool:
     return type(frame).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
+def _is_spark(frame) -> bool:
+    """A Spark DataFrame, told by its type's module so that pyspark is not imported to ask."""
+    return type(frame).__module__.split(".")[0] == "pyspark"
+
+
 _PARAMETERS = r"""
     pred : pandas.DataFrame
         One row per scored (user, item): columns ``user``, ``item``, ``score``
@@ -185,6 +190,12 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
     """
     conventions = conventions_of(locals())
+    if _is_spark(pred) or _is_spark(truth):
+        from . import spark
+        return spark.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
+                              score=score, label=label, rank=rank, ci=ci,
+                              n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
+                              **conventions)
     if _is_dask(pred) or _is_dask(truth):
         from . import distributed
         return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
@@ -252,6 +263,11 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     ([1, 2], [1.0, 1.0])
     """
     conventions = conventions_of(locals())
+    if _is_spark(pred) or _is_spark(truth):
+        from . import spark
+        return spark.evaluate_per_user(
+            pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
+            rank=rank, per_user_path=per_user_path, **conventions)
     if _is_dask(pred) or _is_dask(truth):
         from . import distributed
         return distributed.evaluate_per_user(

@@ -68,14 +68,14 @@ def test_the_jupyter_stack_is_the_report_extra_only():
     for name in ("notebooks", "dev"):       # they run the report and nbval: they pull it in
         assert "metricbook[report]" in extras[name], name
     # the development install of tasks.py and environment.yml name the report extra too (and
-    # the dask extra, so that CI runs the Dask engine's parity tests)
+    # the dask and spark extras, so that CI runs the engines' parity tests)
     # (tasks.py test installs them all; tasks.py report only what the study site needs)
     spec = importlib.util.spec_from_file_location("_recmetrics_tasks", ROOT / "tasks.py")
     tasks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tasks)
-    assert set(tasks.EXTRAS["test"]) == {"report", "notebooks", "dev", "bench", "dask"}
+    assert set(tasks.EXTRAS["test"]) == {"report", "notebooks", "dev", "bench", "dask", "spark"}
     assert set(tasks.EXTRAS["report"]) == {"report", "notebooks"}
-    assert "pip install -e .[report,notebooks,dev,bench,dask]" in \
+    assert "pip install -e .[report,notebooks,dev,bench,dask,spark]" in \
         (ROOT / "environment.yml").read_text()
 
 
@@ -83,6 +83,13 @@ def test_the_dask_engine_is_an_extra_that_ci_installs():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert {_name(r) for r in project["optional-dependencies"]["dask"]} == {"dask", "distributed"}
     assert not {"dask", "distributed"} & {_name(r) for r in project["dependencies"]}
+
+
+def test_the_spark_engine_is_an_extra_that_ci_installs():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert {_name(r) for r in project["optional-dependencies"]["spark"]} == {"pyspark"}
+    assert "pyspark" not in {_name(r) for r in project["dependencies"]}
+    assert "openjdk-17-jre-headless" in (ROOT / ".ci" / "run").read_text()  # Java for Spark
 
 
 def test_the_metric_core_imports_neither_jupyter_nor_tqdm():

@@ -1,0 +1,517 @@
+r"""The same evaluation on Spark: the exact in-memory numbers from a Spark DataFrame.
+
+Install the extra (``pip install metricbook[spark]``; Spark needs a Java 17+
+runtime), then pass Spark DataFrames to :func:`recmetrics.evaluate` or
+:func:`recmetrics.evaluate_per_user` (they come here), or call the functions
+of this module, which also take ``npartitions``. The result is the pandas
+table that in-memory evaluation gives, to rounding (the sums are added in
+another order). The design is the Dask engine's (:mod:`recmetrics.distributed`).
+
+How it stays exact
+------------------
+* **Users are shuffled, not taken as they come.** Each row of ``pred`` and
+  ``truth`` gets its canonical user id and the partition
+  ``hash(canonical user id) mod P`` (a ``mapInPandas`` step running the id
+  policy of :mod:`recmetrics._ids`); the two frames are then co-grouped by
+  partition, so each group holds whole users, their unscored relevant items
+  and the users only ``truth`` knows. Each group is evaluated by the
+  in-memory code (:mod:`recmetrics._engine`, through Arrow) and returns its
+  Summary pickled in a binary column; the driver adds the Summaries.
+* **Ids follow the in-memory id policy.** Whether user ids compare as
+  integers or as canonical text is decided once on the whole input, from
+  the Spark types of every user column (whole-valued doubles are looked at
+  by one aggregation), so ``7``, ``7.0`` and ``"7"`` meet in one group.
+* **Global AUC without a global sort.** Score buckets come from approximate
+  quantiles (they only balance the work); each group sends its distinct
+  (score, positive) counts per bucket, each bucket counts its wins and ties
+  exactly, and the term across buckets is added on the driver in Python
+  integers.
+* **Confidence intervals** use the Poisson bootstrap with hashed per-user
+  weights (``bootstrap="poisson"``): user *u* weighs Poisson(1) in resample
+  *b*, drawn from a hash of (u, seed, b), so the interval is the one that
+  pandas and Dask give for the same seed, however the users are grouped.
+
+Memory
+------
+A Python worker holds one group of whole users while it evaluates it (about
+150 bytes a row; ``npartitions``, default one per 250,000 rows of ``pred``,
+sets its size) and then one AUC bucket's pieces (about 9 bytes a distinct
+(score, label) pair, 17 a row under the bootstrap). The shuffles are
+Spark's own, through its disk.
+
+Examples
+--------
+>>> import recmetrics as rm
+>>> from recmetrics import spark as rms
+>>> with rms.local_session("local[2]") as spark:               # doctest: +SKIP
+...     table = rm.evaluate(spark.read.parquet("logs/"), k=10)
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from . import _engine, _kernels
+from ._engine import (BOOTSTRAPS, Prepared, Summary, check_options, check_rank, labelled_truth,
+                      rank_hint)
+from ._ids import keyed_users, user_hash
+from ._options import Options, conventions_of
+from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, check_columns,
+                          check_n_resamples, check_option, check_probability, check_seed)
+
+__all__ = ["evaluate", "evaluate_per_user", "local_session", "connect"]
+
+#: Score quantiles taken of the whole input to place the bucket boundaries of AUC.
+SAMPLE_QUANTILES = 256
+#: Rows of pred per group of users (a Python worker evaluates one group at a time, at about
+#: 150 bytes a row); ``npartitions=`` overrides it.
+PARTITION_ROWS = 250_000
+#: Scored rows per bucket of global AUC: at most as many buckets as groups, and one bucket per
+#: this many rows.
+BUCKET_ROWS = 2_000_000
+#: Key of a truth-only user's first row, after every pred row (users keep the input order).
+_TRUTH_ORDER = 1 << 62
+#: What a group returns: a Summary (kind 0), an AUC bucket's piece (1) or a per-user table (2).
+_OUT = "kind int, bucket int, payload binary"
+_SUMMARY, _PIECE, _USERS = 0, 1, 2
+_INTEGRAL_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+
+@contextlib.contextmanager
+def local_session(master: str = "local[2]", *, shuffle_partitions: int | None = None,
+                  app_name: str = "recmetrics"):
+    """A SparkSession on ``master`` started here and stopped on exit.
+
+    For one machine (``local[N]``) the driver binds to 127.0.0.1 and the web UI
+    is off. The Python workers run this interpreter (``PYSPARK_PYTHON``, unless
+    already set), so that they import the same recmetrics, numpy and pandas.
+    ``shuffle_partitions`` sets ``spark.sql.shuffle.partitions`` (Spark's
+    default is 200; two per core suits a small local session).
+
+    >>> with local_session("local[2]") as spark:            # doctest: +SKIP
+    ...     table = recmetrics.evaluate(spark.read.parquet("logs/"))
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"]))
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = (builder.config("spark.driver.host", "127.0.0.1")
+                   .config("spark.driver.bindAddress", "127.0.0.1"))
+    if shuffle_partitions is not None:
+        builder = builder.config("spark.sql.shuffle.partitions", str(int(shuffle_partitions)))
+    with _quiet():
+        spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        yield spark
+    finally:
+        spark.stop()
+
+
+@contextlib.contextmanager
+def connect(*, master: str | None = None):
+    """A Spark session for the command line: (session, a phrase naming where the work runs).
+
+    The active session is used when there is one and ``master`` is None or
+    its master; else a :func:`local_session` on ``master`` (default
+    ``local[*]``, one worker thread per core) is started and stopped on exit.
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None and master in (None, active.sparkContext.master):
+        yield active, f"the running Spark session ({active.sparkContext.master})"
+        return
+    master = master or "local[*]"
+    with local_session(master) as spark:
+        yield spark, f"a Spark session on {master}"
+
+
+@contextlib.contextmanager
+def _quiet():
+    """PySpark warns at every pandas UDF that it does not yet fully support pandas 3; the
+    columns this module hands it are plain numbers, text and bytes."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                                category=FutureWarning)
+        yield
+
+
+@contextlib.contextmanager
+def _worker_errors():
+    """A ValueError raised inside a Python worker (the in-memory checks) raised as ValueError."""
+    from pyspark.errors.exceptions.captured import PythonException
+
+    try:
+        yield
+    except PythonException as error:
+        found = re.findall(r"^ValueError: (.*)$", str(error), flags=re.M)
+        if found:
+            raise ValueError(found[-1]) from None
+        raise
+
+
+def _as_spark(frame, spark: SparkSession):
+    if frame is None or isinstance(frame, DataFrame):
+        return frame
+    if isinstance(frame, pd.DataFrame):
+        return spark.createDataFrame(frame)
+    raise ValueError(f"expected a pandas or Spark DataFrame, got {type(frame).__name__}")
+
+
+def _labelled_truth(truth, label: str):
+    """:func:`recmetrics._engine.labelled_truth` for pandas or Spark: a truth of positives only
+    gets grade 1 on every row."""
+    if isinstance(truth, DataFrame) and label == "label" and label not in truth.columns:
+        return truth.withColumn(label, F.lit(1)), True
+    return labelled_truth(truth, label, default_label=label == "label")
+
+
+def _integral_users(frames: list[DataFrame], user: str) -> bool:
+    """The id policy's choice for the user columns, decided on the whole input."""
+    kinds = [f.schema[user].dataType for f in frames]
+    if all(isinstance(k, _INTEGRAL_TYPES) for k in kinds):
+        return True
+    if not all(isinstance(k, _INTEGRAL_TYPES + (T.FloatType, T.DoubleType, T.DecimalType))
+               for k in kinds):
+        return False            # text, and booleans (the text True / False)
+    if any(isinstance(k, T.DecimalType) and k.scale > 0 for k in kinds):
+        return False            # pandas reads decimals as objects: text, as in memory
+    for frame, kind in zip(frames, kinds):
+        if isinstance(kind, _INTEGRAL_TYPES):
+            continue
+        c = F.col(user)
+        if isinstance(kind, T.DecimalType):  # uint64 from Parquet: int64 if every value fits
+            whole = c.isNotNull() & (c >= -(2**63)) & (c < 2**63)
+        else:
+            whole = (c.isNotNull() & ~F.isnan(c) & (F.abs(c) < float(2**63))
+                     & (c == F.floor(c)))
+        bad = frame.select(F.sum(F.when(whole, 0).otherwise(1)).alias("n")).collect()[0]["n"]
+        if bad:
+            return False
+    return True
+
+
+def _keyed_schema(frame: DataFrame, *, user: str, keep: list[str], integral: bool,
+                  order: bool) -> T.StructType:
+    fields = [T.StructField(user, T.LongType() if integral else T.StringType())
+              if f.name == user else f for f in frame.schema.fields if f.name in keep]
+    fields.append(T.StructField("_p", T.IntegerType()))
+    if order:
+        fields.append(T.StructField("_first", T.LongType()))
+    return T.StructType(fields)
+
+
+def _keyed(batches, *, name: str, user: str, keep: list[str], integral: bool, order: bool,
+           n_parts: int):
+    """Rows with canonical user ids, the group ``_p`` of their user and, if asked, the order."""
+    for part in batches:
+        canonical, hashes = keyed_users(part[user], name=name, column=user, integral=integral)
+        out = part[keep].copy()
+        out[user] = canonical
+        out["_p"] = (hashes % np.uint64(n_parts)).astype(np.int32)
+        if order:
+            out["_first"] = part["_first"].to_numpy(dtype=np.int64)
+        yield out
+
+
+def _first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
+                user: str) -> np.ndarray:
+    """Each user's first row in the input (pred's rows, then truth's), as an int64 key."""
+    key = np.full(len(users), -1, dtype=np.int64)
+    for frame, offset in ((pred, 0), (truth, _TRUTH_ORDER)):
+        lacking = np.flatnonzero(key < 0)
+        if frame is None or not lacking.size or not len(frame):
+            continue
+        first = frame.groupby(user, sort=False)["_first"].min()
+        where = first.index.get_indexer(users[lacking])
+        found = where >= 0
+        key[lacking[found]] = first.to_numpy(dtype=np.int64)[where[found]] + offset
+    return key
+
+
+def _compact(scores: np.ndarray) -> np.ndarray:
+    """The scores as float32 when that loses nothing, else float64."""
+    narrow = scores.astype(np.float32)
+    return narrow if np.array_equal(narrow, scores) else scores
+
+
+def _pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> list:
+    """Scored rows per score bucket: distinct (score, positive) pairs and their counts (None
+    when every count is 1), or, for the Poisson bootstrap, the rows and their users' hashes."""
+    scores, positive = prep.scores, prep.grades > 0
+    order = np.lexsort((positive, scores))
+    scores, positive = scores[order], positive[order]
+    if hashes is None:
+        first = np.flatnonzero(_kernels.starts(scores) | _kernels.starts(positive))
+        count = np.diff(np.append(first, scores.size))
+        scores, positive = scores[first], positive[first]
+        extra = None if count.size == 0 or count.max() == 1 else \
+            count.astype(np.int32 if count.max() < 2**31 else np.int64)
+    else:
+        extra = hashes[prep.lists[order]]
+    cut = np.searchsorted(scores, bounds, side="left")
+    edges = np.r_[0, cut, scores.size]
+    scores = _compact(scores)
+    return [(scores[a:b], positive[a:b], None if extra is None else extra[a:b])
+            for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _bucket_counts(pieces: list, seed: int | None, n_resamples: int):
+    """Exact wins, wins-or-ties, positives and negatives of one bucket (Python ints), and the
+    Poisson resample sums when ``seed`` is given."""
+    pieces = [p for p in pieces if p[0].size]
+    if not pieces:
+        return (0, 0, 0, 0), (None if seed is None else np.zeros((n_resamples, 4)))
+    scores = np.concatenate([p[0].astype(np.float64) for p in pieces])
+    positive = np.concatenate([p[1] for p in pieces])
+    if seed is None:
+        count = np.concatenate([np.ones(p[0].size, dtype=np.int64) if p[2] is None
+                                else p[2].astype(np.int64) for p in pieces])
+    else:
+        count = np.ones(scores.size, dtype=np.int64)
+    order = np.argsort(scores, kind="stable")
+    scores, positive, count = scores[order], positive[order], count[order]
+    first = np.flatnonzero(_kernels.starts(scores))
+    pos = np.add.reduceat(np.where(positive, count, 0), first)
+    neg = np.add.reduceat(np.where(positive, 0, count), first)
+    below = np.cumsum(neg) - neg
+    wins = int(np.dot(pos, below))
+    ties = int(np.dot(pos, neg))
+    exact = (wins, wins + ties, int(pos.sum()), int(neg.sum()))
+    if seed is None:
+        return exact, None
+    hashes = np.concatenate([p[2] for p in pieces])[order]
+    return exact, _engine.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
+
+
+def _rows(kind: int, payloads: list[tuple[int, object]]) -> pd.DataFrame:
+    return pd.DataFrame({"kind": np.full(len(payloads), kind, dtype=np.int32),
+                         "bucket": np.array([b for b, _ in payloads], dtype=np.int32),
+                         "payload": [pickle.dumps(p, protocol=5) for _, p in payloads]})
+
+
+def _group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: Options,
+           names: dict, integral: bool, bounds: np.ndarray | None, seed: int | None,
+           n_resamples: int, users: str | None, path: str | None) -> pd.DataFrame:
+    """Evaluate one group of whole users; its Summary, AUC pieces or per-user table as rows."""
+    user, label = names["user"], names["label"]
+    has_truth = truth is not None and len(truth) and \
+        (pd.to_numeric(truth[label], errors="coerce") > 0).any()
+    inputs = {"truth_rows": 0 if truth is None else len(truth),
+              "truth_users": 0 if truth is None else int(truth[user].nunique())}
+    if len(pred) == 0 and not has_truth:
+        return _rows(_SUMMARY, [(-1, Summary(inputs=inputs))])
+    prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
+                    label=label, ties=o.ties, check=False, integral_ids=integral,
+                    rank=names.get("rank"))
+    per_user = _engine.per_user(prep, o)
+    if users is not None:
+        table = _engine.user_table(prep, per_user.columns, user)
+        if users == "write":
+            if path is None:
+                raise ValueError("writing the per-user table needs a folder; pass per_user_path=")
+            table.to_parquet(Path(path) / f"part.{number:05d}.parquet", index=False)
+            return _rows(_USERS, [])
+        table["_first"] = _first_rows(prep.users, pred, truth, user)
+        return _rows(_USERS, [(-1, table)])
+    ratios = _engine.user_ratios(prep, per_user, o)
+    s = _engine.summarize(prep, per_user, o, ratios)
+    s.inputs = inputs
+    hashes = None
+    if seed is not None:
+        hashes = user_hash(prep.users)
+        s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
+    out = [_rows(_SUMMARY, [(-1, s)])]
+    if bounds is not None:
+        out.append(_rows(_PIECE, list(enumerate(_pieces(prep, bounds, hashes)))))
+    return pd.concat(out, ignore_index=True)
+
+
+def _reduce(key, rows: pd.DataFrame, *, seed: int | None, n_resamples: int) -> pd.DataFrame:
+    """One bucket's exact pair counts, or (bucket -1) the sum of every group's Summary."""
+    bucket = int(key[0])
+    values = [pickle.loads(p) for p in rows["payload"]]
+    result = sum(values[1:], values[0]) if bucket < 0 else \
+        _bucket_counts(values, seed, n_resamples)
+    return _rows(_SUMMARY if bucket < 0 else _PIECE, [(bucket, result)])
+
+
+def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartitions, users,
+         path=None):
+    spark = next(f for f in (pred, truth) if isinstance(f, DataFrame)).sparkSession
+    pred, truth = _as_spark(pred, spark), _as_spark(truth, spark)
+    user, item, score, label = names["user"], names["item"], names["score"], names["label"]
+    rank = names.get("rank")
+    pred_columns = {"user": user, "item": item,
+                    **({"score": score} if rank is None else {"rank": rank})}
+    if truth is None:
+        pred_columns["label"] = label
+    check_columns("pred", pred.columns, pred_columns)
+    if truth is not None:
+        check_columns("truth", truth.columns, {"user": user, "item": item, "label": label})
+    frames = [("pred", pred, list(pred_columns.values()))]
+    if truth is not None:
+        frames.append(("truth", truth, [user, item, label]))
+    integral = _integral_users([f for _, f, _ in frames], user)
+    # one pass over the scores: the rows to split, and the quantiles behind AUC's buckets
+    ranked = F.col(score) if rank is None else -F.col(rank)
+    value = ranked.cast("double")
+    finite = value.isNotNull() & ~F.isnan(value) & (F.abs(value) < float("inf"))
+    probabilities = np.linspace(0, 1, SAMPLE_QUANTILES + 1).tolist()
+    first = pred.select(F.count(F.lit(1)).alias("n"), F.percentile_approx(
+        F.when(finite, value), probabilities, 10_000).alias("q")).collect()[0]
+    n_rows = int(first["n"])
+    if n_rows == 0:
+        raise ValueError("pred has no rows; pass at least one scored item")
+    n_parts = int(npartitions or max(1, -(-n_rows // PARTITION_ROWS)))
+    order = users == "collect"
+    keyed = []
+    for name, frame, keep in frames:
+        if order:
+            frame = frame.withColumn("_first", F.monotonically_increasing_id())
+        schema = _keyed_schema(frame, user=user, keep=keep, integral=integral, order=order)
+        kwargs = dict(name=name, user=user, keep=keep, integral=integral, order=order,
+                      n_parts=n_parts)
+        keyed.append(frame.mapInPandas(lambda b, kwargs=kwargs: _keyed(b, **kwargs), schema)
+                     .groupBy("_p"))
+    bounds = None
+    if "auc" in o.metrics and first["q"]:
+        n_buckets = int(min(n_parts, max(1, -(-n_rows // BUCKET_ROWS))))
+        samples = np.asarray(first["q"], dtype=np.float64)
+        bounds = np.zeros(0) if n_buckets < 2 else \
+            np.unique(np.quantile(samples, np.linspace(0, 1, n_buckets + 1))[1:-1])
+    elif "auc" in o.metrics:
+        bounds = np.zeros(0)
+    poisson_seed = None if ci is None else _engine.poisson_seed(seed)
+    kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
+                  n_resamples=n_resamples, users=users, path=path)
+    if truth is None:
+        out = keyed[0].applyInPandas(lambda key, p: _group(p, None, int(key[0]), **kwargs), _OUT)
+    else:
+        out = keyed[0].cogroup(keyed[1]).applyInPandas(
+            lambda key, p, t: _group(p, t, int(key[0]), **kwargs), _OUT)
+    with _worker_errors():
+        if users is not None:
+            return None, [pickle.loads(r["payload"]) for r in out.toLocalIterator()
+                          if r["kind"] == _USERS]
+        reduced = out.groupBy("bucket").applyInPandas(
+            lambda key, rows: _reduce(key, rows, seed=poisson_seed, n_resamples=n_resamples),
+            _OUT).collect()
+    results = {r["bucket"]: pickle.loads(r["payload"]) for r in reduced}
+    s = results.pop(-1)
+    if s.n_rows == 0:
+        raise ValueError("pred has no rows; pass at least one scored item")
+    if bounds is not None:
+        buckets = [results.get(b, ((0, 0, 0, 0), None if poisson_seed is None
+                                   else np.zeros((n_resamples, 4))))
+                   for b in range(bounds.size + 1)]
+        wins = wins_or_ties = negatives_below = 0
+        for (w, wt, p, n), _ in buckets:
+            wins += w + p * negatives_below
+            wins_or_ties += wt + p * negatives_below
+            negatives_below += n
+        s.pairs = (wins, wins_or_ties)
+        if poisson_seed is not None:
+            s.resamples["auc"] = _engine.combine_auc_sums([b for _, b in buckets])
+    return s, []
+
+
+def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
+             score: str = "score", label: str = "label", rank: str | None = None,
+             ties: Ties = "average",
+             gain: Gain = "exponential", ideal: Ideal = "truth",
+             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+             no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
+             seed=0, bootstrap: str | None = None, npartitions: int | None = None
+             ) -> pd.DataFrame:
+    """:func:`recmetrics.evaluate` on Spark DataFrames: the same tidy pandas table.
+
+    Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
+    to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
+    one process and is refused). ``npartitions`` sets how many groups the
+    users are hashed into (default: one per ``PARTITION_ROWS`` = 250,000 rows
+    of ``pred``); a Python worker evaluates one group at a time (about 150
+    bytes a row). The work runs on the session of the Spark DataFrame passed
+    (a pandas ``truth`` is converted on that session).
+
+    The table's ``attrs["inputs"]`` holds what was read: ``pred_rows``,
+    ``pred_users`` and, with ``truth``, ``truth_rows`` and ``truth_users``.
+    Errors found inside a group (a duplicate pair, a missing id, a
+    non-numeric score) are raised as ValueError with the in-memory message,
+    whose counts and row numbers are then those of the group.
+    """
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap, BOOTSTRAPS)
+    if bootstrap != "poisson":
+        raise ValueError("bootstrap='multinomial' draws users from one list held in one process; "
+                         "on Spark use bootstrap='poisson' (the default here), which gives the "
+                         "same interval as evaluate(..., bootstrap='poisson') on pandas")
+    if ci is not None:
+        ci = check_probability("ci", ci)
+        n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
+    check_rank(rank, o)
+    truth, positives_only = _labelled_truth(truth, label)
+    names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    with _quiet():
+        s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
+                    npartitions=npartitions, users=None)
+    s.unmatched.warn()
+    intervals = _engine.poisson_intervals(s, o, ci) if ci is not None else None
+    table = _engine.assemble(s, o, ci=ci, intervals=intervals)
+    table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
+                             **({} if truth is None else s.inputs)}
+    table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
+    rank_hint(table, rank, score, s.n_positive, s.n_rows - s.n_positive)
+    return table
+
+
+def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
+                      item: str = "item", score: str = "score", label: str = "label",
+                      rank: str | None = None,
+                      ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+                      denominator: Denominator = "relevant",
+                      gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
+                      per_user_path=None, npartitions: int | None = None) -> pd.DataFrame | None:
+    """:func:`recmetrics.evaluate_per_user` on Spark DataFrames.
+
+    Returns the per-user pandas table, users in the order of their first row
+    in ``pred`` (then ``truth``), the order of the Spark DataFrame's
+    partitions (a pandas frame's row order when it was made from one). With
+    ``per_user_path`` each group writes its users to
+    ``per_user_path/part.NNNNN.parquet`` instead (a directory every worker
+    can write to), nothing is gathered, and None is returned.
+    """
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    check_rank(rank, o)
+    truth, _ = _labelled_truth(truth, label)
+    names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    path = None
+    if per_user_path is not None:
+        path = os.fspath(per_user_path)
+        os.makedirs(path, exist_ok=True)
+    o_users = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
+    with _quiet():
+        _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
+                         npartitions=npartitions, users="collect" if path is None else "write",
+                         path=path)
+    if path is not None:
+        return None
+    if not tables:
+        raise ValueError("pred has no rows; pass at least one scored item")
+    table = pd.concat(tables, ignore_index=True)
+    return table.sort_values("_first", kind="stable").drop(columns="_first").reset_index(drop=True)

@@ -1,0 +1,301 @@
+"""The Spark engine gives in-memory evaluate's numbers: tables to 1e-12, per-user values equal.
+
+Every test runs on one local Spark session (``local[2]``, bound to 127.0.0.1, no web UI, two
+shuffle partitions) that the tests start themselves. A Spark job costs about a second, so the
+generated logs are few; groups of 40 rows and AUC buckets of 2 rows cut them as big ones are cut.
+"""
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from conftest import auc_literal, import_extra  # noqa: E402
+
+pyspark = import_extra("pyspark")  # skipped without the spark extra, a failure under tasks.py test
+
+import recmetrics as rm  # noqa: E402
+from recmetrics import cli  # noqa: E402
+from recmetrics import spark as rms  # noqa: E402
+
+# PySpark warns that it does not yet fully support pandas 3 each time a test converts a frame
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+
+@pytest.fixture(scope="module")
+def spark():
+    with rms.local_session("local[2]", shuffle_partitions=2) as session:
+        yield session
+
+
+@pytest.fixture(autouse=True, scope="module")
+def many_buckets():
+    """Groups of 40 rows and AUC score buckets of 2, so that tiny logs are cut as big ones."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rms, "BUCKET_ROWS", 2)
+        patch.setattr(rms, "PARTITION_ROWS", 40)
+        yield
+
+
+def outcome(call):
+    """(result, RecmetricsWarning messages cut before their examples) or the ValueError raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = call()
+        except ValueError as error:
+            return error, []
+    said = sorted(str(w.message).split(" (e.g.")[0] for w in caught
+                  if issubclass(w.category, rm.RecmetricsWarning))
+    return result, said
+
+
+def assert_same_table(expected: pd.DataFrame, got: pd.DataFrame):
+    assert list(got.columns) == list(expected.columns)
+    assert got.metric.tolist() == expected.metric.tolist()
+    assert got.k.tolist() == expected.k.tolist()
+    for column in ("n_users", "n_skipped", "n_without_predictions", "conventions", "note"):
+        assert got[column].tolist() == expected[column].tolist(), column
+    for column in ("value", "ci_low", "ci_high"):
+        if column in expected:
+            np.testing.assert_allclose(got[column], expected[column], rtol=0, atol=1e-12,
+                                       err_msg=column)
+    assert got.attrs["conventions"] == expected.attrs["conventions"]
+
+
+def to_spark(spark, frame: pd.DataFrame | None, n_partitions: int = 2):
+    """A Spark DataFrame of ``frame`` in ``n_partitions`` input partitions (some may be empty)."""
+    if frame is None:
+        return None
+    return spark.createDataFrame(frame).repartition(n_partitions)
+
+
+# --------------------------------------------------------------------------- generated logs
+
+
+def _ids(kind: str, values, side: str):
+    if kind == "int":
+        return np.asarray(values, dtype=np.int64) * 7
+    if kind == "float":  # whole numbers as float in truth, int in pred: one id each
+        return np.asarray(values, dtype=np.float64 if side == "truth" else np.int64) * 7
+    # text, written with spaces in truth: the id policy strips them
+    return np.array([(" u%d " if side == "truth" else "u%d") % v for v in values], dtype=object)
+
+
+@st.composite
+def logs(draw):
+    """Ties, one-class users, users without rows in pred, relevant items pred did not score."""
+    n_users = draw(st.integers(1, 8))
+    rows, unscored = [], []
+    for u in range(n_users):
+        n_items = draw(st.integers(0, 5))
+        scores = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75, 1.0]),
+                               min_size=n_items, max_size=n_items))
+        grades = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n_items, max_size=n_items))
+        rows += [(u, i, s, g) for i, (s, g) in enumerate(zip(scores, grades))]
+        unscored += [(u, 50 + j, draw(st.sampled_from([0, 1, 2])))
+                     for j in range(draw(st.sampled_from([0, 0, 1, 2])))]
+    assume(rows)
+    users, items, scores, grades = (list(c) for c in zip(*rows))
+    user_kind = draw(st.sampled_from(["int", "float", "text"]))
+    pred = pd.DataFrame({"user": _ids(user_kind, users, "pred"), "item": items, "score": scores})
+    truth = None
+    if draw(st.booleans()):
+        judged = [(u, i, g) for u, i, _, g in rows if draw(st.booleans()) or g > 0] + unscored
+        if not judged:
+            judged = [(users[0], items[0], grades[0])]
+        tu, ti, tg = (list(c) for c in zip(*judged))
+        truth = pd.DataFrame({"user": _ids(user_kind, tu, "truth"), "item": ti, "label": tg})
+    else:
+        pred["label"] = grades
+    return pred, truth
+
+
+OPTIONS = st.fixed_dictionaries({
+    "k": st.sampled_from([1, [1, 2, 5]]),
+    "ties": st.sampled_from(["average", "optimistic", "pessimistic"]),
+    "gain": st.sampled_from(["exponential", "linear"]),
+    "ideal": st.sampled_from(["truth", "full"]),
+    "denominator": st.sampled_from(["relevant", "min_k", "hits"]),
+    "gauc_weight": st.sampled_from(["impressions", "clicks", "uniform"]),
+    "no_relevant": st.sampled_from(["skip", "zero", "error"]),
+    "metrics": st.sampled_from([None, ["auc", "ndcg", "logloss", "ne", "brier", "ece"],
+                                ["auc", "gauc", "map", "mrr"]]),
+})
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(logs(), OPTIONS, st.integers(1, 7), st.booleans())
+def test_spark_equals_in_memory_on_generated_logs(spark, log, options, n_parts, with_ci):
+    pred, truth = log
+    ci = dict(ci=0.9, n_resamples=100, seed=3) if with_ci else {}
+    expected, said = outcome(lambda: rm.evaluate(pred, truth, **options, **ci,
+                                                 **({"bootstrap": "poisson"} if ci else {})))
+    spred, struth = to_spark(spark, pred, 3), to_spark(spark, truth)
+    got, got_said = outcome(lambda: rms.evaluate(spred, struth, **options, **ci,
+                                                 npartitions=n_parts))
+    if isinstance(expected, ValueError):
+        assert isinstance(got, ValueError), f"in memory refused ({expected}), Spark did not"
+        return
+    assert not isinstance(got, ValueError), got
+    assert_same_table(expected, got)
+    assert got_said == said
+    users = rms.evaluate_per_user(spred, struth, npartitions=n_parts, **options)
+    expected_users = rm.evaluate_per_user(pred, truth, **options)
+    # Spark's repartition shuffles the rows: compare users as a set, in-memory order aside
+    key = expected_users.columns[0]
+    pd.testing.assert_frame_equal(
+        users.sort_values(key, ignore_index=True),
+        expected_users.sort_values(key, ignore_index=True), check_exact=False, rtol=1e-12,
+        atol=1e-12)
+
+
+# --------------------------------------------------------------------------- literal cases
+
+
+def spread_log(n_users=40, n_items=12, seed=0):
+    """Each user's rows spread over every input partition (rows ordered by item, not by user)."""
+    rng = np.random.default_rng(seed)
+    users = np.repeat(np.arange(n_users), n_items)
+    items = np.tile(np.arange(n_items), n_users)
+    pred = pd.DataFrame({"user": users, "item": items, "score": rng.integers(0, 6, users.size) / 5,
+                         "label": (rng.random(users.size) < 0.25).astype(int)})
+    return pred.sort_values(["item", "user"], kind="stable").reset_index(drop=True)
+
+
+def test_rm_evaluate_sends_spark_input_here_and_keeps_the_users_order(spark):
+    pred = spread_log()
+    spred = spark.createDataFrame(pred)  # one frame in row order: per-user order is pred's
+    assert_same_table(rm.evaluate(pred, k=[1, 5]), rm.evaluate(spred, k=[1, 5]))
+    pd.testing.assert_frame_equal(rm.evaluate_per_user(spred, k=[1, 5]),
+                                  rm.evaluate_per_user(pred, k=[1, 5]), check_exact=False,
+                                  rtol=1e-12, atol=1e-12)
+
+
+def test_global_auc_with_heavy_ties_equals_counting_pairs_one_by_one(spark):
+    rng = np.random.default_rng(5)
+    pred = pd.DataFrame({"user": rng.integers(0, 30, 600), "item": np.arange(600),
+                         "score": rng.integers(0, 4, 600) / 3, "label": rng.integers(0, 2, 600)})
+    table = rms.evaluate(to_spark(spark, pred, 4), metrics=["auc"], npartitions=5)
+    positive = pred.label > 0
+    literal = auc_literal(pred.score[positive].tolist(), pred.score[~positive].tolist())
+    assert table.value.iloc[0] == pytest.approx(literal, abs=1e-12)
+
+
+def test_truth_only_users_unscored_items_and_positives_only_truth(spark):
+    pred = pd.DataFrame({"user": [1, 1, 1, 2, 2, 3], "item": [10, 11, 12, 10, 13, 10],
+                         "score": [0.9, 0.4, 0.4, 0.2, 0.8, 0.5]})
+    truth = pd.DataFrame({"user": ["1", "2", "2", "4", "3"], "item": [11, 13, 99, 10, 77]})
+    expected = rm.evaluate(pred, truth, k=[1, 2], ci=0.8, n_resamples=100, bootstrap="poisson")
+    got = rms.evaluate(to_spark(spark, pred), to_spark(spark, truth), k=[1, 2], ci=0.8,
+                       n_resamples=100, npartitions=3)
+    assert_same_table(expected, got)
+    assert got.attrs["notes"] == expected.attrs["notes"] != []
+    assert got.n_without_predictions.max() == 1  # user 4 has a relevant item and no row
+    assert got.attrs["inputs"] == {"pred_rows": 6, "pred_users": 3, "truth_rows": 5,
+                                   "truth_users": 4}
+
+
+def test_rank_column_equals_in_memory(spark):
+    pred = spread_log(n_users=15, n_items=6, seed=2)
+    pred["position"] = pred.groupby("user").score.rank(ascending=False, method="first")
+    pred = pred.drop(columns="score")
+    options = dict(rank="position", k=[1, 3], metrics=["ndcg", "map", "mrr", "auc"])
+    assert_same_table(rm.evaluate(pred, **options),
+                      rms.evaluate(to_spark(spark, pred, 3), npartitions=4, **options))
+
+
+def test_poisson_interval_is_identical_on_pandas_dask_and_spark(spark):
+    pred = spread_log(n_users=60, seed=11)
+    options = dict(k=[1, 5], metrics=["auc", "gauc", "ndcg", "map", "mrr"], ci=0.9,
+                   n_resamples=200, seed=17)
+    pandas_table = rm.evaluate(pred, bootstrap="poisson", **options)
+    spark_table = rms.evaluate(to_spark(spark, pred, 3), npartitions=4, **options)
+    assert_same_table(pandas_table, spark_table)
+    assert (spark_table.ci_low < spark_table.value).all()
+    assert (spark_table.value < spark_table.ci_high).all()
+    dask = import_extra("dask")
+    dd = import_extra("dask.dataframe")
+    with dask.config.set(scheduler="sync"):
+        dask_table = rm.evaluate(dd.from_pandas(pred, npartitions=3), **options)
+    for column in ("ci_low", "ci_high"):
+        np.testing.assert_allclose(spark_table[column], dask_table[column], rtol=0, atol=1e-12)
+
+
+def test_whole_float_truth_ids_meet_int_pred_ids_and_weigh_the_same_in_the_bootstrap(spark):
+    pred = spread_log(n_users=10, n_items=4, seed=4)
+    truth = pred[["user", "item", "label"]].astype({"user": float})
+    options = dict(k=2, ci=0.9, n_resamples=100, seed=1, metrics=["ndcg", "map", "mrr"])
+    expected = rm.evaluate(pred.drop(columns="label"), truth, bootstrap="poisson", **options)
+    got = rm.evaluate(to_spark(spark, pred.drop(columns="label")), to_spark(spark, truth),
+                      **options)
+    assert_same_table(expected, got)
+
+
+def test_per_user_table_can_go_to_parquet(spark, tmp_path):
+    pred = spread_log(n_users=30, seed=3)
+    assert rms.evaluate_per_user(to_spark(spark, pred), per_user_path=tmp_path / "users",
+                                 npartitions=4) is None
+    written = pd.read_parquet(tmp_path / "users").sort_values("user", ignore_index=True)
+    expected = rm.evaluate_per_user(pred).sort_values("user", ignore_index=True)
+    pd.testing.assert_frame_equal(written, expected, check_exact=False, rtol=1e-12, atol=1e-12)
+
+
+BAD = [
+    ("duplicate pair", lambda p: rm.evaluate(p.union(p.limit(1))),
+     r"pred has 1 duplicate \(user, item\) row"),
+    ("missing column", lambda p: rm.evaluate(p.drop("score")), r"pred has no column 'score'"),
+    ("multinomial", lambda p: rm.evaluate(p, ci=0.9, bootstrap="multinomial"),
+     r"on Spark use bootstrap='poisson'"),
+]
+
+
+@pytest.mark.parametrize("call, message", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_spark_input_raises_the_in_memory_message(spark, call, message):
+    pred = spark.createDataFrame(spread_log(n_users=4, n_items=5))
+    with pytest.raises(ValueError, match=message):
+        call(pred)
+
+
+def test_import_recmetrics_does_not_import_pyspark():
+    code = ("import sys, recmetrics, recmetrics.cli; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyspark', 'py4j'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_command_line_reads_parquet_directories_and_globs_on_the_active_session(
+        spark, tmp_path, capsys):
+    pred = spread_log(n_users=25, seed=9)
+    (tmp_path / "logs").mkdir()
+    for i in range(3):
+        pred.iloc[i::3].to_parquet(tmp_path / "logs" / f"part-{i}.parquet", index=False)
+    (tmp_path / "logs" / "_SUCCESS").write_text("")
+    expected = rm.evaluate(pred, k=[1, 5], ci=0.9, n_resamples=100, bootstrap="poisson")
+    for path in (tmp_path / "logs", tmp_path / "logs" / "part-*.parquet"):
+        out = tmp_path / "table.csv"
+        assert 0 == cli.main(["evaluate", str(path), "--engine", "spark", "--k", "1", "5",
+                              "--ci", "0.9", "--n-resamples", "100", "-o", str(out)])
+        got = pd.read_csv(out, comment="#")
+        np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(got.ci_low, expected.ci_low, rtol=0, atol=1e-12)
+    assert not spark.sparkContext._jsc.sc().isStopped()  # the active session was not stopped
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--master", "local[2]"], "--master: for the Spark engine only"),
+    (["--engine", "spark", "--workers", "2"], "--workers: for the Dask engine only"),
+])
+def test_command_line_engine_errors_are_one_line(flags, message, tmp_path, capsys):
+    path = tmp_path / "p.parquet"
+    spread_log(n_users=2, n_items=2).to_parquet(path)
+    assert cli.main(["evaluate", str(path), *flags]) == 2
+    assert message in capsys.readouterr().err
