@@ -52,14 +52,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels
+from . import _beyond, _engine, _kernels
 from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, GAUC_NOTE, METRICS, POSITIVES_ONLY,
                       PROBABILITY_METRICS, RANKING_NOTE, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint)
 from ._ids import codes
 from ._options import ECE_BINS, conventions_of
 from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
-                          Ties, as_frame, caller_stacklevel, check_n_resamples, check_option,
+                          Ties, Unseen, as_frame, caller_stacklevel, check_n_resamples, check_option,
                           check_probability, check_seed, check_unique_keys, numeric_column, plain)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
@@ -116,7 +116,21 @@ _PARAMETERS = r"""
     no_relevant : {"skip", "zero", "error"}, default "skip"
         Users with no relevant item: left out of the ranking means (counted in
         ``n_skipped``), counted as 0, or refused; as in the single-list
-        functions."""
+        functions.
+    history : pandas.DataFrame, optional
+        The training log (``user``, ``item`` rows) of the beyond-accuracy
+        metrics: popularity (novelty, ARP, APLT), co-occurrence similarity
+        (diversity, serendipity without ``item_features``) and each user's
+        own items (serendipity). See :func:`recmetrics.beyond_accuracy`.
+    catalog : sequence, optional
+        Every item that could be recommended (catalog coverage, Gini).
+    item_features : pandas.DataFrame, optional
+        ``item`` and numeric feature columns: cosine similarity of diversity
+        and serendipity instead of co-occurrence in ``history``.
+    head_share : float, default 0.8
+        APLT's popular head: the items holding this share of history rows.
+    unseen : {"add_one", "zero", "error"}, default "add_one"
+        Novelty of an item with no popularity row."""
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
@@ -125,7 +139,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: Bootstrap | None = None) -> pd.DataFrame:
+             seed=0, bootstrap: Bootstrap | None = None, history=None, catalog=None,
+             item_features=None, head_share: float = 0.8, unseen: Unseen = "add_one",
+             baselines: bool = False) -> pd.DataFrame:
     r"""Evaluate scored (user, item) rows: AUC, GAUC, P@k, R@k, HR@k, MAP@k, MRR and NDCG@k.
 
     Parameters
@@ -184,14 +200,19 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
     """
     conventions = conventions_of(locals())
+    b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
+                                      item_features=item_features, head_share=head_share,
+                                      unseen=unseen, baselines=baselines)
     if _is_dask(pred) or _is_dask(truth):
+        b.refuse_dask()
         from . import distributed
         return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                                     score=score, label=label, rank=rank, ci=ci,
                                     n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
                                     **conventions)
-    o = check_options(k=k, metrics=metrics, **conventions)
+    o = _options_of(k, b, conventions)
     check_rank(rank, o)
+    _check_baselines(b, o)
     truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
     bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap,
                              BOOTSTRAPS)
@@ -199,12 +220,51 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         ci = check_probability("ci", ci)
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank)
-    table = _engine.evaluate_prepared(prep, o, ci=ci, n_resamples=n_resamples, seed=seed,
-                                      bootstrap=bootstrap).table
+    columns = dict(user=user, item=item, score=score, label=label, rank=rank)
+    resampling = dict(ci=ci, n_resamples=n_resamples, seed=seed, bootstrap=bootstrap)
+    table = _evaluate_model(pred, truth, o, b, columns, resampling)
+    if b.baselines:
+        tables = [table] + [
+            _evaluate_model(_beyond.baseline_scores(pred, history, model, user=user, item=item,
+                                                    score=score, rank=rank),
+                            truth, o, b, columns, resampling)
+            for model in _beyond.MODELS[1:]]
+        attrs = table.attrs
+        table = pd.concat([t.assign(model=model) for model, t in zip(_beyond.MODELS, tables)],
+                          ignore_index=True)
+        table = table[["model"] + [c for c in table.columns if c != "model"]]
+        table.attrs = attrs
     table.attrs["notes"] = [POSITIVES_ONLY] if positives_only else []
-    rank_hint(table, rank, score)
+    rank_hint(table[table["model"] == "model"] if b.baselines else table, rank, score)
+    return table
+
+
+def _options_of(k, b: _beyond.BeyondOptions, conventions: dict):
+    """The engine's options: its own metrics (none when only beyond metrics are asked for)."""
+    o = check_options(k=k, metrics=b.standard or None, **conventions)
+    return o.replace(metrics=()) if b.only else o
+
+
+def _check_baselines(b: _beyond.BeyondOptions, o) -> None:
+    asked = [m for m in o.metrics if m in PROBABILITY_METRICS]
+    if b.baselines and asked:
+        raise ValueError(f"baselines=True scores rows by a constant and by item popularity, which "
+                         f"are no probabilities, so {', '.join(asked)} cannot be computed for "
+                         "them; leave them out of metrics, or evaluate without baselines")
+
+
+def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict,
+                    resampling: dict) -> pd.DataFrame:
+    """The tidy table of one model: the engine's rows, then the beyond-accuracy rows."""
+    prep = Prepared(pred, truth, ties=o.ties, **columns)
+    parts = []
+    if o.metrics:
+        parts.append(_engine.evaluate_prepared(prep, o, **resampling).table)
+    if b.metrics:
+        parts.append(_beyond.evaluate_rows(prep, pred, truth, o, b, **columns,
+                                           **resampling).table)
+    table = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    table.attrs["conventions"] = {**o.conventions(), **b.conventions()}
     return table
 
 
@@ -216,7 +276,9 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       rank: str | None = None, ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions",
-                      no_relevant: NoRelevant = "skip", per_user_path=None) -> pd.DataFrame | None:
+                      no_relevant: NoRelevant = "skip", per_user_path=None, history=None,
+                      catalog=None, item_features=None, head_share: float = 0.8,
+                      unseen: Unseen = "add_one") -> pd.DataFrame | None:
     r"""One row per user with every per-user value behind :func:`evaluate`'s means.
 
     Parameters
@@ -250,17 +312,26 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     ([1, 2], [1.0, 1.0])
     """
     conventions = conventions_of(locals())
+    b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
+                                      item_features=item_features, head_share=head_share,
+                                      unseen=unseen, baselines=False)
     if _is_dask(pred) or _is_dask(truth):
+        b.refuse_dask()
         from . import distributed
         return distributed.evaluate_per_user(
             pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
             rank=rank, per_user_path=per_user_path, **conventions)
-    o = check_options(k=k, metrics=metrics, **conventions)
+    o = _options_of(k, b, conventions)
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
                     rank=rank)
-    table = _engine.user_table(prep, _engine.per_user(prep, o).columns, user)
+    columns = _engine.per_user(prep, o).columns
+    if b.metrics:
+        columns.update(_beyond.evaluate_rows(prep, pred, truth, o, b, user=user, item=item,
+                                             score=score, label=label, rank=rank,
+                                             rows=False).columns)
+    table = _engine.user_table(prep, columns, user)
     if per_user_path is None:
         return table
     table.to_parquet(per_user_path, index=False)
