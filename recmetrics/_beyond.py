@@ -179,6 +179,15 @@ class BeyondInputs:
                                  f"{name!r} out of metrics")
         return names
 
+    def rescored(self, pred, *, score: str, rank: str | None) -> BeyondInputs:
+        """The same input with the scores of ``pred``, a frame of the same rows in the same
+        order (a baseline's): popularity, similarity and the catalogue are kept."""
+        copy = object.__new__(BeyondInputs)
+        copy.__dict__.update(self.__dict__)
+        copy.scores = -numeric_column("pred", pred, rank) if rank is not None \
+            else numeric_column("pred", pred, score)
+        return copy
+
     def top_k(self, k: int, ties: str) -> _kernels.TopK:
         return _kernels.top_k(self.users, self.items, self.scores, self.n_users, k,
                               grades=self.grades, ties=ties)
@@ -323,20 +332,24 @@ class BeyondEvaluated:
 
     table: pd.DataFrame
     columns: dict[str, np.ndarray]
+    inputs: BeyondInputs
 
 
 def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user, item,
                   score, label, rank=None, ci=None, n_resamples=1000, seed=0,
-                  bootstrap="poisson", rows=True) -> BeyondEvaluated:
+                  bootstrap="poisson", rows=True, inputs: BeyondInputs | None = None
+                  ) -> BeyondEvaluated:
     """The beyond-accuracy rows of :func:`recmetrics.evaluate` for one model.
 
     Values are those of :func:`recmetrics.beyond_accuracy` on the same input
     (the same kernels and sums). A per-user metric's column over ``prep``'s
     users is NaN where the metric is undefined; as (value, 1) and (0, 0)
     it is a ratio of per-user sums, and its interval comes from
-    :func:`recmetrics._engine.ratio_intervals`.
+    :func:`recmetrics._engine.ratio_intervals`. ``inputs`` (a previous
+    result's, for a baseline's rows of the same pred) saves checking and
+    coding the input and building the similarity again.
     """
-    data = BeyondInputs(pred, history=b.history, truth=_as_truth(pred, truth, user=user,
+    data = inputs.rescored(pred, score=score, rank=rank) if inputs is not None else BeyondInputs(pred, history=b.history, truth=_as_truth(pred, truth, user=user,
                                                                  item=item, label=label),
                         catalog=b.catalog, item_features=b.item_features, metrics=list(b.metrics),
                         head_share=b.head_share, unseen=b.unseen, user=user, item=item,
@@ -383,7 +396,7 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
         names = [f"{m}@{c}" for m, c in zip(table["metric"], table["k"])]
         table["ci_low"] = [intervals.get(n, nan)[0] for n in names]
         table["ci_high"] = [intervals.get(n, nan)[1] for n in names]
-    return BeyondEvaluated(table, columns)
+    return BeyondEvaluated(table, columns, data)
 
 
 def _sums(top: _kernels.TopK, ctx: _kernels.BeyondContext, per_user: dict) -> _kernels.BeyondSums:

@@ -222,12 +222,12 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     seed = check_seed(seed)
     columns = dict(user=user, item=item, score=score, label=label, rank=rank)
     resampling = dict(ci=ci, n_resamples=n_resamples, seed=seed, bootstrap=bootstrap)
-    table = _evaluate_model(pred, truth, o, b, columns, resampling)
+    table, inputs = _evaluate_model(pred, truth, o, b, columns, resampling)
     if b.baselines:
         tables = [table] + [
             _evaluate_model(_beyond.baseline_scores(pred, history, model, user=user, item=item,
                                                     score=score, rank=rank),
-                            truth, o, b, columns, resampling)
+                            truth, o, b, columns, resampling, inputs)[0]
             for model in _beyond.MODELS[1:]]
         attrs = table.attrs
         table = pd.concat([t.assign(model=model) for model, t in zip(_beyond.MODELS, tables)],
@@ -253,19 +253,22 @@ def _check_baselines(b: _beyond.BeyondOptions, o) -> None:
                          "them; leave them out of metrics, or evaluate without baselines")
 
 
-def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict,
-                    resampling: dict) -> pd.DataFrame:
-    """The tidy table of one model: the engine's rows, then the beyond-accuracy rows."""
+def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, resampling: dict,
+                    inputs=None) -> tuple[pd.DataFrame, object]:
+    """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; and the
+    beyond input (``inputs``: that of the same rows, reused for a baseline)."""
     prep = Prepared(pred, truth, ties=o.ties, **columns)
     parts = []
     if o.metrics:
         parts.append(_engine.evaluate_prepared(prep, o, **resampling).table)
     if b.metrics:
-        parts.append(_beyond.evaluate_rows(prep, pred, truth, o, b, **columns,
-                                           **resampling).table)
+        beyond = _beyond.evaluate_rows(prep, pred, truth, o, b, **columns, **resampling,
+                                       inputs=inputs)
+        parts.append(beyond.table)
+        inputs = beyond.inputs
     table = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     table.attrs["conventions"] = {**o.conventions(), **b.conventions()}
-    return table
+    return table, inputs
 
 
 evaluate.__doc__ = evaluate.__doc__.format(parameters=_PARAMETERS)
