@@ -44,7 +44,10 @@ class BeyondInputs:
     """Validated, integer-coded input of :func:`beyond_accuracy` and its context."""
 
     def __init__(self, pred, *, history, truth, catalog, item_features, metrics, head_share,
-                 unseen, user, item, score, label, rank: str | None = None):
+                 unseen, user, item, score, label, rank: str | None = None,
+                 checked: bool = False):
+        # checked: pred's and truth's (user, item) pairs are known to be unique (the engine's
+        # Prepared checked them), so the check is not repeated
         as_frame("pred", pred, {"user": user, "item": item,
                                 **({"rank": rank} if rank is not None else {"score": score})})
         self.scores = -numeric_column("pred", pred, rank) if rank is not None \
@@ -71,7 +74,8 @@ class BeyondInputs:
         by_name = {name: (u, i) for (name, _), u, i in zip(frames, user_codes, item_codes)}
         self.users, self.items = by_name["pred"]
         keys = self.users.astype(np.int64) * self.n_items + self.items
-        check_unique_keys("pred", keys, pred, user, item)
+        if not checked:
+            check_unique_keys("pred", keys, pred, user, item)
 
         # relevance grades of pred's rows, from truth
         self.grades = np.zeros(self.scores.size)
@@ -79,7 +83,8 @@ class BeyondInputs:
         if truth is not None:
             t_users, t_items = by_name["truth"]
             t_keys = t_users.astype(np.int64) * self.n_items + t_items
-            check_unique_keys("truth", t_keys, truth, user, item)
+            if not checked:
+                check_unique_keys("truth", t_keys, truth, user, item)
             t_grades = numeric_column("truth", truth, label, grades=True)
             where = locate(keys, t_keys, self.n_users * self.n_items)
             found = where >= 0
@@ -353,7 +358,7 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
                                                                  item=item, label=label),
                         catalog=b.catalog, item_features=b.item_features, metrics=list(b.metrics),
                         head_share=b.head_share, unseen=b.unseen, user=user, item=item,
-                        score=score, label=label, rank=rank)
+                        score=score, label=label, rank=rank, checked=True)
     where = _positions(data.user_ids, prep.users)
     mapped = where >= 0
     per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
