@@ -18,10 +18,10 @@ import argparse
 
 import numpy as np
 import pandas as pd
+from _bench import best_time, print_table
 
 import recmetrics as rm
 from recmetrics.frame import DEFAULT_METRICS
-from _bench import best_time, print_table
 
 
 def make(n_users: int, per_user: int = 100, n_items: int = 20_000, seed: int = 0):

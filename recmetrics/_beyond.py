@@ -23,9 +23,20 @@ import pandas as pd
 
 from . import _engine, _kernels
 from ._ids import codes, locate
-from ._validation import (UNSEEN, RecmetricsWarning, as_catalog, as_frame, caller_stacklevel,
-                          check_head_share, check_known_items, check_metrics, check_option,
-                          check_unique_keys, feature_matrix, numeric_column)
+from ._validation import (
+    UNSEEN,
+    RecmetricsWarning,
+    as_catalog,
+    as_frame,
+    caller_stacklevel,
+    check_head_share,
+    check_known_items,
+    check_metrics,
+    check_option,
+    check_unique_keys,
+    feature_matrix,
+    numeric_column,
+)
 
 #: Metric names of :func:`recmetrics.beyond_accuracy`, in the order they are reported.
 BEYOND_METRICS = ("catalog_coverage", "distributional_coverage", "gini", "novelty", "diversity",

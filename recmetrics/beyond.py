@@ -49,6 +49,12 @@ straddles position k, do not depend on row order, and add up over users
 ``"optimistic"`` (``"pessimistic"``) relevant rows (per ``truth``) are put
 first (last) within equal scores, and rows still tied are averaged over.
 
+The same metrics are names in :func:`recmetrics.evaluate`'s ``metrics=``
+(with ``history=``, ``catalog=``, ``item_features=``, ``head_share=``,
+``unseen=``; the command line's ``--metrics novelty ... --history FILE``),
+where the per-user ones get bootstrap intervals and per-user columns, and
+``baselines=True`` adds the random and most-popular baselines' rows.
+
 A random recommender is a constant score: evaluated under ``ties="average"``
 it gives the exact expected value of a uniformly random top k of each user's
 candidates, with no simulation. :func:`most_popular` builds the other usual

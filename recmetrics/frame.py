@@ -87,8 +87,12 @@ _PARAMETERS = r"""
     k : int or sequence of int, default 10
         Cut-off(s) for precision, recall, hit rate, MAP and NDCG.
     metrics : sequence of str, optional
-        Any of ``METRICS``; default ``DEFAULT_METRICS`` (AUC, GAUC and the
-        ranking metrics). ``"logloss"``, ``"ne"`` (normalized entropy),
+        Any of ``METRICS`` and of the beyond-accuracy metrics
+        ``recmetrics.BEYOND_METRICS`` (catalog_coverage, ..., aplt: what the
+        top-k lists hold, as :func:`recmetrics.beyond_accuracy` computes them,
+        with the inputs ``history``, ``catalog`` and ``item_features``
+        below; one row per cut-off, after the others); default
+        ``DEFAULT_METRICS`` (AUC, GAUC and the ranking metrics). ``"logloss"``, ``"ne"`` (normalized entropy),
         ``"brier"`` and ``"ece"`` (expected calibration error, 10 equal bins)
         read each score as the probability that the row is relevant and are
         computed over all scored rows when asked for; scores outside [0, 1]
@@ -164,6 +168,15 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         bootstrap; pandas input only), from one generator seeded by ``seed``.
         Both estimate the same sampling distribution (Hanley & MacGibbon
         2006); they give slightly different intervals.
+    baselines : bool, default False
+        Add the same rows for two reference recommenders over pred's own
+        (user, item) rows, against the same truth: ``random`` (every row the
+        same score; under ``ties="average"`` the exact expected value of a
+        uniformly random order, no simulation) and ``most_popular`` (each row
+        scored by its item's rows in ``history``, as
+        :func:`recmetrics.most_popular` scores it; needs ``history``). The
+        table then starts with a ``model`` column: ``model``, ``random``,
+        ``most_popular``. Probability metrics are refused with baselines.
 
     Returns
     -------
@@ -175,14 +188,21 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         classes). ``note`` says why a value is NaN (a
         :class:`~recmetrics.RecmetricsWarning` says it too). The conventions
         used are also in ``result.attrs["conventions"]``. Per-user values:
-        :func:`evaluate_per_user`.
+        :func:`evaluate_per_user`. A beyond-accuracy row counts in
+        ``n_users`` the users its value averages over (for catalogue-level
+        metrics: the users with a list) and in ``n_skipped`` the users with a
+        list it leaves out; its interval (``ci``) comes from the same
+        resampling of users as the others, as a ratio of per-user sums
+        (catalogue-level metrics, with no per-user value, get none: NaN and a
+        note).
 
     Notes
     -----
     ``pred`` and ``truth`` may be Dask DataFrames (``pip install
     metricbook[dask]``): the same table is then computed on the Dask cluster
     by :func:`recmetrics.distributed.evaluate`, exactly, without collecting
-    the rows in one process.
+    the rows in one process. The beyond-accuracy metrics and ``baselines``
+    are refused on Dask input for now (pandas only).
 
     References
     ----------
@@ -220,8 +240,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         ci = check_probability("ci", ci)
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
-    columns = dict(user=user, item=item, score=score, label=label, rank=rank)
-    resampling = dict(ci=ci, n_resamples=n_resamples, seed=seed, bootstrap=bootstrap)
+    columns = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    resampling = {"ci": ci, "n_resamples": n_resamples, "seed": seed, "bootstrap": bootstrap}
     table, inputs = _evaluate_model(pred, truth, o, b, columns, resampling)
     if b.baselines:
         tables = [table] + [
@@ -302,7 +322,11 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         relevant item (under ``no_relevant="skip"``) or, for ``auc``, one
         class only. ``n_items`` counts scored rows; ``n_relevant`` counts
         relevant items, scored or not. ``gauc_weight`` is accepted for
-        symmetry with :func:`evaluate` and does not change any column. Users
+        symmetry with :func:`evaluate` and does not change any column. The
+        beyond-accuracy metrics with a per-user value add a column per
+        cut-off (``novelty@10``, ``diversity@10``, ...; NaN where undefined,
+        e.g. serendipity for a user without history); catalogue-level ones
+        (coverage, entropy, Gini) have none. Users
         come in the order of their first row in ``pred`` (then in
         ``truth``), for Dask input too.
 

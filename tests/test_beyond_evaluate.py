@@ -135,7 +135,8 @@ def test_per_user_columns_equal_beyond_accuracy_per_user():
 @pytest.mark.parametrize("bootstrap", ["poisson", "multinomial"])
 def test_intervals_exist_and_do_not_change_when_other_metrics_are_added(sample, bootstrap):
     pred, truth, history = sample
-    options = dict(k=10, ci=0.9, n_resamples=300, seed=5, bootstrap=bootstrap, history=history)
+    options = {"k": 10, "ci": 0.9, "n_resamples": 300, "seed": 5, "bootstrap": bootstrap,
+               "history": history}
     alone = rm.evaluate(pred, truth, metrics=["novelty"], **options)
     crowd = rm.evaluate(pred, truth, metrics=["auc", "ndcg", "mrr"] + list(rm.BEYOND_METRICS),
                         **options)
@@ -339,8 +340,8 @@ def test_cli_bad_beyond_input_is_one_line_and_exit_2(capsys, tmp_path, files, fl
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     flags = [tmp_path / f if isinstance(f, str) and f in files else f for f in flags]
-    code, out, err = run(["evaluate", DATA / "sample_model_a.csv", "--truth",
-                          DATA / "sample_truth.csv", *flags, "-q"], capsys)
+    code, _, err = run(["evaluate", DATA / "sample_model_a.csv", "--truth",
+                        DATA / "sample_truth.csv", *flags, "-q"], capsys)
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("recmetrics: error: "), err
     assert pytest.importorskip("re").search(message, err), err
