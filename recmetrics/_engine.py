@@ -525,21 +525,25 @@ def interval_rows(s: Summary, o: Options) -> list[str]:
 # --------------------------------------------------------------------------- the multinomial bootstrap
 
 
-def multinomial_intervals(prep: Prepared, ratios: dict, s: Summary, o: Options, ci: float,
-                          n_resamples: int, seed) -> dict:
+def multinomial_intervals(prep: Prepared, ratios: dict, s: Summary | None, o: Options | None,
+                          ci: float, n_resamples: int, seed, wanted: list | None = None) -> dict:
     """Percentile intervals from drawing users with replacement (one pandas process only).
 
     Resample *b* draws n users with replacement from the generator seeded by
     ``seed`` (n = every user of the table); every row is evaluated on the same
     draws, as a ratio of (draw-count weighted) sums over users, so a row's
     interval does not depend on which other metrics or cut-offs are asked for.
+    ``wanted`` names the rows (default: :func:`interval_rows` of ``s`` and ``o``).
     """
-    wanted = interval_rows(s, o)
+    if wanted is None:
+        if s is None or o is None:
+            raise ValueError("multinomial_intervals needs the summary and options, or wanted=")
+        wanted = interval_rows(s, o)
     if not wanted:
         return {}
     rng = np.random.default_rng(seed)
     n = prep.n_users
-    auc = AucResampler(prep, o.ties) if "auc" in wanted else None
+    auc = AucResampler(prep, o.ties) if "auc" in wanted and o is not None else None
     rows = [name for name in wanted if name != "auc"]
     numerators = np.stack([ratios[name][0] for name in rows]) if rows else np.zeros((0, n))
     denominators = np.stack([ratios[name][1] for name in rows]) if rows else np.zeros((0, n))
@@ -742,6 +746,35 @@ def poisson_intervals(s: Summary, o: Options, ci: float) -> dict:
                                                   o.ties)
             else:
                 values = sums[:, 0] / sums[:, 1]
+        values = values[np.isfinite(values)]
+        if values.size:
+            low, high = np.quantile(values, quantiles)
+            intervals[name] = (float(low), float(high))
+    return intervals
+
+
+def ratio_intervals(prep: Prepared, ratios: dict, *, ci: float, n_resamples: int, seed,
+                    bootstrap: str) -> dict:
+    """Percentile intervals of rows that are ratios of per-user sums, on their own.
+
+    ``ratios`` maps a row name to (numerator, denominator) arrays over
+    ``prep``'s users, as :func:`user_ratios` gives them. The users are
+    reweighted exactly as for the other rows (the same Poisson weights, or the
+    same multinomial draws), row by row, so a row's interval does not depend
+    on which other rows are asked for. Rows used by other metrics' extensions
+    (the beyond-accuracy means of :mod:`recmetrics._beyond`) come through here.
+    """
+    if not ratios:
+        return {}
+    if bootstrap == "multinomial":
+        return multinomial_intervals(prep, ratios, None, None, ci, n_resamples, seed,
+                                     wanted=list(ratios))
+    sums = poisson_sums(user_hash(prep.users), ratios, poisson_seed(seed), n_resamples)
+    quantiles = [(1 - ci) / 2, (1 + ci) / 2]
+    intervals = {}
+    for name, pair in sums.items():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = pair[:, 0] / pair[:, 1]
         values = values[np.isfinite(values)]
         if values.size:
             low, high = np.quantile(values, quantiles)

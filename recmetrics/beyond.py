@@ -49,6 +49,12 @@ straddles position k, do not depend on row order, and add up over users
 ``"optimistic"`` (``"pessimistic"``) relevant rows (per ``truth``) are put
 first (last) within equal scores, and rows still tied are averaged over.
 
+The same metrics are names in :func:`recmetrics.evaluate`'s ``metrics=``
+(with ``history=``, ``catalog=``, ``item_features=``, ``head_share=``,
+``unseen=``; the command line's ``--metrics novelty ... --history FILE``),
+where the per-user ones get bootstrap intervals and per-user columns, and
+``baselines=True`` adds the random and most-popular baselines' rows.
+
 A random recommender is a constant score: evaluated under ``ties="average"``
 it gives the exact expected value of a uniformly random top k of each user's
 candidates, with no simulation. :func:`most_popular` builds the other usual
@@ -92,204 +98,12 @@ import numpy as np
 import pandas as pd
 
 from . import _kernels
+from ._beyond import BEYOND_METRICS, BeyondInputs, note_of
 from ._ids import codes, locate
 from ._validation import (TIES, UNSEEN, RecmetricsWarning, Ties, Unseen, as_catalog, as_frame,
-                          caller_stacklevel, check_head_share, check_k_values, check_known_items,
-                          check_metrics, check_option, check_unique_keys, feature_matrix,
-                          numeric_column)
+                          caller_stacklevel, check_head_share, check_k_values, check_option)
 
 __all__ = ["beyond_accuracy", "beyond_accuracy_per_user", "most_popular", "BEYOND_METRICS"]
-
-#: Metric names of :func:`beyond_accuracy`, in the order they are reported.
-BEYOND_METRICS = ("catalog_coverage", "distributional_coverage", "gini", "novelty", "diversity",
-                  "serendipity", "personalization", "arp", "aplt")
-_POPULARITY = ("novelty", "arp", "aplt")
-
-
-def _present(codes: np.ndarray, n: int) -> np.ndarray:
-    """Boolean mask of the codes (< n) that occur."""
-    mask = np.zeros(n, dtype=bool)
-    mask[codes] = True
-    return mask
-
-
-class _Inputs:
-    """Validated, integer-coded input of :func:`beyond_accuracy` and its context."""
-
-    def __init__(self, pred, *, history, truth, catalog, item_features, metrics, head_share,
-                 unseen, user, item, score, label):
-        as_frame("pred", pred, {"user": user, "item": item, "score": score})
-        self.scores = numeric_column("pred", pred, score)
-        frames = [("pred", pred)]
-        if history is not None:
-            as_frame("history", history, {"user": user, "item": item})
-            frames.append(("history", history))
-        if truth is not None:
-            as_frame("truth", truth, {"user": user, "item": item, "label": label})
-            frames.append(("truth", truth))
-        self.metrics = self._metrics(metrics, history, truth, item_features)
-        item_frames = list(frames)
-        if catalog is not None:
-            item_frames.append(("catalog", as_catalog(catalog, item)))
-        uses_features = item_features is not None and bool(
-            {"diversity", "serendipity"} & set(self.metrics))
-        if uses_features:
-            as_frame("item_features", item_features, {"item": item})
-            item_frames.append(("item_features", item_features))
-        user_codes, self.user_ids = codes(user, *frames)
-        item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
-        self.n_users, self.n_items = len(self.user_ids), len(self.item_ids)
-        by_name = {name: (u, i) for (name, _), u, i in zip(frames, user_codes, item_codes)}
-        self.users, self.items = by_name["pred"]
-        keys = self.users.astype(np.int64) * self.n_items + self.items
-        check_unique_keys("pred", keys, pred, user, item)
-
-        # relevance grades of pred's rows, from truth
-        self.grades = np.zeros(self.scores.size)
-        truth_relevant = None
-        if truth is not None:
-            t_users, t_items = by_name["truth"]
-            t_keys = t_users.astype(np.int64) * self.n_items + t_items
-            check_unique_keys("truth", t_keys, truth, user, item)
-            t_grades = numeric_column("truth", truth, label, grades=True)
-            where = locate(keys, t_keys, self.n_users * self.n_items)
-            found = where >= 0
-            self.grades[found] = t_grades[where[found]]
-            truth_relevant = t_items[t_grades > 0]
-
-        # the catalogue
-        if catalog is not None:
-            self.catalogue = np.zeros(self.n_items, dtype=bool)
-            self.catalogue[item_codes[len(frames)]] = True
-            outside = np.flatnonzero(_present(self.items, self.n_items) & ~self.catalogue)
-            check_known_items("catalog", "that pred scores", outside, self.item_ids,
-                              "add them to catalog, or drop their rows from pred")
-            self.catalogue_source = "catalog"
-        else:
-            self.catalogue = np.zeros(self.n_items, dtype=bool)
-            for codes_ in item_codes[:len(frames)]:
-                self.catalogue[codes_] = True
-            self.catalogue_source = " + ".join(name for name, _ in frames)
-
-        # popularity
-        popularity = information = tail = None
-        self.popularity_source = None
-        if history is not None:
-            pop_items, self.popularity_source = by_name["history"][1], "history"
-        elif truth is not None:
-            pop_items, self.popularity_source = truth_relevant, "truth's relevant rows"
-        if self.popularity_source is not None and set(_POPULARITY) & set(self.metrics):
-            popularity = np.bincount(pop_items, minlength=self.n_items).astype(np.float64)
-            self.n_popularity_rows = int(pop_items.size)
-            if self.n_popularity_rows == 0:
-                raise ValueError(f"{self.popularity_source} holds no rows to count popularity "
-                                 "from; pass history= (the training log)")
-            information = _kernels.item_information(popularity, self.n_popularity_rows,
-                                                    "zero" if unseen == "zero" else "add_one")
-            tail = _kernels.long_tail(popularity, head_share)
-            self.n_head = int(np.count_nonzero(~tail))
-
-        # similarity and the users' own history
-        similarity = history_index = None
-        if {"diversity", "serendipity"} & set(self.metrics):
-            if uses_features:
-                f_items = item_codes[len(item_frames) - 1]
-                vectors = feature_matrix(item_features, item)
-                if np.unique(f_items).size < f_items.size:
-                    dup = pd.Index(f_items).duplicated()
-                    first = int(np.flatnonzero(dup)[0])
-                    raise ValueError(f"item_features has {int(dup.sum())} duplicate item(s) (first: "
-                                     f"{item}={item_features[item].iloc[first]!r} in row {first}); "
-                                     "keep one row per item")
-                full = np.zeros((self.n_items, vectors.shape[1]))
-                full[f_items] = vectors
-                self.has_features = np.zeros(self.n_items, dtype=bool)
-                self.has_features[f_items] = True
-                similarity = _kernels.FeatureSimilarity(full)
-                self.similarity_source = "cosine of item_features"
-            else:
-                h_users, h_items = by_name["history"]
-                similarity = _kernels.CooccurrenceSimilarity(h_users, h_items, self.n_users,
-                                                             self.n_items)
-                self.similarity_source = "cosine of the items' user sets in history"
-            if "serendipity" in self.metrics:
-                h_users, h_items = by_name["history"]
-                pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
-                pairs = pairs[_kernels.starts(pairs)]              # distinct (user, item) pairs
-                count = np.bincount(pairs // self.n_items, minlength=self.n_users)
-                history_index = (np.cumsum(count) - count, count, pairs % self.n_items)
-                if uses_features:
-                    lacking = np.flatnonzero(_present(h_items, self.n_items) & ~self.has_features)
-                    check_known_items("item_features", "of history", lacking,
-                                      self.item_ids, "add their features (serendipity compares "
-                                      "each recommended item with the user's history items)")
-        self.uses_features = uses_features
-        self.context = _kernels.BeyondContext(
-            n_items=self.n_items, catalogue=self.catalogue, popularity=popularity,
-            information=information, tail=tail, similarity=similarity, history=history_index)
-
-    @staticmethod
-    def _metrics(metrics, history, truth, item_features) -> list[str]:
-        """``metrics=``: None for every metric the inputs allow; a named one must be computable."""
-        needs = {"novelty": history is not None or truth is not None,
-                 "arp": history is not None or truth is not None,
-                 "aplt": history is not None or truth is not None,
-                 "diversity": history is not None or item_features is not None,
-                 "serendipity": history is not None and truth is not None}
-        if metrics is None:
-            return [m for m in BEYOND_METRICS if needs.get(m, True)]
-        names = check_metrics(metrics, BEYOND_METRICS)
-        advice = {"novelty": "history= (the training log) or truth=",
-                  "arp": "history= (the training log) or truth=",
-                  "aplt": "history= (the training log) or truth=",
-                  "diversity": "item_features= or history= (for item co-occurrence)",
-                  "serendipity": "history= (each user's own items) and truth= (what is relevant)"}
-        for name in names:
-            if not needs.get(name, True):
-                raise ValueError(f"metrics={name!r} needs {advice[name]}; pass it, or leave "
-                                 f"{name!r} out of metrics")
-        return names
-
-    def top_k(self, k: int, ties: str) -> _kernels.TopK:
-        return _kernels.top_k(self.users, self.items, self.scores, self.n_users, k,
-                              grades=self.grades, ties=ties)
-
-    def check_top(self, top: _kernels.TopK, unseen: str) -> None:
-        """Refusals that depend on which items can reach a top k."""
-        if self.uses_features:
-            lacking = np.flatnonzero(_present(top.items, self.n_items) & ~self.has_features)
-            check_known_items("item_features", "that can reach a top k", lacking, self.item_ids,
-                              "add their features (diversity and serendipity compare them)")
-        if unseen == "error" and "novelty" in self.metrics:
-            lacking = np.flatnonzero(_present(top.items, self.n_items)
-                                     & (self.context.popularity == 0))
-            check_known_items(self.popularity_source, "that can reach a top k", lacking,
-                              self.item_ids, "pass unseen='add_one' or 'zero' to give them a "
-                              "novelty, or add their interactions to history")
-
-    def conventions(self, metric: str, ties: str, head_share: float, unseen: str) -> str:
-        n_catalogue = int(np.count_nonzero(self.catalogue))
-        text = {
-            "catalog_coverage": f"expected distinct items / {n_catalogue:,} catalogue items "
-                                f"({self.catalogue_source})",
-            "distributional_coverage": "entropy in bits of the expected exposure counts",
-            "gini": f"expected exposure counts over {n_catalogue:,} catalogue items, zeros "
-                    "included; 0 = even",
-            "personalization": "1 - mean over pairs of users of overlap / k",
-        }
-        if metric in _POPULARITY:
-            source = f"{self.popularity_source} ({self.n_popularity_rows:,} rows)"
-            text["novelty"] = f"mean -log2 p(i), p(i) from {source}; unseen items: {unseen}"
-            text["arp"] = f"mean rows per item in {source}"
-            text["aplt"] = (f"long tail = all but the {self.n_head:,} head items holding "
-                            f"{head_share:.0%} of {source}")
-        if metric in ("diversity", "serendipity"):
-            text["diversity"] = f"mean pairwise 1 - similarity; {self.similarity_source}"
-            text["serendipity"] = (f"sum over relevant (label > 0) top-k items of 1 - mean "
-                                   f"similarity to the user's history, / list length; "
-                                   f"{self.similarity_source}")
-        return f"{text[metric]}; ties={ties}"
-
 
 def _check_options(k, metrics, ties, head_share, unseen):
     return (check_k_values(k), check_option("ties", ties, TIES), check_head_share(head_share),
@@ -421,7 +235,7 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
     {'metric': ['catalog_coverage', 'personalization', 'arp'], 'value': [0.5, 0.5, 2.25]}
     """
     ks, ties, head_share, unseen = _check_options(k, metrics, ties, head_share, unseen)
-    data = _Inputs(pred, history=history, truth=truth, catalog=catalog,
+    data = BeyondInputs(pred, history=history, truth=truth, catalog=catalog,
                    item_features=item_features, metrics=metrics, head_share=head_share,
                    unseen=unseen, user=user, item=item, score=score, label=label)
     rows = []
@@ -432,7 +246,7 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
         values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
         for name in data.metrics:
             n = sums.counts.get(name, sums.n_lists)
-            note = _note(name, n, sums.n_lists)
+            note = note_of(name, n, sums.n_lists)
             if np.isnan(values[name]):
                 warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
                               RecmetricsWarning, stacklevel=caller_stacklevel())
@@ -440,17 +254,6 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
                          "conventions": data.conventions(name, ties, head_share, unseen),
                          "note": note})
     return pd.DataFrame(rows, columns=["metric", "k", "value", "n_users", "conventions", "note"])
-
-
-def _note(name: str, n: int, n_lists: int) -> str:
-    left_out = n_lists - n
-    if name == "personalization" and n_lists < 2:
-        return "needs at least two users with a list"
-    if name == "diversity" and left_out:
-        return f"{left_out:,} user(s) with fewer than 2 items left out"
-    if name == "serendipity" and left_out:
-        return f"{left_out:,} user(s) without history left out"
-    return ""
 
 
 def beyond_accuracy_per_user(pred, *, k: int = 10, history=None, truth=None, catalog=None,
@@ -489,7 +292,7 @@ def beyond_accuracy_per_user(pred, *, k: int = 10, history=None, truth=None, cat
     1     2        1  1.5
     """
     (cut,), ties, head_share, unseen = _check_options(k, metrics, ties, head_share, unseen)
-    data = _Inputs(pred, history=history, truth=truth, catalog=catalog,
+    data = BeyondInputs(pred, history=history, truth=truth, catalog=catalog,
                    item_features=item_features, metrics=metrics, head_share=head_share,
                    unseen=unseen, user=user, item=item, score=score, label=label)
     top = data.top_k(cut, ties)

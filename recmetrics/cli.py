@@ -51,6 +51,7 @@ from . import io as rio
 from ._options import CONVENTIONS
 from ._progress import Progress
 from ._validation import MAX_K, check_n_resamples
+from ._beyond import BEYOND_METRICS
 from .frame import DEFAULT_METRICS, METRICS, compare, evaluate
 
 __all__ = ["main", "build_parser", "UsageError", "format_evaluation", "format_comparison"]
@@ -137,7 +138,7 @@ def metrics_wanted(args) -> set[str]:
 
 def _metric_rows(args) -> int:
     wanted = metrics_wanted(args)
-    at_k = {"precision", "recall", "hit_rate", "map", "ndcg"}
+    at_k = {"precision", "recall", "hit_rate", "map", "ndcg", *BEYOND_METRICS}
     return len(wanted - at_k) + len(wanted & at_k) * len(set(args.k))
 
 
@@ -182,7 +183,9 @@ def _text_table(header: list[str], rows: list[list[str]], right: set[int]) -> st
 
 
 def _conventions_line(conventions: dict) -> str:
-    return "; ".join(f"{c.name}={conventions[c.name]}" for c in CONVENTIONS)
+    beyond = [f"{name}={conventions[name]}" for name in ("head_share", "unseen")
+              if name in conventions]  # only when beyond-accuracy metrics were computed
+    return "; ".join([f"{c.name}={conventions[c.name]}" for c in CONVENTIONS] + beyond)
 
 
 def _conventions_paragraph(conventions: dict) -> str:
@@ -226,24 +229,30 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
         if provenance is not None:
             document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    header = ["metric", "value"] + ([f"{_percent(ci)} CI"] if ci else []) + \
-        ["users", "skipped", "no predictions"]
+    models = "model" in table.columns  # --baselines
+    header = (["model"] if models else []) + ["metric", "value"] + \
+        ([f"{_percent(ci)} CI"] if ci else []) + ["users", "skipped", "no predictions"]
     rows = []
     for row in table.itertuples(index=False):
-        cells = [_metric_name(row.metric, row.k), _number(row.value)]
+        cells = ([row.model] if models else []) + [_metric_name(row.metric, row.k),
+                                                   _number(row.value)]
         if ci:
             cells.append("" if math.isnan(row.ci_low)
                          else f"[{row.ci_low:.4f}, {row.ci_high:.4f}]")
         cells += [f"{row.n_users:,}", f"{row.n_skipped:,}", f"{row.n_without_predictions:,}"]
         rows.append(cells)
+    right = set(range(1 + models, len(header)))
     described = " against ".join(
         f"{d['path']} ({d['rows']:,} rows, {d['users']:,} users"
         + ("; no label column: every row is a relevant item" if "labels" in d else "") + ")"
-        for d in inputs.values())
+        for role, d in inputs.items() if role != "history")
+    if "history" in inputs:
+        d = inputs["history"]
+        described += f"; history {d['path']} ({d['rows']:,} rows, {d['users']:,} users)"
     notes = [
         f"evaluated: {described}",
         "",
-        _text_table(header, rows, right=set(range(1, len(header)))),
+        _text_table(header, rows, right=right),
         "",
         _conventions_paragraph(conventions),
         textwrap.fill("skipped: users with no relevant item (left out of the ranking means; for "
@@ -348,6 +357,11 @@ def _provenance_of(args, inputs: dict) -> dict:
                "seed": args.seed, "bootstrap": getattr(args, "bootstrap", None)}
     if args.command == "compare":
         options["alpha"] = args.alpha
+    if getattr(args, "history", None) is not None or (args.metrics and
+                                                      set(args.metrics) & set(BEYOND_METRICS)):
+        options.update(history=args.history, catalog=args.catalog,
+                       item_features=args.item_features, head_share=args.head_share,
+                       unseen=args.unseen, baselines=args.baselines)
     if getattr(args, "engine", None):
         options["engine"] = args.engine
     return _provenance.record(argv=getattr(args, "argv", None), inputs=described,
@@ -402,6 +416,14 @@ def _check_engine(args) -> None:
         if given:
             raise UsageError(f"{', '.join(given)}: for the Dask engine only; add --engine dask")
         return
+    beyond = [flag for name, flag in (("history", "--history"), ("catalog", "--catalog"),
+                                      ("item_features", "--item-features"),
+                                      ("baselines", "--baselines")) if getattr(args, name)]
+    beyond += sorted(set(args.metrics or ()) & set(BEYOND_METRICS))
+    if beyond:
+        raise UsageError(f"{', '.join(beyond)}: the beyond-accuracy metrics and baselines are "
+                         "computed by the pandas engine only, not on Dask yet; leave out "
+                         "--engine dask (or evaluate a sample of users with pandas)")
     try:
         import dask.dataframe  # noqa: F401
         import distributed  # noqa: F401
@@ -488,6 +510,40 @@ def _evaluate_on_spark(args, output, progress: Progress) -> None:
     rio.write_output(output, content)
 
 
+def _read_beyond(args, inputs: dict) -> dict:
+    """--history, --catalog, --item-features (read by recmetrics.io) and the beyond options."""
+    beyond = {"head_share": args.head_share, "unseen": args.unseen, "baselines": args.baselines}
+    ids = {"user": args.user_col, "item": args.item_col}
+    if args.history:
+        beyond["history"] = rio.read_scores(args.history, columns=ids, sep=args.sep,
+                                            encoding=args.encoding)
+        inputs["history"] = _describe_input(args.history, beyond["history"], args)
+    if args.catalog:
+        catalog = rio.read_scores(args.catalog, columns={"item": args.item_col}, sep=args.sep,
+                                  encoding=args.encoding)
+        beyond["catalog"] = catalog[args.item_col]
+    if args.item_features:
+        names = _header(args.item_features, args)
+        features = {f"feature {name}": name for name in names if name != args.item_col}
+        frame = rio.read_scores(args.item_features, columns={"item": args.item_col, **features},
+                                numbers=tuple(features), sep=args.sep, encoding=args.encoding)
+        beyond["item_features"] = frame
+    return beyond
+
+
+def _header(path, args) -> list[str]:
+    """The column names of a CSV or Parquet file."""
+    kind, compression, sep = rio.input_kind(path)
+    if not Path(path).is_file():
+        raise UsageError(f"{path}: no such file")
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+        return list(pq.read_schema(path).names)
+    return list(pd.read_csv(path, nrows=0, sep=args.sep or sep, engine="python",
+                            compression=compression,
+                            encoding=args.encoding or "utf-8-sig").columns)
+
+
 def cmd_evaluate(args) -> None:
     _check_engine(args)
     output = _plan(args)                 # before any work: a bad -o costs nothing
@@ -513,11 +569,12 @@ def cmd_evaluate(args) -> None:
         if args.truth:
             truth = _read(args.truth, args, progress, truth=True)
             inputs["truth"] = _describe_input(args.truth, truth, args, truth=True)
+        beyond = _read_beyond(args, inputs)
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred))
         progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
                        else f"computing {_metric_rows(args)} metrics")
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **_options(args))
+                         bootstrap=args.bootstrap, **_options(args), **beyond)
         del pred, truth
         progress.stage("writing")
         content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
@@ -660,6 +717,17 @@ def _seed(text: str) -> int:
     return value
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a share in (0, 1], "
+                                         "e.g. 0.8") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not in (0, 1]; give e.g. 0.8")
+    return value
+
+
 def _column_name(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("a column name cannot be empty")
@@ -705,10 +773,14 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                              "from the label column of the scores file")
     parser.add_argument("--k", type=_cutoff, nargs="+", default=k_default, metavar="K",
                         help=f"cut-offs for the @k metrics (default: {' '.join(map(str, k_default))})")
-    parser.add_argument("--metrics", nargs="+", choices=METRICS, metavar="METRIC",
+    beyond = ci_default is None  # evaluate: the beyond-accuracy metrics and their inputs
+    parser.add_argument("--metrics", nargs="+", choices=METRICS + (BEYOND_METRICS if beyond else ()),
+                        metavar="METRIC",
                         help=f"metrics to compute, any of {', '.join(METRICS)} (default: "
                              f"{' '.join(DEFAULT_METRICS)}; logloss, ne, brier and ece need "
-                             "scores that are probabilities)")
+                             "scores that are probabilities)" + (
+                                 f"; beyond accuracy: {', '.join(BEYOND_METRICS)} (not in the "
+                                 "default; see --history)" if beyond else ""))
     files = parser.add_argument_group("reading the files")
     per_model = ci_default is False  # compare: a score or rank column per model
     for role in ("user", "item", "score", "label"):
@@ -739,6 +811,28 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                             "(e.g. an Excel export in cp1252 beside a UTF-8 truth file)")
     files.add_argument("--truth-encoding", type=_encoding, metavar="NAME",
                        help="text encoding of the --truth file only, overriding --encoding")
+    if beyond:
+        extra = parser.add_argument_group("beyond accuracy (with --metrics novelty, ...)")
+        extra.add_argument("--history", metavar="FILE",
+                           help="training log of (user, item) rows: popularity (novelty, arp, "
+                                "aplt), co-occurrence similarity and each user's own items "
+                                "(serendipity)")
+        extra.add_argument("--catalog", metavar="FILE",
+                           help="file with an item column: every item that could be recommended "
+                                "(default: the items of the input files)")
+        extra.add_argument("--item-features", metavar="FILE",
+                           help="item column and numeric feature columns: cosine similarity of "
+                                "diversity and serendipity instead of co-occurrence in --history")
+        extra.add_argument("--head-share", type=_share, default=0.8, metavar="SHARE",
+                           help="share of --history rows held by the popular head (aplt; "
+                                "default: 0.8)")
+        extra.add_argument("--unseen", choices=("add_one", "zero", "error"), default="add_one",
+                           help="novelty of an item never seen in the popularity source "
+                                "(default: add_one)")
+        extra.add_argument("--baselines", action="store_true",
+                           help="add rows for a random recommender (a constant score, exact "
+                                "under --ties average) and a most-popular one (scores = --history "
+                                "popularity) over the same candidate rows; adds a model column")
     conventions = parser.add_argument_group("conventions (the defaults are recmetrics.evaluate's)")
     for c in CONVENTIONS:
         conventions.add_argument(c.flag, choices=c.choices, default=c.default,

@@ -52,14 +52,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels
+from . import _beyond, _engine, _kernels
 from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, GAUC_NOTE, METRICS, POSITIVES_ONLY,
                       PROBABILITY_METRICS, RANKING_NOTE, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint)
 from ._ids import codes
 from ._options import ECE_BINS, conventions_of
 from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
-                          Ties, as_frame, caller_stacklevel, check_n_resamples, check_option,
+                          Ties, Unseen, as_frame, caller_stacklevel, check_n_resamples, check_option,
                           check_probability, check_seed, check_unique_keys, numeric_column, plain)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
@@ -92,8 +92,12 @@ _PARAMETERS = r"""
     k : int or sequence of int, default 10
         Cut-off(s) for precision, recall, hit rate, MAP and NDCG.
     metrics : sequence of str, optional
-        Any of ``METRICS``; default ``DEFAULT_METRICS`` (AUC, GAUC and the
-        ranking metrics). ``"logloss"``, ``"ne"`` (normalized entropy),
+        Any of ``METRICS`` and of the beyond-accuracy metrics
+        ``recmetrics.BEYOND_METRICS`` (catalog_coverage, ..., aplt: what the
+        top-k lists hold, as :func:`recmetrics.beyond_accuracy` computes them,
+        with the inputs ``history``, ``catalog`` and ``item_features``
+        below; one row per cut-off, after the others); default
+        ``DEFAULT_METRICS`` (AUC, GAUC and the ranking metrics). ``"logloss"``, ``"ne"`` (normalized entropy),
         ``"brier"`` and ``"ece"`` (expected calibration error, 10 equal bins)
         read each score as the probability that the row is relevant and are
         computed over all scored rows when asked for; scores outside [0, 1]
@@ -122,7 +126,21 @@ _PARAMETERS = r"""
     no_relevant : {"skip", "zero", "error"}, default "skip"
         Users with no relevant item: left out of the ranking means (counted in
         ``n_skipped``), counted as 0, or refused; as in the single-list
-        functions."""
+        functions.
+    history : pandas.DataFrame, optional
+        The training log (``user``, ``item`` rows) of the beyond-accuracy
+        metrics: popularity (novelty, ARP, APLT), co-occurrence similarity
+        (diversity, serendipity without ``item_features``) and each user's
+        own items (serendipity). See :func:`recmetrics.beyond_accuracy`.
+    catalog : sequence, optional
+        Every item that could be recommended (catalog coverage, Gini).
+    item_features : pandas.DataFrame, optional
+        ``item`` and numeric feature columns: cosine similarity of diversity
+        and serendipity instead of co-occurrence in ``history``.
+    head_share : float, default 0.8
+        APLT's popular head: the items holding this share of history rows.
+    unseen : {"add_one", "zero", "error"}, default "add_one"
+        Novelty of an item with no popularity row."""
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
@@ -131,7 +149,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: Bootstrap | None = None) -> pd.DataFrame:
+             seed=0, bootstrap: Bootstrap | None = None, history=None, catalog=None,
+             item_features=None, head_share: float = 0.8, unseen: Unseen = "add_one",
+             baselines: bool = False) -> pd.DataFrame:
     r"""Evaluate scored (user, item) rows: AUC, GAUC, P@k, R@k, HR@k, MAP@k, MRR and NDCG@k.
 
     Parameters
@@ -154,6 +174,15 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         bootstrap; pandas input only), from one generator seeded by ``seed``.
         Both estimate the same sampling distribution (Hanley & MacGibbon
         2006); they give slightly different intervals.
+    baselines : bool, default False
+        Add the same rows for two reference recommenders over pred's own
+        (user, item) rows, against the same truth: ``random`` (every row the
+        same score; under ``ties="average"`` the exact expected value of a
+        uniformly random order, no simulation) and ``most_popular`` (each row
+        scored by its item's rows in ``history``, as
+        :func:`recmetrics.most_popular` scores it; needs ``history``). The
+        table then starts with a ``model`` column: ``model``, ``random``,
+        ``most_popular``. Probability metrics are refused with baselines.
 
     Returns
     -------
@@ -165,14 +194,21 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         classes). ``note`` says why a value is NaN (a
         :class:`~recmetrics.RecmetricsWarning` says it too). The conventions
         used are also in ``result.attrs["conventions"]``. Per-user values:
-        :func:`evaluate_per_user`.
+        :func:`evaluate_per_user`. A beyond-accuracy row counts in
+        ``n_users`` the users its value averages over (for catalogue-level
+        metrics: the users with a list) and in ``n_skipped`` the users with a
+        list it leaves out; its interval (``ci``) comes from the same
+        resampling of users as the others, as a ratio of per-user sums
+        (catalogue-level metrics, with no per-user value, get none: NaN and a
+        note).
 
     Notes
     -----
     ``pred`` and ``truth`` may be Dask DataFrames (``pip install
     metricbook[dask]``): the same table is then computed on the Dask cluster
     by :func:`recmetrics.distributed.evaluate`, exactly, without collecting
-    the rows in one process.
+    the rows in one process. The beyond-accuracy metrics and ``baselines``
+    are refused on Dask input for now (pandas only).
 
     References
     ----------
@@ -190,20 +226,26 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
     """
     conventions = conventions_of(locals())
+    b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
+                                      item_features=item_features, head_share=head_share,
+                                      unseen=unseen, baselines=baselines)
     if _is_spark(pred) or _is_spark(truth):
+        b.refuse_dask("Spark")
         from . import spark
         return spark.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                               score=score, label=label, rank=rank, ci=ci,
                               n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
                               **conventions)
     if _is_dask(pred) or _is_dask(truth):
+        b.refuse_dask()
         from . import distributed
         return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                                     score=score, label=label, rank=rank, ci=ci,
                                     n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
                                     **conventions)
-    o = check_options(k=k, metrics=metrics, **conventions)
+    o = _options_of(k, b, conventions)
     check_rank(rank, o)
+    _check_baselines(b, o)
     truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
     bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap,
                              BOOTSTRAPS)
@@ -211,13 +253,56 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         ci = check_probability("ci", ci)
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank)
-    table = _engine.evaluate_prepared(prep, o, ci=ci, n_resamples=n_resamples, seed=seed,
-                                      bootstrap=bootstrap).table
+    columns = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    resampling = {"ci": ci, "n_resamples": n_resamples, "seed": seed, "bootstrap": bootstrap}
+    table, inputs, prep = _evaluate_model(pred, truth, o, b, columns, resampling)
+    if b.baselines:
+        tables = [table] + [
+            _evaluate_model(_beyond.baseline_scores(pred, history, model, user=user, item=item,
+                                                    score=score, rank=rank),
+                            truth, o, b, columns, resampling, inputs)[0]
+            for model in _beyond.MODELS[1:]]
+        attrs = table.attrs
+        table = pd.concat([t.assign(model=model) for model, t in zip(_beyond.MODELS, tables)],
+                          ignore_index=True)
+        table = table[["model"] + [c for c in table.columns if c != "model"]]
+        table.attrs = attrs
     table.attrs["notes"] = [POSITIVES_ONLY] if positives_only else []
-    rank_hint(table, rank, score, prep.n_positive, prep.n_rows - prep.n_positive)
+    rank_hint(table[table["model"] == "model"] if b.baselines else table, rank, score,
+              prep.n_positive, prep.n_rows - prep.n_positive)
     return table
+
+
+def _options_of(k, b: _beyond.BeyondOptions, conventions: dict):
+    """The engine's options: its own metrics (none when only beyond metrics are asked for)."""
+    o = check_options(k=k, metrics=b.standard or None, **conventions)
+    return o.replace(metrics=()) if b.only else o
+
+
+def _check_baselines(b: _beyond.BeyondOptions, o) -> None:
+    asked = [m for m in o.metrics if m in PROBABILITY_METRICS]
+    if b.baselines and asked:
+        raise ValueError(f"baselines=True scores rows by a constant and by item popularity, which "
+                         f"are no probabilities, so {', '.join(asked)} cannot be computed for "
+                         "them; leave them out of metrics, or evaluate without baselines")
+
+
+def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, resampling: dict,
+                    inputs=None) -> tuple[pd.DataFrame, object, Prepared]:
+    """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
+    beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows."""
+    prep = Prepared(pred, truth, ties=o.ties, **columns)
+    parts = []
+    if o.metrics:
+        parts.append(_engine.evaluate_prepared(prep, o, **resampling).table)
+    if b.metrics:
+        beyond = _beyond.evaluate_rows(prep, pred, truth, o, b, **columns, **resampling,
+                                       inputs=inputs)
+        parts.append(beyond.table)
+        inputs = beyond.inputs
+    table = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    table.attrs["conventions"] = {**o.conventions(), **b.conventions()}
+    return table, inputs, prep
 
 
 evaluate.__doc__ = (evaluate.__doc__ or "").format(parameters=_PARAMETERS)  # None under python -OO
@@ -229,7 +314,9 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions",
-                      no_relevant: NoRelevant = "skip", per_user_path=None) -> pd.DataFrame | None:
+                      no_relevant: NoRelevant = "skip", per_user_path=None, history=None,
+                      catalog=None, item_features=None, head_share: float = 0.8,
+                      unseen: Unseen = "add_one") -> pd.DataFrame | None:
     r"""One row per user with every per-user value behind :func:`evaluate`'s means.
 
     Parameters
@@ -250,7 +337,11 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         relevant item (under ``no_relevant="skip"``) or, for ``auc``, one
         class only. ``n_items`` counts scored rows; ``n_relevant`` counts
         relevant items, scored or not. ``gauc_weight`` is accepted for
-        symmetry with :func:`evaluate` and does not change any column. Users
+        symmetry with :func:`evaluate` and does not change any column. The
+        beyond-accuracy metrics with a per-user value add a column per
+        cut-off (``novelty@10``, ``diversity@10``, ...; NaN where undefined,
+        e.g. serendipity for a user without history); catalogue-level ones
+        (coverage, entropy, Gini) have none. Users
         come in the order of their first row in ``pred`` (then in
         ``truth``), for Dask input too.
 
@@ -263,22 +354,32 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     ([1, 2], [1.0, 1.0])
     """
     conventions = conventions_of(locals())
+    b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
+                                      item_features=item_features, head_share=head_share,
+                                      unseen=unseen, baselines=False)
     if _is_spark(pred) or _is_spark(truth):
+        b.refuse_dask("Spark")
         from . import spark
         return spark.evaluate_per_user(
             pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
             rank=rank, per_user_path=per_user_path, **conventions)
     if _is_dask(pred) or _is_dask(truth):
+        b.refuse_dask()
         from . import distributed
         return distributed.evaluate_per_user(
             pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
             rank=rank, per_user_path=per_user_path, **conventions)
-    o = check_options(k=k, metrics=metrics, **conventions)
+    o = _options_of(k, b, conventions)
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
                     rank=rank)
-    table = _engine.user_table(prep, _engine.per_user(prep, o).columns, user)
+    columns = _engine.per_user(prep, o).columns
+    if b.metrics:
+        columns.update(_beyond.evaluate_rows(prep, pred, truth, o, b, user=user, item=item,
+                                             score=score, label=label, rank=rank,
+                                             rows=False).columns)
+    table = _engine.user_table(prep, columns, user)
     if per_user_path is None:
         return table
     table.to_parquet(per_user_path, index=False)

@@ -14,7 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 import recmetrics as rm
 from recmetrics import _kernels
-from recmetrics.beyond import BEYOND_METRICS, _Inputs
+from recmetrics._beyond import BeyondInputs as _Inputs
+from recmetrics.beyond import BEYOND_METRICS
 
 
 # --------------------------------------------------------------------------- literal references

@@ -1,0 +1,472 @@
+r"""The beyond-accuracy metrics' input and their place in :func:`recmetrics.evaluate`.
+
+:class:`BeyondInputs` validates and integer-codes the input of
+:func:`recmetrics.beyond_accuracy` (pred, history, truth, catalogue, item
+features) and builds the context every partition of users shares
+(:class:`recmetrics._kernels.BeyondContext`). :func:`evaluate_rows` runs the
+same kernels for :func:`recmetrics.evaluate`: one row per metric and
+cut-off, each per-user metric's values over the engine's users (so
+:func:`recmetrics.evaluate_per_user` shows them) and, as a ratio of per-user
+sums, its bootstrap interval from the engine's resampling of users
+(:func:`recmetrics._engine.ratio_intervals`). :func:`baseline_scores` gives
+the random and most-popular baselines' scores of the model's own candidate
+rows.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import _engine, _kernels
+from ._ids import codes, locate
+from ._validation import (
+    UNSEEN,
+    RecmetricsWarning,
+    as_catalog,
+    as_frame,
+    caller_stacklevel,
+    check_head_share,
+    check_known_items,
+    check_metrics,
+    check_option,
+    check_unique_keys,
+    feature_matrix,
+    numeric_column,
+)
+
+#: Metric names of :func:`recmetrics.beyond_accuracy`, in the order they are reported.
+BEYOND_METRICS = ("catalog_coverage", "distributional_coverage", "gini", "novelty", "diversity",
+                  "serendipity", "personalization", "arp", "aplt")
+_POPULARITY = ("novelty", "arp", "aplt")
+
+
+def present(codes: np.ndarray, n: int) -> np.ndarray:
+    """Boolean mask of the codes (< n) that occur."""
+    mask = np.zeros(n, dtype=bool)
+    mask[codes] = True
+    return mask
+
+
+class BeyondInputs:
+    """Validated, integer-coded input of :func:`beyond_accuracy` and its context."""
+
+    def __init__(self, pred, *, history, truth, catalog, item_features, metrics, head_share,
+                 unseen, user, item, score, label, rank: str | None = None,
+                 checked: bool = False):
+        # checked: pred's and truth's (user, item) pairs are known to be unique (the engine's
+        # Prepared checked them), so the check is not repeated
+        as_frame("pred", pred, {"user": user, "item": item,
+                                **({"rank": rank} if rank is not None else {"score": score})})
+        self.scores = -numeric_column("pred", pred, rank) if rank is not None \
+            else numeric_column("pred", pred, score)
+        frames = [("pred", pred)]
+        if history is not None:
+            as_frame("history", history, {"user": user, "item": item})
+            frames.append(("history", history))
+        if truth is not None:
+            as_frame("truth", truth, {"user": user, "item": item, "label": label})
+            frames.append(("truth", truth))
+        self.metrics = self._metrics(metrics, history, truth, item_features)
+        item_frames = list(frames)
+        if catalog is not None:
+            item_frames.append(("catalog", as_catalog(catalog, item)))
+        uses_features = item_features is not None and bool(
+            {"diversity", "serendipity"} & set(self.metrics))
+        if uses_features:
+            as_frame("item_features", item_features, {"item": item})
+            item_frames.append(("item_features", item_features))
+        user_codes, self.user_ids = codes(user, *frames)
+        item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
+        self.n_users, self.n_items = len(self.user_ids), len(self.item_ids)
+        by_name = {name: (u, i) for (name, _), u, i in zip(frames, user_codes, item_codes)}
+        self.users, self.items = by_name["pred"]
+        keys = self.users.astype(np.int64) * self.n_items + self.items
+        if not checked:
+            check_unique_keys("pred", keys, pred, user, item)
+
+        # relevance grades of pred's rows, from truth
+        self.grades = np.zeros(self.scores.size)
+        truth_relevant: np.ndarray | None = None
+        if truth is not None:
+            t_users, t_items = by_name["truth"]
+            t_keys = t_users.astype(np.int64) * self.n_items + t_items
+            if not checked:
+                check_unique_keys("truth", t_keys, truth, user, item)
+            t_grades = numeric_column("truth", truth, label, grades=True)
+            where = locate(keys, t_keys, self.n_users * self.n_items)
+            found = where >= 0
+            self.grades[found] = t_grades[where[found]]
+            truth_relevant = t_items[t_grades > 0]
+
+        # the catalogue
+        if catalog is not None:
+            self.catalogue = np.zeros(self.n_items, dtype=bool)
+            self.catalogue[item_codes[len(frames)]] = True
+            outside = np.flatnonzero(present(self.items, self.n_items) & ~self.catalogue)
+            check_known_items("catalog", "that pred scores", outside, self.item_ids,
+                              "add them to catalog, or drop their rows from pred")
+            self.catalogue_source = "catalog"
+        else:
+            self.catalogue = np.zeros(self.n_items, dtype=bool)
+            for codes_ in item_codes[:len(frames)]:
+                self.catalogue[codes_] = True
+            self.catalogue_source = " + ".join(name for name, _ in frames)
+
+        # popularity
+        popularity = information = tail = None
+        self.popularity_source = None
+        if history is not None:
+            pop_items, self.popularity_source = by_name["history"][1], "history"
+        elif truth is not None and truth_relevant is not None:
+            pop_items, self.popularity_source = truth_relevant, "truth's relevant rows"
+        if self.popularity_source is not None and set(_POPULARITY) & set(self.metrics):
+            popularity = np.bincount(pop_items, minlength=self.n_items).astype(np.float64)
+            self.n_popularity_rows = int(pop_items.size)
+            if self.n_popularity_rows == 0:
+                raise ValueError(f"{self.popularity_source} holds no rows to count popularity "
+                                 "from; pass history= (the training log)")
+            information = _kernels.item_information(popularity, self.n_popularity_rows,
+                                                    "zero" if unseen == "zero" else "add_one")
+            tail = _kernels.long_tail(popularity, head_share)
+            self.n_head = int(np.count_nonzero(~tail))
+
+        # similarity and the users' own history
+        similarity: _kernels.FeatureSimilarity | _kernels.CooccurrenceSimilarity | None = None
+        history_index = None
+        if {"diversity", "serendipity"} & set(self.metrics):
+            if uses_features:
+                f_items = item_codes[len(item_frames) - 1]
+                vectors = feature_matrix(item_features, item)
+                if np.unique(f_items).size < f_items.size:
+                    dup = pd.Index(f_items).duplicated()
+                    first = int(np.flatnonzero(dup)[0])
+                    raise ValueError(f"item_features has {int(dup.sum())} duplicate item(s) (first: "
+                                     f"{item}={item_features[item].iloc[first]!r} in row {first}); "
+                                     "keep one row per item")
+                full = np.zeros((self.n_items, vectors.shape[1]))
+                full[f_items] = vectors
+                self.has_features = np.zeros(self.n_items, dtype=bool)
+                self.has_features[f_items] = True
+                similarity = _kernels.FeatureSimilarity(full)
+                self.similarity_source = "cosine of item_features"
+            else:
+                h_users, h_items = by_name["history"]
+                similarity = _kernels.CooccurrenceSimilarity(h_users, h_items, self.n_users,
+                                                             self.n_items)
+                self.similarity_source = "cosine of the items' user sets in history"
+            if "serendipity" in self.metrics:
+                h_users, h_items = by_name["history"]
+                pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
+                pairs = pairs[_kernels.starts(pairs)]              # distinct (user, item) pairs
+                count = np.bincount(pairs // self.n_items, minlength=self.n_users)
+                history_index = (np.cumsum(count) - count, count, pairs % self.n_items)
+                if uses_features:
+                    lacking = np.flatnonzero(present(h_items, self.n_items) & ~self.has_features)
+                    check_known_items("item_features", "of history", lacking,
+                                      self.item_ids, "add their features (serendipity compares "
+                                      "each recommended item with the user's history items)")
+        self.uses_features = uses_features
+        self.context = _kernels.BeyondContext(
+            n_items=self.n_items, catalogue=self.catalogue, popularity=popularity,
+            information=information, tail=tail, similarity=similarity, history=history_index)
+
+    @staticmethod
+    def _metrics(metrics, history, truth, item_features) -> list[str]:
+        """``metrics=``: None for every metric the inputs allow; a named one must be computable."""
+        needs = {"novelty": history is not None or truth is not None,
+                 "arp": history is not None or truth is not None,
+                 "aplt": history is not None or truth is not None,
+                 "diversity": history is not None or item_features is not None,
+                 "serendipity": history is not None and truth is not None}
+        if metrics is None:
+            return [m for m in BEYOND_METRICS if needs.get(m, True)]
+        names = check_metrics(metrics, BEYOND_METRICS)
+        advice = {"novelty": "history= (the training log) or truth=",
+                  "arp": "history= (the training log) or truth=",
+                  "aplt": "history= (the training log) or truth=",
+                  "diversity": "item_features= or history= (for item co-occurrence)",
+                  "serendipity": "history= (each user's own items) and truth= (what is relevant)"}
+        for name in names:
+            if not needs.get(name, True):
+                raise ValueError(f"metrics={name!r} needs {advice[name]}; pass it, or leave "
+                                 f"{name!r} out of metrics")
+        return names
+
+    def rescored(self, pred, *, score: str, rank: str | None) -> BeyondInputs:
+        """The same input with the scores of ``pred``, a frame of the same rows in the same
+        order (a baseline's): popularity, similarity and the catalogue are kept."""
+        copy = object.__new__(BeyondInputs)
+        copy.__dict__.update(self.__dict__)
+        copy.scores = -numeric_column("pred", pred, rank) if rank is not None \
+            else numeric_column("pred", pred, score)
+        return copy
+
+    def top_k(self, k: int, ties: str) -> _kernels.TopK:
+        return _kernels.top_k(self.users, self.items, self.scores, self.n_users, k,
+                              grades=self.grades, ties=ties)
+
+    def check_top(self, top: _kernels.TopK, unseen: str) -> None:
+        """Refusals that depend on which items can reach a top k."""
+        if self.uses_features:
+            lacking = np.flatnonzero(present(top.items, self.n_items) & ~self.has_features)
+            check_known_items("item_features", "that can reach a top k", lacking, self.item_ids,
+                              "add their features (diversity and serendipity compare them)")
+        if unseen == "error" and "novelty" in self.metrics:
+            lacking = np.flatnonzero(present(top.items, self.n_items)
+                                     & (self.context.popularity == 0))
+            check_known_items(self.popularity_source or "history", "that can reach a top k", lacking,
+                              self.item_ids, "pass unseen='add_one' or 'zero' to give them a "
+                              "novelty, or add their interactions to history")
+
+    def conventions(self, metric: str, ties: str, head_share: float, unseen: str) -> str:
+        n_catalogue = int(np.count_nonzero(self.catalogue))
+        text = {
+            "catalog_coverage": f"expected distinct items / {n_catalogue:,} catalogue items "
+                                f"({self.catalogue_source})",
+            "distributional_coverage": "entropy in bits of the expected exposure counts",
+            "gini": f"expected exposure counts over {n_catalogue:,} catalogue items, zeros "
+                    "included; 0 = even",
+            "personalization": "1 - mean over pairs of users of overlap / k",
+        }
+        if metric in _POPULARITY:
+            source = f"{self.popularity_source} ({self.n_popularity_rows:,} rows)"
+            text["novelty"] = f"mean -log2 p(i), p(i) from {source}; unseen items: {unseen}"
+            text["arp"] = f"mean rows per item in {source}"
+            text["aplt"] = (f"long tail = all but the {self.n_head:,} head items holding "
+                            f"{head_share:.0%} of {source}")
+        if metric in ("diversity", "serendipity"):
+            text["diversity"] = f"mean pairwise 1 - similarity; {self.similarity_source}"
+            text["serendipity"] = (f"sum over relevant (label > 0) top-k items of 1 - mean "
+                                   f"similarity to the user's history, / list length; "
+                                   f"{self.similarity_source}")
+        return f"{text[metric]}; ties={ties}"
+
+
+
+
+# --------------------------------------------------------------------------- inside evaluate
+
+
+#: Catalogue-level metrics: no value per user, so no bootstrap interval over users.
+AGGREGATE_ONLY = tuple(m for m in BEYOND_METRICS if m not in _kernels.PER_USER_BEYOND)
+#: The note of an aggregate-only row when intervals are asked for.
+NO_INTERVAL = ("no interval: a catalogue-level value with no per-user value, which a bootstrap "
+               "over users cannot resample")
+#: Values of the ``model`` column when baselines are asked for.
+MODELS = ("model", "random", "most_popular")
+
+
+@dataclass(frozen=True)
+class BeyondOptions:
+    """The beyond-accuracy part of one :func:`recmetrics.evaluate` call, checked once.
+
+    ``metrics`` are the beyond metrics asked for (empty: none), ``standard``
+    the other names of ``metrics=`` (None: the default set; empty: none).
+    """
+
+    metrics: tuple[str, ...]
+    standard: tuple[str, ...] | None
+    history: Any
+    catalog: Any
+    item_features: Any
+    head_share: float
+    unseen: str
+    baselines: bool
+
+    @classmethod
+    def checked(cls, metrics, *, known: tuple[str, ...], history, catalog, item_features,
+                head_share, unseen, baselines) -> BeyondOptions:
+        """Split ``metrics=`` into the engine's and the beyond ones; check the rest."""
+        standard: tuple[str, ...] | None
+        beyond: tuple[str, ...]
+        if metrics is None:
+            standard, beyond = None, ()
+        else:
+            names = check_metrics(metrics, known + BEYOND_METRICS)
+            beyond = tuple(m for m in names if m in BEYOND_METRICS)
+            standard = tuple(m for m in names if m not in BEYOND_METRICS)
+        if not isinstance(baselines, (bool, np.bool_)):
+            raise ValueError(f"baselines={baselines!r} must be True or False")
+        if baselines and history is None:
+            raise ValueError("baselines=True needs history= (the training log): the most-popular "
+                             "baseline scores each item by its rows there")
+        if not beyond and not baselines:
+            given = [name for name, value in (("history", history), ("catalog", catalog),
+                                              ("item_features", item_features))
+                     if value is not None]
+            if given:
+                warnings.warn(f"{', '.join(given)} given but no beyond-accuracy metric asked for, "
+                              f"so {'they are' if len(given) > 1 else 'it is'} not used; add e.g. "
+                              "metrics=[..., 'novelty', 'catalog_coverage']", RecmetricsWarning,
+                              stacklevel=caller_stacklevel())
+        return cls(metrics=beyond, standard=standard, history=history, catalog=catalog,
+                   item_features=item_features, head_share=check_head_share(head_share),
+                   unseen=check_option("unseen", unseen, UNSEEN), baselines=bool(baselines))
+
+    @property
+    def only(self) -> bool:
+        """Only beyond metrics were asked for."""
+        return self.standard == ()
+
+    def refuse_dask(self, engine: str = "Dask") -> None:
+        """The distributed engines do not compute these yet: refuse, never leave rows out."""
+        asked = list(self.metrics) + (["baselines=True"] if self.baselines else [])
+        given = [name for name, value in (("history", self.history), ("catalog", self.catalog),
+                                          ("item_features", self.item_features))
+                 if value is not None]
+        if asked or given:
+            raise ValueError(f"{', '.join(asked + [g + '=' for g in given])}: the beyond-accuracy "
+                             f"metrics and baselines are computed on pandas input only, not on "
+                             f"{engine} yet; pass pandas DataFrames (e.g. a sample of users), or "
+                             "leave them out")
+
+    def conventions(self) -> dict:
+        """What ``attrs["conventions"]`` records for the beyond rows."""
+        return {"head_share": self.head_share, "unseen": self.unseen} if self.metrics else {}
+
+
+def _as_truth(pred, truth, *, user, item, label):
+    """Relevance for serendipity and tie bounds: ``truth``, or pred's own label column."""
+    if truth is not None:
+        return truth
+    return pred[[user, item, label]]
+
+
+def _positions(ids: pd.Index, wanted) -> np.ndarray:
+    """Position of each canonical id of ``ids`` among ``wanted`` (-1 where absent). Both hold
+    canonical ids (int64 or text); when one side is text, both are compared as text."""
+    a, b = np.asarray(ids), np.asarray(wanted)
+    if (a.dtype.kind in "iu") != (b.dtype.kind in "iu"):
+        a, b = a.astype(str), b.astype(str)
+    return pd.Index(b).get_indexer(a)
+
+
+@dataclass(frozen=True)
+class BeyondEvaluated:
+    """The beyond rows of one model and their per-user columns over the engine's users."""
+
+    table: pd.DataFrame
+    columns: dict[str, np.ndarray]
+    inputs: BeyondInputs
+
+
+def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user, item,
+                  score, label, rank=None, ci=None, n_resamples=1000, seed=0,
+                  bootstrap="poisson", rows=True, inputs: BeyondInputs | None = None
+                  ) -> BeyondEvaluated:
+    """The beyond-accuracy rows of :func:`recmetrics.evaluate` for one model.
+
+    Values are those of :func:`recmetrics.beyond_accuracy` on the same input
+    (the same kernels and sums). A per-user metric's column over ``prep``'s
+    users is NaN where the metric is undefined; as (value, 1) and (0, 0)
+    it is a ratio of per-user sums, and its interval comes from
+    :func:`recmetrics._engine.ratio_intervals`. ``inputs`` (a previous
+    result's, for a baseline's rows of the same pred) saves checking and
+    coding the input and building the similarity again.
+    """
+    if inputs is not None:
+        data = inputs.rescored(pred, score=score, rank=rank)
+    else:
+        data = BeyondInputs(pred, history=b.history,
+                            truth=_as_truth(pred, truth, user=user, item=item, label=label),
+                            catalog=b.catalog, item_features=b.item_features,
+                            metrics=list(b.metrics), head_share=b.head_share, unseen=b.unseen,
+                            user=user, item=item, score=score, label=label, rank=rank,
+                            checked=True)
+    where = _positions(data.user_ids, prep.users)
+    mapped = where >= 0
+    per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
+    records, columns, ratios = [], {}, {}
+    for cut in o.ks:
+        top = data.top_k(cut, o.ties)
+        data.check_top(top, b.unseen)
+        values_per_user = _kernels.beyond_per_user(top, data.context, per_user)
+        for name in per_user:
+            column = np.full(prep.n_users, np.nan)
+            column[where[mapped]] = values_per_user[name][mapped]
+            columns[f"{name}@{cut}"] = column
+        if not rows:
+            continue
+        sums = _sums(top, data.context, values_per_user)
+        values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
+        for name in data.metrics:
+            n = sums.counts.get(name, sums.n_lists)
+            note = note_of(name, n, sums.n_lists)
+            if np.isnan(values[name]):
+                warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
+                              RecmetricsWarning, stacklevel=caller_stacklevel())
+            if name in per_user and n > 1:
+                defined = ~np.isnan(columns[f"{name}@{cut}"])
+                ratios[f"{name}@{cut}"] = (np.where(defined, columns[f"{name}@{cut}"], 0.0),
+                                           defined.astype(np.float64))
+            elif ci is not None and name in AGGREGATE_ONLY:
+                note = f"{note}; {NO_INTERVAL}" if note else NO_INTERVAL
+            records.append({"metric": name, "k": cut, "value": float(values[name]), "n_users": n,
+                            "n_skipped": sums.n_lists - n, "n_without_predictions": 0,
+                            "conventions": data.conventions(name, o.ties, b.head_share, b.unseen),
+                            "note": note})
+    table = pd.DataFrame(records, columns=["metric", "k", "value", "n_users", "n_skipped",
+                                           "n_without_predictions", "conventions", "note"])
+    table["k"] = table["k"].astype("Int64")
+    if ci is not None:
+        intervals = _engine.ratio_intervals(prep, ratios, ci=ci, n_resamples=n_resamples,
+                                            seed=seed, bootstrap=bootstrap)
+        nan = (float("nan"), float("nan"))
+        names = [f"{m}@{c}" for m, c in zip(table["metric"], table["k"])]
+        table["ci_low"] = [intervals.get(n, nan)[0] for n in names]
+        table["ci_high"] = [intervals.get(n, nan)[1] for n in names]
+    return BeyondEvaluated(table, columns, data)
+
+
+def _sums(top: _kernels.TopK, ctx: _kernels.BeyondContext, per_user: dict) -> _kernels.BeyondSums:
+    """:func:`recmetrics._kernels.beyond_sums`, reusing per-user values already computed."""
+    certain, log_miss = _kernels.coverage_parts(top, ctx.n_items)
+    s, q = _kernels.personalization_parts(top, ctx.n_items)
+    means = {m: v for m, v in per_user.items() if m != "personalization"}
+    return _kernels.BeyondSums(
+        n_lists=int(np.count_nonzero(top.length)), exposure=s, certain=certain,
+        log_miss=log_miss, p_square=q,
+        totals={m: float(np.nansum(v)) for m, v in means.items()},
+        counts={m: int(np.count_nonzero(~np.isnan(v))) for m, v in means.items()})
+
+
+def note_of(name: str, n: int, n_lists: int) -> str:
+    """Why a beyond row leaves users out, or is undefined."""
+    left_out = n_lists - n
+    if name == "personalization" and n_lists < 2:
+        return "needs at least two users with a list"
+    if name == "diversity" and left_out:
+        return f"{left_out:,} user(s) with fewer than 2 items left out"
+    if name == "serendipity" and left_out:
+        return f"{left_out:,} user(s) without history left out"
+    return ""
+
+
+# --------------------------------------------------------------------------- baselines
+
+
+def baseline_scores(pred, history, model: str, *, user: str, item: str, score: str,
+                    rank: str | None) -> pd.DataFrame:
+    """pred's own (user, item) rows re-scored by a baseline.
+
+    ``"random"``: every row the same score, which under ``ties="average"``
+    gives the exact expected value of a uniformly random order of each user's
+    candidates. ``"most_popular"``: each row scored by its item's rows in
+    ``history`` (0 for an item never seen), the score
+    :func:`recmetrics.most_popular` gives it. With ``rank``, the column is a
+    rank: a constant, or minus the popularity (1 = best, lower is better).
+    """
+    column = rank if rank is not None else score
+    if model == "random":
+        values = np.zeros(len(pred))
+    else:
+        as_frame("history", history, {"user": user, "item": item})
+        (items, h_items), item_ids = codes(item, ("pred", pred), ("history", history),
+                                           ordered=False)
+        popularity = np.bincount(h_items, minlength=len(item_ids)).astype(np.float64)
+        values = popularity[items] if rank is None else -popularity[items]
+    return pred.assign(**{column: values})
