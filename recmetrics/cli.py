@@ -221,11 +221,14 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
         if provenance is not None:
             document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    header = ["metric", "value"] + ([f"{_percent(ci)} CI"] if ci else []) + \
-        ["users", "skipped", "no predictions"]
+    by = table.attrs.get("slice_columns", [])
+    header = by + (["slice users"] if by else []) + ["metric", "value"] + \
+        ([f"{_percent(ci)} CI"] if ci else []) + ["users", "skipped", "no predictions"]
     rows = []
     for row in table.itertuples(index=False):
-        cells = [_metric_name(row.metric, row.k), _number(row.value)]
+        cells = [str(getattr(row, c)) for c in by] + \
+            ([f"{row.slice_size:,}" + (" (small)" if row.small_slice else "")] if by else []) + \
+            [_metric_name(row.metric, row.k), _number(row.value)]
         if ci:
             cells.append("" if math.isnan(row.ci_low)
                          else f"[{row.ci_low:.4f}, {row.ci_high:.4f}]")
@@ -238,8 +241,10 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
     notes = [
         f"evaluated: {described}",
         "",
-        _text_table(header, rows, right=set(range(1, len(header)))),
+        _text_table(header, rows, right=set(range(len(by) + 1, len(header)))),
         "",
+        *[textwrap.fill(note, width=100) for note in table.attrs.get("notes", [])
+          if by],
         _conventions_paragraph(conventions),
         textwrap.fill("skipped: users with no relevant item (left out of the ranking means; for "
                       "GAUC, users with one class only); no predictions: users with relevant "
@@ -446,8 +451,9 @@ def cmd_evaluate(args) -> None:
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred))
         progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
                        else f"computing {_metric_rows(args)} metrics")
+        sliced = _slicing(args, pred)
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **_options(args))
+                         bootstrap=args.bootstrap, **sliced, **_options(args))
         del pred, truth
         progress.stage("writing")
         content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
@@ -456,6 +462,40 @@ def cmd_evaluate(args) -> None:
         rio.write_output(output, content)
     finally:
         progress.close()
+
+
+def _read_attributes(path, columns: list[str], args) -> pd.DataFrame:
+    """Attribute columns of a file, as text (ids such as ``007`` stay as written)."""
+    if str(path).endswith((".parquet", ".pq")):
+        return pd.read_parquet(path, columns=columns)
+    sep = args.sep if args.sep is not None else ("\t" if str(path).endswith((".tsv", ".txt"))
+                                                 else ",")
+    try:
+        return pd.read_csv(path, usecols=columns, dtype=str, sep=sep, encoding=args.encoding,
+                           keep_default_na=False)
+    except ValueError as error:
+        raise UsageError(f"{path}: {error}; check --by and --users") from None
+
+
+def _slicing(args, pred: pd.DataFrame) -> dict:
+    """--by / --users / --min-slice-size as evaluate's by=, users= and min_slice_size=.
+
+    The scores file is read with its id, score and label columns only, so a --by column of
+    PRED (not in --users) is read from it again, as text."""
+    if not args.by:
+        if args.users:
+            raise UsageError("--users gives attributes to slice by; name them with --by COL")
+        return {}
+    users = _read_attributes(args.users, None, args) if args.users else None
+    wanted = [c for c in args.by if (users is None or c not in users.columns) and c != "activity"]
+    if wanted:
+        extra = _read_attributes(args.pred, wanted, args)
+        if len(extra) != len(pred):
+            raise UsageError(f"{args.pred}: read {len(extra):,} rows of --by columns but "
+                             f"{len(pred):,} scored rows; put the attributes in --users FILE")
+        for column in wanted:
+            pred[column] = extra[column].to_numpy()
+    return {"by": list(args.by), "users": users, "min_slice_size": args.min_slice_size}
 
 
 def cmd_compare(args) -> None:
@@ -715,6 +755,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=FORMATS,
                     help="output format (default: from -o's extension, else table)")
     ev.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
+    sl = ev.add_argument_group("slices (pandas engine)")
+    sl.add_argument("--by", nargs="+", metavar="COL",
+                    help="evaluate per slice of users: per-user columns of PRED or of --users, "
+                         "or 'activity' (quartiles of scored rows per user); several columns "
+                         "give their crossing")
+    sl.add_argument("--users", metavar="FILE",
+                    help="user attributes for --by: the user column and one column per attribute")
+    sl.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",
+                    help="slices of fewer users are kept but marked small_slice (default: 30)")
     engine = ev.add_argument_group("engine (logs larger than memory)")
     engine.add_argument("--engine", choices=("pandas", "dask"), default="pandas",
                         help="pandas: read everything into this process (default); dask: "
