@@ -254,10 +254,14 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
                          "draws depend on the whole set of users, so a slice would not get the "
                          "interval it gets alone; use bootstrap='poisson' (the default)")
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank)
-    sources = [("pred", pred)] + ([("truth", truth)] if truth is not None else [])
+                    rank=rank, keep_row_users=True)
+    pred_rows, truth_rows = prep.row_users
+    prep.row_users = None
+    sources = [("pred", pred, pred_rows)] + ([("truth", truth, truth_rows)]
+                                              if truth is not None else [])
     sl = slices.slicing(slices.text_ids(prep.users), by, sources, users, user,
                         prep.ranked.n_rows)
+    del pred_rows, truth_rows, sources
     table = slices.evaluate_sliced(prep, o, sl, ci=ci, n_resamples=n_resamples, seed=seed,
                                    min_slice_size=min_slice_size)
     if positives_only:

@@ -131,31 +131,38 @@ def text_ids(ids) -> pd.Index:
     return pd.Index(canonical_ids(pd.Series(np.asarray(ids)), integral=False)[0])
 
 
-def _attribute(ids: pd.Index, name: str, frame: pd.DataFrame, user: str, column: str
+def row_users(ids: pd.Index, name: str, frame: pd.DataFrame, user: str) -> np.ndarray:
+    """Each row's user as an index into ``ids`` (canonical text), -1 for users not in it."""
+    user_codes, uniques = pd.factorize(frame[user])
+    check_id_codes(name, user, user_codes)
+    return ids.get_indexer(text_ids(uniques))[user_codes]
+
+
+def _attribute(ids: pd.Index, rows: np.ndarray, name: str, frame: pd.DataFrame, column: str
                ) -> np.ndarray:
     """Per user of ``ids``: the column's value in ``frame`` (object array, None if absent).
 
+    ``rows`` gives each row's user (index into ``ids``, -1 to ignore the row).
     Refuses a value that varies within a user.
     """
-    user_codes, user_uniques = pd.factorize(frame[user])
-    check_id_codes(name, user, user_codes)
     value_codes, value_uniques = pd.factorize(frame[column], use_na_sentinel=False)
-    first = np.zeros(len(user_uniques), dtype=np.intp)
-    first[user_codes[::-1]] = value_codes[::-1]      # each user's value on its first row
-    differ = np.flatnonzero(first[user_codes] != value_codes)
+    kept = rows >= 0
+    if not kept.all():
+        rows, value_codes = rows[kept], value_codes[kept]
+    first = np.full(len(ids), -1, dtype=np.intp)
+    first[rows[::-1]] = value_codes[::-1]      # each user's value on its first row
+    differ = np.flatnonzero(first[rows] != value_codes)
     if differ.size:
         row = int(differ[0])
-        who = user_codes[row]
+        who = rows[row]
         raise ValueError(
-            f"by column {column!r} of {name} varies within a user ({plain(user_uniques[who])!r} "
-            f"has {plain(value_uniques[first[who]])!r} and {plain(value_uniques[value_codes[row]])!r}): "
+            f"by column {column!r} of {name} varies within a user ({ids[who]!r} has "
+            f"{plain(value_uniques[first[who]])!r} and {plain(value_uniques[value_codes[row]])!r}): "
             "a slice is a set of users, so the column must hold one value per user; put user "
             "attributes in users= (one row per user), or slice by a per-user column")
-    where = text_ids(user_uniques).get_indexer(ids)
-    values = np.asarray(value_uniques, dtype=object)[first]
     out = np.full(len(ids), None, dtype=object)
-    found = where >= 0
-    out[found] = values[where[found]]
+    found = first >= 0
+    out[found] = np.asarray(value_uniques, dtype=object)[first[found]]
     return out
 
 
@@ -197,31 +204,37 @@ def activity_codes(n_rows: np.ndarray, n_buckets: int = ACTIVITY_BUCKETS
     return codes_.astype(np.intp), [f"[{edges[b]}, {edges[b + 1]})" for b in used]
 
 
-def slicing(ids: pd.Index, by: list[str], sources: list[tuple[str, pd.DataFrame]],
-            users: pd.DataFrame | None, user: str, n_rows: np.ndarray | None) -> Slicing:
+def slicing(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFrame | None,
+            user: str, n_rows: np.ndarray | None) -> Slicing:
     """The slice of every user of ``ids`` (canonical text), from ``by``.
 
-    ``sources`` are the (name, frame) pairs of the scored and judged rows;
+    ``sources`` are the (name, frame, rows) of the scored and judged rows,
+    ``rows`` each row's user as an index into ``ids`` (None: found here);
     ``n_rows`` the users' numbers of scored rows (for ``"activity"``; None
     where activity is not offered).
     """
-    frames = list(sources) + ([("users", users)] if users is not None else [])
+    frames = list(sources) + ([("users", users, None)] if users is not None else [])
     per_column, dims, labels = [], [], []
+    located = {}
     for column in by:
-        holders = [(name, frame) for name, frame in frames if column in frame.columns
-                   and column != user]
+        holders = [(name, frame, rows) for name, frame, rows in frames
+                   if column in frame.columns and column != user]
         if not holders and column == ACTIVITY and n_rows is not None:
             codes_, names = activity_codes(n_rows)
         elif not holders:
-            where = ", ".join(name for name, _ in frames)
+            where = ", ".join(name for name, _, _ in frames)
             extra = f", or {ACTIVITY!r}" if n_rows is not None else ""
             raise ValueError(f"by names {column!r}, which is not a column of {where}; pass a "
                              f"column of one of them (or users= a frame of user attributes)"
                              f"{extra}")
         else:
             values = np.full(len(ids), None, dtype=object)
-            for name, frame in holders:
-                own = _attribute(ids, name, frame, user, column)
+            for name, frame, rows in holders:
+                if rows is None:
+                    if name not in located:
+                        located[name] = row_users(ids, name, frame, user)
+                    rows = located[name]
+                own = _attribute(ids, rows, name, frame, column)
                 have, had = ~_is_missing(own), ~_is_missing(values)
                 clash = np.flatnonzero(have & had & (own != values))
                 if clash.size:
@@ -260,26 +273,21 @@ def _count(mask: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
 def slice_pairs(prep: Prepared, row_slice: np.ndarray, n: int) -> list[tuple[int, int]]:
     """Global AUC's (wins, wins-or-ties) over each slice's rows only.
 
-    Rows are grouped by slice once (a counting sort); within a slice, each
-    negative is located among the slice's positives sorted once, as
-    :func:`recmetrics._kernels.rank_rows` counts the pairs of all rows.
+    Rows are grouped by slice once (a counting sort); each slice's positive
+    and negative scores are sorted apart and counted as
+    :func:`recmetrics._kernels.pair_counts` counts one group (slices in threads).
     """
     order = _kernels.group_order(row_slice, n)
     bounds = np.searchsorted(row_slice[order], np.arange(n + 1))
     scores, positive = prep.scores[order], prep.grades[order] > 0
-    out = []
-    for s in range(n):
+    del order
+
+    def count(s: int) -> tuple[int, int]:
         rows = slice(bounds[s], bounds[s + 1])
         sc, pos = scores[rows], positive[rows]
-        pos_sorted = np.sort(sc[pos])
-        neg = sc[~pos]
-        not_above = np.searchsorted(pos_sorted, neg, "right")
-        maybe_tied = np.flatnonzero(not_above)
-        tied = maybe_tied[pos_sorted[not_above[maybe_tied] - 1] == neg[maybe_tied]]
-        n_ties = int((not_above[tied] - np.searchsorted(pos_sorted, neg[tied], "left")).sum())
-        wins = pos_sorted.size * neg.size - int(not_above.sum())
-        out.append((wins, wins + n_ties))
-    return out
+        return _kernels.pair_counts(np.sort(sc[pos]), np.sort(sc[~pos]))
+
+    return _kernels._map(count, range(n))
 
 
 def slice_summaries(prep: Prepared, users: _engine.PerUser, o: Options, ratios: dict,
@@ -569,7 +577,7 @@ def compare_sliced(pred_a, pred_b, truth, *, by, users, min_slice_size, user, it
     everyone = compare(pred_a, pred_b, truth, user=user, item=item, label=label, **options)
     ids = pd.Index(pd.unique(np.concatenate([np.asarray(text_ids(pd.unique(f[user])), dtype=object)
                                              for _, f in named])))
-    sl = slicing(ids, by, named, users, user, None)
+    sl = slicing(ids, by, [(name, frame, None) for name, frame in named], users, user, None)
     rows = [_row_slices(frame, name, user, ids, sl.codes) for name, frame in named]
     in_a, in_b = (np.zeros(len(ids), dtype=bool) for _ in range(2))
     for seen, frame in ((in_a, pred_a), (in_b, pred_b)):
