@@ -260,7 +260,7 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
     sources = [("pred", pred, pred_rows)] + ([("truth", truth, truth_rows)]
                                               if truth is not None else [])
     sl = slices.slicing(slices.text_ids(prep.users), by, sources, users, user,
-                        prep.ranked.n_rows)
+                        prep.ranked.n_rows, shown=prep.users)
     del pred_rows, truth_rows, sources
     table = slices.evaluate_sliced(prep, o, sl, ci=ci, n_resamples=n_resamples, seed=seed,
                                    min_slice_size=min_slice_size)

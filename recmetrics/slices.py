@@ -138,8 +138,8 @@ def row_users(ids: pd.Index, name: str, frame: pd.DataFrame, user: str) -> np.nd
     return ids.get_indexer(text_ids(uniques))[user_codes]
 
 
-def _attribute(ids: pd.Index, rows: np.ndarray, name: str, frame: pd.DataFrame, column: str
-               ) -> np.ndarray:
+def _attribute(ids: pd.Index, rows: np.ndarray, name: str, frame: pd.DataFrame, column: str,
+               shown=None) -> np.ndarray:
     """Per user of ``ids``: the column's value in ``frame`` (object array, None if absent).
 
     ``rows`` gives each row's user (index into ``ids``, -1 to ignore the row).
@@ -156,7 +156,8 @@ def _attribute(ids: pd.Index, rows: np.ndarray, name: str, frame: pd.DataFrame, 
         row = int(differ[0])
         who = rows[row]
         raise ValueError(
-            f"by column {column!r} of {name} varies within a user ({ids[who]!r} has "
+            f"by column {column!r} of {name} varies within a user "
+            f"({plain((ids if shown is None else shown)[who])!r} has "
             f"{plain(value_uniques[first[who]])!r} and {plain(value_uniques[value_codes[row]])!r}): "
             "a slice is a set of users, so the column must hold one value per user; put user "
             "attributes in users= (one row per user), or slice by a per-user column")
@@ -205,13 +206,13 @@ def activity_codes(n_rows: np.ndarray, n_buckets: int = ACTIVITY_BUCKETS
 
 
 def slicing(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFrame | None,
-            user: str, n_rows: np.ndarray | None) -> Slicing:
+            user: str, n_rows: np.ndarray | None, shown=None) -> Slicing:
     """The slice of every user of ``ids`` (canonical text), from ``by``.
 
     ``sources`` are the (name, frame, rows) of the scored and judged rows,
     ``rows`` each row's user as an index into ``ids`` (None: found here);
     ``n_rows`` the users' numbers of scored rows (for ``"activity"``; None
-    where activity is not offered).
+    where activity is not offered); ``shown`` the ids as messages name them.
     """
     frames = list(sources) + ([("users", users, None)] if users is not None else [])
     per_column, dims, labels = [], [], []
@@ -234,13 +235,14 @@ def slicing(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFr
                     if name not in located:
                         located[name] = row_users(ids, name, frame, user)
                     rows = located[name]
-                own = _attribute(ids, rows, name, frame, column)
+                own = _attribute(ids, rows, name, frame, column, shown)
                 have, had = ~_is_missing(own), ~_is_missing(values)
                 clash = np.flatnonzero(have & had & (own != values))
                 if clash.size:
                     u = clash[0]
                     raise ValueError(
-                        f"by column {column!r} gives user {ids[u]!r} the value "
+                        f"by column {column!r} gives user "
+                        f"{plain((ids if shown is None else shown)[u])!r} the value "
                         f"{plain(values[u])!r} in one frame and {plain(own[u])!r} in {name}; "
                         "make the frames agree, or keep the column in one of them")
                 values[have & ~had] = own[have & ~had]
@@ -397,6 +399,29 @@ def resample_values(s: Summary, o: Options) -> dict:
 
 # --------------------------------------------------------------------------- evaluate(by=)
 
+#: Note of the probability metrics of a slice whose users have relevant items but no scored row.
+NO_SCORED_ROW = "undefined: no user of the slice has a scored row"
+
+
+def assemble_slice(s: Summary, o: Options, *, ci, intervals, warn: bool) -> pd.DataFrame:
+    """:func:`recmetrics._engine.assemble`, and for a slice without a scored row (its users
+    are only in truth; ``evaluate`` alone would refuse the empty rows) NaN probability rows."""
+    asked = [m for m in o.metrics if m in PROBABILITY_METRICS]
+    if s.n_rows or not asked:
+        return _engine.assemble(s, o, ci=ci, intervals=intervals, warn=warn)
+    table = _engine.assemble(s, o.replace(metrics=tuple(m for m in o.metrics if m not in asked)),
+                             ci=ci, intervals=intervals, warn=warn)
+    extra = pd.DataFrame({"metric": asked, "k": pd.array([pd.NA] * len(asked), dtype="Int64"),
+                          "value": np.nan, "n_users": 0, "n_skipped": 0,
+                          "n_without_predictions": 0,
+                          "conventions": [o.describe(m) for m in asked], "note": NO_SCORED_ROW})
+    if ci is not None:
+        extra["ci_low"], extra["ci_high"] = np.nan, np.nan
+    out = pd.concat([table, extra], ignore_index=True)
+    out.attrs["conventions"] = o.conventions()
+    return out
+
+
 
 def row_name(metric: str, k) -> str:
     """The engine's name of a table row: ``ndcg@10``, ``mrr``, ``auc``."""
@@ -427,7 +452,7 @@ def evaluate_sliced(prep: Prepared, o: Options, sl: Slicing, *, ci: float | None
     keys = [(ALL,) * len(sl.columns)] + [tuple(row) for row in sl.labels.itertuples(index=False)]
     for i, (key, s) in enumerate(zip(keys, [everyone] + parts)):
         intervals = _engine.poisson_intervals(s, o, ci) if ci is not None else None
-        table = _engine.assemble(s, o, ci=ci, intervals=intervals, warn=i == 0)
+        table = assemble_slice(s, o, ci=ci, intervals=intervals, warn=i == 0)
         if ci is not None:
             for name, values in resample_values(s, o).items():
                 resampled[key + (name,)] = values
