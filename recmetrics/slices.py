@@ -272,45 +272,66 @@ def _count(mask: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(codes[mask], minlength=n)
 
 
-def slice_pairs(prep: Prepared, row_slice: np.ndarray, n: int) -> list[tuple[int, int]]:
-    """Global AUC's (wins, wins-or-ties) over each slice's rows only.
+def slice_rows(prep: Prepared, codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The prepared rows grouped by slice (row indices) and each slice's bounds in them.
 
-    Rows are grouped by slice once (a counting sort); each slice's positive
-    and negative scores are sorted apart and counted as
+    The rows already run user by user, so the users are ordered by slice
+    (a sort of the users, not of the rows) and their row ranges laid end to end.
+    """
+    lengths = prep.ranked.n_rows
+    first = np.cumsum(lengths) - lengths
+    by_slice = np.argsort(codes, kind="stable")
+    lengths, first = lengths[by_slice], first[by_slice]
+    shift = np.repeat(first - (np.cumsum(lengths) - lengths), lengths)
+    rows = np.arange(shift.size, dtype=np.int64)
+    rows += shift
+    per_slice = np.bincount(codes, weights=prep.ranked.n_rows, minlength=n).astype(np.int64)
+    return rows, np.r_[0, np.cumsum(per_slice)]
+
+
+def slice_pairs(prep: Prepared, rows: np.ndarray, bounds: np.ndarray
+                ) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Global AUC's (wins, wins-or-ties) over each slice's rows only, and its positive rows.
+
+    Each slice's positive and negative scores are sorted apart and counted as
     :func:`recmetrics._kernels.pair_counts` counts one group (slices in threads).
     """
-    order = _kernels.group_order(row_slice, n)
-    bounds = np.searchsorted(row_slice[order], np.arange(n + 1))
-    scores, positive = prep.scores[order], prep.grades[order] > 0
-    del order
+    n = bounds.size - 1
 
-    def count(s: int) -> tuple[int, int]:
-        rows = slice(bounds[s], bounds[s + 1])
-        sc, pos = scores[rows], positive[rows]
-        return _kernels.pair_counts(np.sort(sc[pos]), np.sort(sc[~pos]))
+    def count(s: int) -> tuple[int, int, int]:
+        own = rows[bounds[s]:bounds[s + 1]]
+        sc = prep.scores[own]
+        pos = prep.grades[own] > 0
+        positives = np.sort(sc[pos])
+        return (*_kernels.pair_counts(positives, np.sort(sc[~pos])), positives.size)
 
-    return _kernels._map(count, range(n))
+    counted = _kernels._map(count, range(n))
+    return [c[:2] for c in counted], np.array([c[2] for c in counted], dtype=np.int64)
 
 
 def slice_summaries(prep: Prepared, users: _engine.PerUser, o: Options, ratios: dict,
                     codes: np.ndarray, n: int) -> list[Summary]:
     """The :class:`~recmetrics._engine.Summary` of each slice's users, as
     :func:`recmetrics._engine.summarize` makes it for those users alone."""
-    row_slice = codes[prep.lists]
     rows_per_user = prep.ranked.n_rows
-    positive = prep.grades > 0
     size = np.bincount(codes, minlength=n)
     with_rows = _count(rows_per_user > 0, codes, n)
     counted = _count(users.counted, codes, n)
-    n_rows = np.bincount(row_slice, minlength=n)
-    n_positive = _count(positive, row_slice, n)
+    n_rows = np.bincount(codes, weights=rows_per_user, minlength=n).astype(np.int64)
+    if "auc" in o.metrics:
+        pairs, n_positive = slice_pairs(prep, *slice_rows(prep, codes, n))
+    else:
+        pairs = [None] * n
+        n_positive = np.bincount(codes, weights=np.bincount(
+            prep.lists[prep.grades > 0], minlength=prep.n_users), minlength=n).astype(np.int64)
     sums = {name: (_bins(num, codes, n), _bins(den, codes, n)) for name, (num, den)
             in ratios.items()}
     defined = {name: _count(den != 0, codes, n) for name, (_, den) in ratios.items()}
     gauc_defined = _count(~np.isnan(users.auc.values), codes, n) if users.auc is not None \
         else None
     probability = [m for m in o.metrics if m in PROBABILITY_METRICS]
-    labels = positive.astype(np.int8) if probability else None
+    row_slice = codes[prep.lists] if probability else None
+    labels = (prep.grades > 0).astype(np.int8) if probability else None
     logloss = None
     if "ne" in probability and "logloss" not in ratios:
         logloss = _bins(_kernels.log_loss(labels, prep.scores, DEFAULT_EPS), row_slice, n)
@@ -320,7 +341,6 @@ def slice_summaries(prep: Prepared, users: _engine.PerUser, o: Options, ratios: 
         ids = row_slice * ECE_BINS + np.searchsorted(edges[1:-1], prep.scores)
         bins = [np.bincount(ids, weights=w, minlength=n * ECE_BINS).reshape(n, ECE_BINS)
                 for w in (None, labels, prep.scores)]
-    pairs = slice_pairs(prep, row_slice, n) if "auc" in o.metrics else [None] * n
     out = []
     for s in range(n):
         summary = Summary(n_users=int(size[s]), n_with_rows=int(with_rows[s]),
@@ -373,9 +393,7 @@ def slice_resamples(prep: Prepared, ratios: dict, o: Options, codes: np.ndarray,
                     out[s][name][start:start + size, 0] = num[i]
                     out[s][name][start:start + size, 1] = den[i]
     if "auc" in o.metrics:
-        row_slice = codes[prep.lists]
-        rows_order = _kernels.group_order(row_slice, n)
-        row_bounds = np.searchsorted(row_slice[rows_order], np.arange(n + 1))
+        rows_order, row_bounds = slice_rows(prep, codes, n)
         for s in range(n):
             rows = rows_order[row_bounds[s]:row_bounds[s + 1]]
             out[s]["auc"] = _engine.poisson_auc_sums(prep.scores[rows], prep.grades[rows] > 0,
