@@ -259,7 +259,7 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
     prep.row_users = None
     sources = [("pred", pred, pred_rows)] + ([("truth", truth, truth_rows)]
                                               if truth is not None else [])
-    sl = slices.slicing(slices.text_ids(prep.users), by, sources, users, user,
+    sl = slices.slicing(slices.prepared_text_ids(prep.users), by, sources, users, user,
                         prep.ranked.n_rows, shown=prep.users)
     del pred_rows, truth_rows, sources
     table = slices.evaluate_sliced(prep, o, sl, ci=ci, n_resamples=n_resamples, seed=seed,

@@ -111,13 +111,12 @@ def check_users(users, user: str) -> pd.DataFrame:
     as_frame("users", users, {"user": user})
     codes_, uniques = pd.factorize(users[user])
     check_id_codes("users", user, codes_)
-    text = canonical_ids(pd.Series(uniques), integral=False)[0]
-    distinct, first = np.unique(np.asarray(text, dtype=object)[codes_], return_index=True)
-    if distinct.size < len(users):
-        seen = np.zeros(len(users), dtype=bool)
-        seen[first] = True
-        row = int(np.flatnonzero(~seen)[0])
-        raise ValueError(f"users has {len(users) - distinct.size:,} duplicate user(s) in column "
+    text = pd.Index(canonical_ids(pd.Series(uniques), integral=False)[0])
+    ids = text[codes_]
+    if not ids.is_unique:
+        repeated = ids.duplicated()
+        row = int(np.flatnonzero(repeated)[0])
+        raise ValueError(f"users has {int(repeated.sum()):,} duplicate user(s) in column "
                          f"{user!r} (first: {plain(users[user].iloc[row])!r} in row {row}); give "
                          "each user one row of attributes")
     return users
@@ -129,6 +128,14 @@ def check_users(users, user: str) -> pd.DataFrame:
 def text_ids(ids) -> pd.Index:
     """Canonical user ids as text, the one form in which every frame's ids compare."""
     return pd.Index(canonical_ids(pd.Series(np.asarray(ids)), integral=False)[0])
+
+
+def prepared_text_ids(ids) -> pd.Index:
+    """:func:`text_ids` of ids that are canonical already (a Prepared's users: int64 or text)."""
+    values = np.asarray(ids)
+    if values.dtype.kind in "iu":
+        return pd.Index(values.astype(str).astype(object))
+    return pd.Index(values.astype(object))
 
 
 def row_users(ids: pd.Index, name: str, frame: pd.DataFrame, user: str) -> np.ndarray:
@@ -168,8 +175,8 @@ def _attribute(ids: pd.Index, rows: np.ndarray, name: str, frame: pd.DataFrame, 
 
 
 def _is_missing(values: np.ndarray) -> np.ndarray:
-    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA
-                     or v is pd.NaT for v in values], dtype=bool)
+    """None, NaN, NA or NaT: no value."""
+    return pd.isna(values)
 
 
 def _column_codes(values: np.ndarray) -> tuple[np.ndarray, list]:
@@ -289,12 +296,55 @@ def slice_rows(prep: Prepared, codes: np.ndarray, n: int) -> tuple[np.ndarray, n
     return rows, np.r_[0, np.cumsum(per_slice)]
 
 
+#: Share of a slice's negatives whose float32 score equals a positive's above which
+#: :func:`pair_counts` sorts the float64 scores instead.
+FLOAT32_COLLISIONS = 0.02
+
+
+def pair_counts(positives: np.ndarray, negatives: np.ndarray) -> tuple[int, int]:
+    """Wins and wins-or-ties of positives (sorted ascending) over negatives (any order).
+
+    Exact, with a cheaper sort: rounding to float32 never reverses an order
+    (``a < b`` implies ``f(a) <= f(b)``), so a negative whose float32 value is
+    below a positive's is below the positive. Only negatives whose float32
+    value equals some positive's are compared in float64; when more than
+    :data:`FLOAT32_COLLISIONS` of them do (tied or coarse scores), the float64
+    scores are sorted and counted by :func:`recmetrics._kernels.pair_counts`.
+    """
+    if positives.size == 0 or negatives.size == 0:
+        return 0, 0
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, still in order
+        neg32 = negatives.astype(np.float32)
+        pos32 = positives.astype(np.float32)
+    sorted32 = np.sort(neg32)
+    lo = np.searchsorted(sorted32, pos32, "left")       # float32 below: surely below
+    wins = int(lo.sum())
+    collide = sorted32[np.minimum(lo, sorted32.size - 1)] == pos32
+    if not collide.any():
+        return wins, wins
+    values32 = np.unique(pos32[collide])
+    n_grey = int((np.searchsorted(sorted32, values32, "right")
+                  - np.searchsorted(sorted32, values32, "left")).sum())
+    if n_grey > FLOAT32_COLLISIONS * negatives.size:
+        return _kernels.pair_counts(positives, np.sort(negatives))
+    at = np.minimum(np.searchsorted(values32, neg32), values32.size - 1)
+    grey = np.sort(negatives[values32[at] == neg32])    # float64 values, float32 collisions
+    with np.errstate(over="ignore"):
+        grey32 = grey.astype(np.float32)
+    p, p32 = positives[collide], pos32[collide]
+    start = np.searchsorted(grey32, p32, "left")         # the grey run of p's float32 value
+    end = np.searchsorted(grey32, p32, "right")
+    below = np.clip(np.searchsorted(grey, p, "left"), start, end) - start
+    not_above = np.clip(np.searchsorted(grey, p, "right"), start, end) - start
+    return wins + int(below.sum()), wins + int(not_above.sum())
+
+
 def slice_pairs(prep: Prepared, rows: np.ndarray, bounds: np.ndarray
                 ) -> tuple[list[tuple[int, int]], np.ndarray]:
     """Global AUC's (wins, wins-or-ties) over each slice's rows only, and its positive rows.
 
-    Each slice's positive and negative scores are sorted apart and counted as
-    :func:`recmetrics._kernels.pair_counts` counts one group (slices in threads).
+    Each slice's positives are sorted and its negatives counted against them
+    by :func:`pair_counts` (slices in threads).
     """
     n = bounds.size - 1
 
@@ -303,7 +353,7 @@ def slice_pairs(prep: Prepared, rows: np.ndarray, bounds: np.ndarray
         sc = prep.scores[own]
         pos = prep.grades[own] > 0
         positives = np.sort(sc[pos])
-        return (*_kernels.pair_counts(positives, np.sort(sc[~pos])), positives.size)
+        return (*pair_counts(positives, sc[~pos]), positives.size)
 
     counted = _kernels._map(count, range(n))
     return [c[:2] for c in counted], np.array([c[2] for c in counted], dtype=np.int64)

@@ -308,3 +308,41 @@ def test_cli_evaluate_by_writes_the_slice_columns(tmp_path, capsys):
     assert written[["country", "plan", "slice_size", "small_slice", "value"]].values.tolist() == \
         expected[["country", "plan", "slice_size", "small_slice", "value"]].values.tolist()
     assert "007" in written.country.tolist()      # an id-like attribute stays as written
+
+
+def literal_pairs(positives, negatives):
+    """Every (positive, negative) pair compared: wins and wins-or-ties."""
+    wins = sum(1 for p in positives for q in negatives if p > q)
+    ties = sum(1 for p in positives for q in negatives if p == q)
+    return wins, wins + ties
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, -0.0, 0.1, 0.5, 0.5 + 1e-12, 0.5 - 1e-12, 1e-300, 1e40,
+                                 -1e40, 1e39, np.inf, -np.inf, 0.3, 0.30000001]),
+                min_size=1, max_size=30),
+       st.lists(st.booleans(), min_size=30, max_size=30), st.floats(0, 0.05))
+def test_pair_counts_through_float32_equal_every_pair_compared(values, labels, share):
+    """float32 collisions (values 1e-12 apart, -0.0 and 0.0, overflow to inf) are counted in
+    float64, by the grey path or by the float64 sort, whichever the share picks."""
+    from recmetrics import slices
+    scores = np.array(values)
+    pos = np.array(labels[:scores.size])
+    original = slices.FLOAT32_COLLISIONS
+    slices.FLOAT32_COLLISIONS = share
+    try:
+        got = slices.pair_counts(np.sort(scores[pos]), scores[~pos])
+    finally:
+        slices.FLOAT32_COLLISIONS = original
+    assert got == literal_pairs(scores[pos], scores[~pos])
+
+
+def test_pair_counts_of_continuous_scores_equal_the_float64_count():
+    from recmetrics import _kernels, slices
+    rng = np.random.default_rng(0)
+    scores = rng.random(50_000)
+    scores[1::97] = np.nextafter(scores[0::97][:scores[1::97].size], 2)   # one ulp apart
+    scores[2::89] = scores[0::89][:scores[2::89].size]                     # exact ties
+    pos = rng.random(scores.size) < 0.05
+    expected = _kernels.pair_counts(np.sort(scores[pos]), np.sort(scores[~pos]))
+    assert slices.pair_counts(np.sort(scores[pos]), scores[~pos]) == expected
