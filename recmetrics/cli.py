@@ -282,26 +282,34 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
         if provenance is not None:
             document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    header = ["metric", "A", "B", "B - A", "p (t-test)", "p (randomization)", "users", "verdict"]
-    rows = [[_metric_name(r.metric, r.k), _number(r.value_a), _number(r.value_b),
-             f"{r.difference:+.4f}", _p_value(r.p_ttest), _p_value(r.p_randomization),
-             f"{r.n_users:,}" if r.n_users else "-", r.verdict]
+    by = table.attrs.get("slice_columns", [])
+    header = by + ["metric", "A", "B", "B - A", "p (t-test)", "p (randomization)"] + \
+        (["p (Holm)"] if by else []) + ["users", "verdict"]
+    rows = [[str(getattr(r, c)) for c in by] +
+            [_metric_name(r.metric, r.k), _number(r.value_a), _number(r.value_b),
+             f"{r.difference:+.4f}", _p_value(r.p_ttest), _p_value(r.p_randomization)] +
+            ([_p_value(r.p_randomization_adjusted)] if by else []) +
+            [f"{r.n_users:,}" if r.n_users else "-", r.verdict_adjusted if by else r.verdict]
             for r in table.itertuples(index=False)]
     names = {role: f"{d['path']} ({d['rows']:,} rows, {d['users']:,} users)"
              for role, d in inputs.items()}
-    better = table.verdict.isin(["B better", "A better"])
-    summary = (f"{int((table.verdict == 'B better').sum())} of {len(table)} rows: B significantly "
-               f"better; {int((table.verdict == 'A better').sum())}: A significantly better; "
-               f"{int((~better & (table.verdict != 'not tested')).sum())}: no significant "
+    verdicts = table.verdict_adjusted if by else table.verdict
+    better = verdicts.isin(["B better", "A better"])
+    summary = (f"{int((verdicts == 'B better').sum())} of {len(table)} rows: B significantly "
+               f"better; {int((verdicts == 'A better').sum())}: A significantly better; "
+               f"{int((~better & (verdicts != 'not tested')).sum())}: no significant "
                f"difference at alpha={alpha:g}.")
     lines = [f"A: {names['a']}", f"B: {names['b']}"]
     if "truth" in names:
         lines.append(f"truth: {names['truth']}")
     lines += [
         "",
-        _text_table(header, rows, right={1, 2, 3, 4, 5, 6}),
+        _text_table(header, rows, right=set(range(len(by) + 1, len(header) - 1))),
         "",
         summary,
+        *([textwrap.fill("sliced: each slice's rows compare the slice's users alone; 'p (Holm)' is "
+                         "the randomization p-value adjusted by Holm's step-down across the slices of "
+                         "each metric, and the verdict reads it", width=100)] if by else []),
         textwrap.fill(
             "p-values are two-sided and paired over the users both models are evaluated on: a "
             f"paired t-test and a sign-flip randomization test ({n_resamples:,} resamples, "
@@ -477,21 +485,23 @@ def _read_attributes(path, columns: list[str], args) -> pd.DataFrame:
         raise UsageError(f"{path}: {error}; check --by and --users") from None
 
 
-def _slicing(args, pred: pd.DataFrame) -> dict:
+def _slicing(args, pred: pd.DataFrame, *, path=None, activity: bool = True) -> dict:
     """--by / --users / --min-slice-size as evaluate's by=, users= and min_slice_size=.
 
     The scores file is read with its id, score and label columns only, so a --by column of
-    PRED (not in --users) is read from it again, as text."""
+    PRED (model A's file for compare; not in --users) is read from it again, as text."""
     if not args.by:
         if args.users:
             raise UsageError("--users gives attributes to slice by; name them with --by COL")
         return {}
     users = _read_attributes(args.users, None, args) if args.users else None
-    wanted = [c for c in args.by if (users is None or c not in users.columns) and c != "activity"]
+    path = args.pred if path is None else path
+    wanted = [c for c in args.by if (users is None or c not in users.columns)
+              and (c != "activity" or not activity)]
     if wanted:
-        extra = _read_attributes(args.pred, wanted, args)
+        extra = _read_attributes(path, wanted, args)
         if len(extra) != len(pred):
-            raise UsageError(f"{args.pred}: read {len(extra):,} rows of --by columns but "
+            raise UsageError(f"{path}: read {len(extra):,} rows of --by columns but "
                              f"{len(pred):,} scored rows; put the attributes in --users FILE")
         for column in wanted:
             pred[column] = extra[column].to_numpy()
@@ -513,8 +523,9 @@ def cmd_compare(args) -> None:
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()),
                       n_rows=max(len(f) for f in frames.values()), command="compare")
         progress.stage(f"paired tests over users ({args.n_resamples:,} resamples)")
+        sliced = _slicing(args, frames["a"], path=args.a, activity=False)
         table = compare(frames["a"], frames["b"], truth, n_resamples=args.n_resamples,
-                        seed=args.seed, alpha=args.alpha, **_options(args))
+                        seed=args.seed, alpha=args.alpha, **sliced, **_options(args))
         progress.stage("writing")
         content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
                                     args.seed, provenance=_provenance_of(args, inputs))
@@ -785,6 +796,14 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("a", metavar="A", help="scores of model A (.csv, .tsv, .txt or .parquet)")
     cp.add_argument("b", metavar="B", help="scores of model B (.csv, .tsv, .txt or .parquet)")
     _add_common(cp, k_default=[10], n_resamples=10_000, ci_default=False)
+    cps = cp.add_argument_group("slices")
+    cps.add_argument("--by", nargs="+", metavar="COL",
+                     help="compare per slice of users: per-user columns of A or of --users; "
+                          "several columns give their crossing; Holm-adjusted p-values across slices")
+    cps.add_argument("--users", metavar="FILE",
+                     help="user attributes for --by: the user column and one column per attribute")
+    cps.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",
+                     help="slices of fewer users are kept but marked small_slice (default: 30)")
     cp.add_argument("--alpha", type=_level, default=0.05,
                     help="significance level of the verdict column (default: 0.05)")
     cp.add_argument("--format", choices=FORMATS,

@@ -346,3 +346,21 @@ def test_pair_counts_of_continuous_scores_equal_the_float64_count():
     pos = rng.random(scores.size) < 0.05
     expected = _kernels.pair_counts(np.sort(scores[pos]), np.sort(scores[~pos]))
     assert slices.pair_counts(np.sort(scores[pos]), scores[~pos]) == expected
+
+
+def test_cli_compare_by_writes_holm_adjusted_columns(tmp_path, capsys):
+    a, b, truth, users = compare_data()
+    for name, frame in (("a", a), ("b", b), ("truth", truth), ("users", users)):
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    code = cli.main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--truth",
+                     str(tmp_path / "truth.csv"), "--by", "cohort", "--users",
+                     str(tmp_path / "users.csv"), "--metrics", "mrr", "--n-resamples", "500",
+                     "--format", "csv", "-q"])
+    out = capsys.readouterr().out
+    assert code == 0
+    written = pd.read_csv(io.StringIO(out))
+    expected = quiet(rm.compare, a, b, truth, by="cohort", users=users, metrics=["mrr"],
+                     n_resamples=500)
+    assert written.cohort.tolist() == expected.cohort.tolist()
+    np.testing.assert_allclose(written.p_randomization_adjusted,
+                               expected.p_randomization_adjusted, rtol=1e-12)
