@@ -97,7 +97,8 @@ class Prepared:
     """
 
     def __init__(self, pred, truth, *, user, item, score, label, ties, check=True,
-                 integral_ids: bool | None = None, rank: str | None = None):
+                 integral_ids: bool | None = None, rank: str | None = None,
+                 keep_row_users: bool = False):
         columns = {"user": user, "item": item}
         columns.update({"rank": rank} if rank is not None else {"score": score})
         if truth is None:
@@ -116,6 +117,7 @@ class Prepared:
             grades = numeric_column("pred", pred, label, grades=True)
             missing_users, missing_grades = np.zeros(0, dtype=np.intp), np.zeros(0)
             self.n_without_predictions = 0
+            truth_rows = None
         else:
             if check:
                 as_frame("truth", truth, {"user": user, "item": item, "label": label})
@@ -154,8 +156,13 @@ class Prepared:
             present[missing_users] = True
             remap = np.cumsum(present) - 1
             users, missing_users = remap[users], remap[missing_users]
+            truth_rows = np.where(present[truth_users], remap[truth_users], -1) \
+                if keep_row_users else None
             user_ids = user_ids[present]
         self.users = user_ids
+        # with keep_row_users: each row's user (an index into ``users``; -1 for truth's users
+        # left out), in the rows' own order, for attributes read from the rows (slices)
+        self.row_users = (users, truth_rows) if keep_row_users else None
         self.score_column = score if rank is None else rank
         self.n_users = len(user_ids)
         self.n_rows = n

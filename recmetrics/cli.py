@@ -230,18 +230,22 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
             document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
     models = "model" in table.columns  # --baselines
-    header = (["model"] if models else []) + ["metric", "value"] + \
+    by = table.attrs.get("slice_columns", [])  # --by
+    lead = by + (["slice users"] if by else []) + (["model"] if models else [])
+    header = lead + ["metric", "value"] + \
         ([f"{_percent(ci)} CI"] if ci else []) + ["users", "skipped", "no predictions"]
     rows = []
     for row in table.itertuples(index=False):
-        cells = ([row.model] if models else []) + [_metric_name(row.metric, row.k),
-                                                   _number(row.value)]
+        cells = [str(getattr(row, c)) for c in by] + \
+            ([f"{row.slice_size:,}" + (" (small)" if row.small_slice else "")] if by else []) + \
+            ([row.model] if models else []) + [_metric_name(row.metric, row.k),
+                                               _number(row.value)]
         if ci:
             cells.append("" if math.isnan(row.ci_low)
                          else f"[{row.ci_low:.4f}, {row.ci_high:.4f}]")
         cells += [f"{row.n_users:,}", f"{row.n_skipped:,}", f"{row.n_without_predictions:,}"]
         rows.append(cells)
-    right = set(range(1 + models, len(header)))
+    right = set(range(len(lead) + 1, len(header))) | ({len(by)} if by else set())
     described = " against ".join(
         f"{d['path']} ({d['rows']:,} rows, {d['users']:,} users"
         + ("; no label column: every row is a relevant item" if "labels" in d else "") + ")"
@@ -254,6 +258,8 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
         "",
         _text_table(header, rows, right=right),
         "",
+        *[textwrap.fill(note, width=100) for note in table.attrs.get("notes", [])
+          if by],
         _conventions_paragraph(conventions),
         textwrap.fill("skipped: users with no relevant item (left out of the ranking means; for "
                       "GAUC, users with one class only); no predictions: users with relevant "
@@ -291,26 +297,34 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
         if provenance is not None:
             document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    header = ["metric", "A", "B", "B - A", "p (t-test)", "p (randomization)", "users", "verdict"]
-    rows = [[_metric_name(r.metric, r.k), _number(r.value_a), _number(r.value_b),
-             f"{r.difference:+.4f}", _p_value(r.p_ttest), _p_value(r.p_randomization),
-             f"{r.n_users:,}" if r.n_users else "-", r.verdict]
+    by = table.attrs.get("slice_columns", [])
+    header = by + ["metric", "A", "B", "B - A", "p (t-test)", "p (randomization)"] + \
+        (["p (Holm)"] if by else []) + ["users", "verdict"]
+    rows = [[str(getattr(r, c)) for c in by] +
+            [_metric_name(r.metric, r.k), _number(r.value_a), _number(r.value_b),
+             f"{r.difference:+.4f}", _p_value(r.p_ttest), _p_value(r.p_randomization)] +
+            ([_p_value(r.p_randomization_adjusted)] if by else []) +
+            [f"{r.n_users:,}" if r.n_users else "-", r.verdict_adjusted if by else r.verdict]
             for r in table.itertuples(index=False)]
     names = {role: f"{d['path']} ({d['rows']:,} rows, {d['users']:,} users)"
              for role, d in inputs.items()}
-    better = table.verdict.isin(["B better", "A better"])
-    summary = (f"{int((table.verdict == 'B better').sum())} of {len(table)} rows: B significantly "
-               f"better; {int((table.verdict == 'A better').sum())}: A significantly better; "
-               f"{int((~better & (table.verdict != 'not tested')).sum())}: no significant "
+    verdicts = table.verdict_adjusted if by else table.verdict
+    better = verdicts.isin(["B better", "A better"])
+    summary = (f"{int((verdicts == 'B better').sum())} of {len(table)} rows: B significantly "
+               f"better; {int((verdicts == 'A better').sum())}: A significantly better; "
+               f"{int((~better & (verdicts != 'not tested')).sum())}: no significant "
                f"difference at alpha={alpha:g}.")
     lines = [f"A: {names['a']}", f"B: {names['b']}"]
     if "truth" in names:
         lines.append(f"truth: {names['truth']}")
     lines += [
         "",
-        _text_table(header, rows, right={1, 2, 3, 4, 5, 6}),
+        _text_table(header, rows, right=set(range(len(by) + 1, len(header) - 1))),
         "",
         summary,
+        *([textwrap.fill("sliced: each slice's rows compare the slice's users alone; 'p (Holm)' is "
+                         "the randomization p-value adjusted by Holm's step-down across the slices of "
+                         "each metric, and the verdict reads it", width=100)] if by else []),
         textwrap.fill(
             "p-values are two-sided and paired over the users both models are evaluated on: a "
             f"paired t-test and a sign-flip randomization test ({n_resamples:,} resamples, "
@@ -573,8 +587,9 @@ def cmd_evaluate(args) -> None:
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred))
         progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
                        else f"computing {_metric_rows(args)} metrics")
+        sliced = _slicing(args, pred)
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **_options(args), **beyond)
+                         bootstrap=args.bootstrap, **sliced, **_options(args), **beyond)
         del pred, truth
         progress.stage("writing")
         content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
@@ -583,6 +598,42 @@ def cmd_evaluate(args) -> None:
         rio.write_output(output, content)
     finally:
         progress.close()
+
+
+def _read_attributes(path, columns: list[str] | None, args) -> pd.DataFrame:
+    """Attribute columns of a file, as text (ids such as ``007`` stay as written)."""
+    if str(path).endswith((".parquet", ".pq")):
+        return pd.read_parquet(path, columns=columns)
+    sep = args.sep if args.sep is not None else ("\t" if str(path).endswith((".tsv", ".txt"))
+                                                 else ",")
+    try:
+        return pd.read_csv(path, usecols=columns, dtype=str, sep=sep, encoding=args.encoding,
+                           keep_default_na=False)
+    except ValueError as error:
+        raise UsageError(f"{path}: {error}; check --by and --users") from None
+
+
+def _slicing(args, pred: pd.DataFrame, *, path=None, activity: bool = True) -> dict:
+    """--by / --users / --min-slice-size as evaluate's by=, users= and min_slice_size=.
+
+    The scores file is read with its id, score and label columns only, so a --by column of
+    PRED (model A's file for compare; not in --users) is read from it again, as text."""
+    if not args.by:
+        if args.users:
+            raise UsageError("--users gives attributes to slice by; name them with --by COL")
+        return {}
+    users = _read_attributes(args.users, None, args) if args.users else None
+    path = args.pred if path is None else path
+    wanted = [c for c in args.by if (users is None or c not in users.columns)
+              and (c != "activity" or not activity)]
+    if wanted:
+        extra = _read_attributes(path, wanted, args)
+        if len(extra) != len(pred):
+            raise UsageError(f"{path}: read {len(extra):,} rows of --by columns but "
+                             f"{len(pred):,} scored rows; put the attributes in --users FILE")
+        for column in wanted:
+            pred[column] = extra[column].to_numpy()
+    return {"by": list(args.by), "users": users, "min_slice_size": args.min_slice_size}
 
 
 def cmd_compare(args) -> None:
@@ -600,8 +651,9 @@ def cmd_compare(args) -> None:
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()),
                       n_rows=max(len(f) for f in frames.values()), command="compare")
         progress.stage(f"paired tests over users ({args.n_resamples:,} resamples)")
+        sliced = _slicing(args, frames["a"], path=args.a, activity=False)
         table = compare(frames["a"], frames["b"], truth, n_resamples=args.n_resamples,
-                        seed=args.seed, alpha=args.alpha, **_options(args))
+                        seed=args.seed, alpha=args.alpha, **sliced, **_options(args))
         progress.stage("writing")
         content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
                                     args.seed, provenance=_provenance_of(args, inputs))
@@ -879,6 +931,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=FORMATS,
                     help="output format (default: from -o's extension, else table)")
     ev.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
+    sl = ev.add_argument_group("slices (pandas engine)")
+    sl.add_argument("--by", nargs="+", metavar="COL",
+                    help="evaluate per slice of users: per-user columns of PRED or of --users, "
+                         "or 'activity' (quartiles of scored rows per user); several columns "
+                         "give their crossing")
+    sl.add_argument("--users", metavar="FILE",
+                    help="user attributes for --by: the user column and one column per attribute")
+    sl.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",
+                    help="slices of fewer users are kept but marked small_slice (default: 30)")
     engine = ev.add_argument_group("engine (logs larger than memory)")
     engine.add_argument("--engine", choices=("pandas", "dask", "spark"), default="pandas",
                         help="pandas: read everything into this process (default); dask: "
@@ -905,6 +966,14 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("a", metavar="A", help="scores of model A (.csv, .tsv, .txt or .parquet)")
     cp.add_argument("b", metavar="B", help="scores of model B (.csv, .tsv, .txt or .parquet)")
     _add_common(cp, k_default=[10], n_resamples=10_000, ci_default=False)
+    cps = cp.add_argument_group("slices")
+    cps.add_argument("--by", nargs="+", metavar="COL",
+                     help="compare per slice of users: per-user columns of A or of --users; "
+                          "several columns give their crossing; Holm-adjusted p-values across slices")
+    cps.add_argument("--users", metavar="FILE",
+                     help="user attributes for --by: the user column and one column per attribute")
+    cps.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",
+                     help="slices of fewer users are kept but marked small_slice (default: 30)")
     cp.add_argument("--alpha", type=_level, default=0.05,
                     help="significance level of the verdict column (default: 0.05)")
     cp.add_argument("--format", choices=FORMATS,

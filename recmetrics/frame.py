@@ -151,7 +151,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: Bootstrap | None = None, history=None, catalog=None,
              item_features=None, head_share: float = 0.8, unseen: Unseen = "add_one",
-             baselines: bool = False) -> pd.DataFrame:
+             baselines: bool = False, by=None, users=None,
+             min_slice_size: int = 30) -> pd.DataFrame:
     r"""Evaluate scored (user, item) rows: AUC, GAUC, P@k, R@k, HR@k, MAP@k, MRR and NDCG@k.
 
     Parameters
@@ -183,6 +184,23 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         :func:`recmetrics.most_popular` scores it; needs ``history``). The
         table then starts with a ``model`` column: ``model``, ``random``,
         ``most_popular``. Probability metrics are refused with baselines.
+    by : str or list of str, optional
+        Slice the users (see :mod:`recmetrics.slices`): a per-user column of
+        ``pred``, ``truth`` or ``users``, or ``"activity"`` (quantile buckets
+        of the number of scored rows); several names give their crossing.
+        The table then has the slice column(s) first, ``slice_size`` (users
+        in the slice) and ``small_slice``, one row per slice and metric, and
+        the rows of all users with slice value ``"(all)"``. Every slice row
+        equals this function on that slice's users alone, intervals
+        included (Poisson bootstrap only: with ``ci``, ``"multinomial"`` is
+        refused, since its draws depend on the whole set of users).
+        :func:`recmetrics.disparity` reads the table.
+    users : pandas.DataFrame, optional
+        User attributes for ``by``: the ``user`` column (each user once) and
+        attribute columns.
+    min_slice_size : int, default 30
+        Slices of fewer users are kept, marked ``small_slice=True`` and
+        listed in ``result.attrs["notes"]``.
 
     Returns
     -------
@@ -226,6 +244,10 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
     """
     conventions = conventions_of(locals())
+    if (_is_dask(pred) or _is_dask(truth) or _is_spark(pred) or _is_spark(truth)) \
+            and (by is not None or users is not None):
+        raise ValueError("by= and users= take pandas DataFrames; collect the distributed frames "
+                         "first (e.g. a sample of users), or evaluate each slice's users separately")
     b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
                                       item_features=item_features, head_share=head_share,
                                       unseen=unseen, baselines=baselines)
@@ -253,6 +275,15 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         ci = check_probability("ci", ci)
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
+    if by is not None or users is not None:
+        if b.metrics or b.baselines:
+            raise ValueError("by= with the beyond-accuracy metrics or baselines=True is not "
+                             "supported yet; evaluate them without by=, or each slice's users "
+                             "separately")
+        return _evaluate_sliced(pred, truth, o, by=by, users=users,
+                                min_slice_size=min_slice_size, user=user, item=item, score=score,
+                                label=label, rank=rank, ci=ci, n_resamples=n_resamples, seed=seed,
+                                bootstrap=bootstrap, positives_only=positives_only)
     columns = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
     resampling = {"ci": ci, "n_resamples": n_resamples, "seed": seed, "bootstrap": bootstrap}
     table, inputs, prep = _evaluate_model(pred, truth, o, b, columns, resampling)
@@ -306,6 +337,42 @@ def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, res
 
 
 evaluate.__doc__ = (evaluate.__doc__ or "").format(parameters=_PARAMETERS)  # None under python -OO
+
+
+def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, score, label,
+                     rank, ci, n_resamples, seed, bootstrap, positives_only) -> pd.DataFrame:
+    """``evaluate(by=...)``: the checks of the slicing, then :mod:`recmetrics.slices`."""
+    from . import slices
+
+    if by is None:
+        raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
+                         "by='country')")
+    by = slices.check_by(by)
+    min_slice_size = slices.check_min_slice_size(min_slice_size)
+    if users is not None:
+        users = slices.check_users(users, user)
+    if ci is not None and bootstrap == "multinomial":
+        raise ValueError("bootstrap='multinomial' cannot give per-slice intervals with by=: its "
+                         "draws depend on the whole set of users, so a slice would not get the "
+                         "interval it gets alone; use bootstrap='poisson' (the default)")
+    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
+                    rank=rank, keep_row_users=True)
+    if prep.row_users is None:  # keep_row_users=True sets them
+        raise RuntimeError("the prepared rows lost their users")
+    pred_rows, truth_rows = prep.row_users
+    prep.row_users = None
+    sources = [("pred", pred, pred_rows)] + ([("truth", truth, truth_rows)]
+                                              if truth is not None else [])
+    sl = slices.slicing(slices.prepared_text_ids(prep.users), by, sources, users, user,
+                        prep.ranked.n_rows, shown=prep.users)
+    del pred_rows, truth_rows, sources
+    table = slices.evaluate_sliced(prep, o, sl, ci=ci, n_resamples=n_resamples, seed=seed,
+                                   min_slice_size=min_slice_size)
+    if positives_only:
+        table.attrs["notes"].insert(0, POSITIVES_ONLY)
+    rank_hint(table[(table[by] == slices.ALL).all(axis=1)], rank, score, prep.n_positive,
+              prep.n_rows - prep.n_positive)
+    return table
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
@@ -439,7 +506,8 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
             ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", n_resamples: int = 10_000,
-            seed=0, alpha: float = 0.05) -> pd.DataFrame:
+            seed=0, alpha: float = 0.05, by=None, users=None,
+            min_slice_size: int = 30) -> pd.DataFrame:
     r"""Is model B better than model A? Per metric: both values, B - A, and paired p-values.
 
     Like is compared with like. Both models are judged on the **same users**:
@@ -465,6 +533,15 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     ``score`` (or ``rank``, read as in :func:`evaluate`) may name a column
     per model: ``score=("score", "prob")`` reads A's ``score`` and B's
     ``prob``.
+
+    With ``by`` (and ``users``, ``min_slice_size``, as in :func:`evaluate`;
+    ``"activity"`` is not offered here) the table is repeated per slice, each
+    slice row being this function on that slice's users alone (same seed),
+    after the rows of all users (slice value ``"(all)"``). Testing every
+    slice multiplies the chances of a false "significant": the columns
+    ``p_ttest_adjusted``, ``p_randomization_adjusted`` and
+    ``verdict_adjusted`` apply Holm's step-down across the slices of each
+    metric (:func:`recmetrics.adjust_p_values`), beside the raw ones.
 
     Returns
     -------
@@ -492,6 +569,17 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     """
     from scipy import stats as _stats
 
+    if by is not None or users is not None:
+        if by is None:
+            raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
+                             "by='country')")
+        from .slices import compare_sliced
+        return compare_sliced(pred_a, pred_b, truth, by=by, users=users,
+                              min_slice_size=min_slice_size, user=user, item=item, label=label,
+                              k=k, metrics=metrics, score=score, rank=rank, ties=ties, gain=gain,
+                              ideal=ideal, denominator=denominator, gauc_weight=gauc_weight,
+                              no_relevant=no_relevant, n_resamples=n_resamples, seed=seed,
+                              alpha=alpha)
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
     n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
