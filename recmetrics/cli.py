@@ -631,14 +631,20 @@ _MODEL_SUFFIXES = {".csv", ".tsv", ".txt", ".parquet", ".pq", ".gz", ".bz2", ".x
 
 
 def _model_names(paths: list[str]) -> list[str]:
-    """Each file's stem (``runs/mf.csv`` -> ``mf``); the paths as given when two stems clash."""
+    """Each file's stem (``runs/mf.csv`` -> ``mf``); the paths as given when two stems clash,
+    numbered when one file is given twice."""
     stems = []
     for path in paths:
         name = Path(path).name
         while Path(name).suffix.lower() in _MODEL_SUFFIXES:
             name = name[:-len(Path(name).suffix)]
         stems.append(name or Path(path).name)
-    return stems if len(set(stems)) == len(stems) else [str(p) for p in paths]
+    if len(set(stems)) == len(stems):
+        return stems
+    names = [str(p) for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{name} ({i})" for i, name in enumerate(names, start=1)]  # one file given twice
 
 
 def _role(position: int) -> str:
@@ -651,8 +657,6 @@ def cmd_compare(args) -> None:
         raise UsageError(f"compare needs at least two scores files, got {len(args.models)}; "
                          "e.g. recmetrics compare base.csv new.csv")
     names = _model_names(args.models)
-    if len(set(names)) < len(names):
-        raise UsageError("the same scores file is given twice; give each model once")
     if args.baseline is not None and args.baseline not in names:
         raise UsageError(f"--baseline {args.baseline}: no such model; the models are "
                          f"{', '.join(names)} (the files' names without extension)")

@@ -151,9 +151,11 @@ def test_compare_says_which_model_is_better(capsys, sample):
              ("gauc", "ndcg@10", "map@10", "hit_rate@10", "auc")}
     assert lines["gauc"].endswith("B better") and lines["ndcg@10"].endswith("B better")
     assert lines["hit_rate@10"].endswith("no significant difference")
-    assert lines["auc"].endswith("not tested")
+    # global AUC is now tested by DeLong's test (it was "not tested" before issue 22)
+    assert lines["auc"].endswith("B better")
     assert "paired t-test and a sign-flip randomization test (2,000 resamples, seed 0)" in \
         " ".join(out.split())
+    assert "after Holm correction over all 13 rows of the table" in " ".join(out.split())
 
 
 def test_compare_json_carries_the_api_p_values_and_a_verdict(capsys, sample):
@@ -168,9 +170,12 @@ def test_compare_json_carries_the_api_p_values_and_a_verdict(capsys, sample):
     np.testing.assert_array_equal(got.difference, expected.difference)
     np.testing.assert_array_equal(got.p_randomization, expected.p_randomization)
     np.testing.assert_array_equal(got.p_ttest, expected.p_ttest)
-    assert document["alpha"] == 0.01
-    for row in got.itertuples():
-        significant = row.p_randomization < 0.01
+    for column in ("p_bootstrap", "p_ttest_adjusted", "p_randomization_adjusted",
+                   "p_bootstrap_adjusted"):
+        np.testing.assert_array_equal(got[column], expected[column], err_msg=column)
+    assert document["alpha"] == 0.01 and document["correction"] == "holm"
+    for row in got.itertuples():  # the verdict reads the Holm-adjusted randomization p-value
+        significant = row.p_randomization_adjusted < 0.01
         assert row.verdict == (("B better" if row.difference > 0 else "A better") if significant
                                else "no significant difference")
 
@@ -185,9 +190,12 @@ def test_compare_csv_and_parquet(capsys, sample):
         assert (code, err) == (0, "")
         tables.append(pd.read_csv(io.StringIO(out)))
     parquet, csv = tables
-    assert parquet.columns.tolist() == ["metric", "k", "value_a", "value_b", "difference", "p_ttest",
-                                        "p_randomization", "n_users", "n_users_a", "n_users_b",
-                                        "conventions", "note", "verdict"]
+    assert parquet.columns.tolist() == [
+        "model_a", "model_b", "metric", "k", "value_a", "value_b", "difference", "p_ttest",
+        "p_ttest_adjusted", "p_randomization", "p_randomization_adjusted", "p_bootstrap",
+        "p_bootstrap_adjusted", "p_delong", "p_delong_adjusted", "n_users", "n_users_a",
+        "n_users_b", "conventions", "note", "verdict"]
+    assert set(parquet.model_a) == {"sample_model_a"} and set(parquet.model_b) == {"sample_model_b"}
     pd.testing.assert_frame_equal(parquet, csv)
     expected = rm.compare(pd.read_parquet(PRED_A_PARQUET), sample[1], sample[2],
                           metrics=["gauc", "ndcg", "mrr"], k=5, n_resamples=200, seed=3)
