@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from ._options import Options
 from ._validation import (ADJUSTMENTS, Adjustment, RecmetricsWarning, as_frame,
                           caller_stacklevel, check_option, check_unique_keys, numeric_column,
                           plain)
-from .stats import adjust_p_values, delong_test, paired_bootstrap_test
+from .stats import adjust_p_values, delong_from_placements, delong_test, paired_bootstrap_test
 from .tables import LOWER_IS_BETTER, ResultsTable, results_table
 
 __all__ = ["results_table_from_comparison", "P_COLUMNS"]
@@ -154,9 +154,17 @@ class Evaluated:
     order: np.ndarray                 # user codes in the order of the model's own users
     columns: dict[str, np.ndarray]    # per-user values indexed by user code
     gauc_weights: np.ndarray | None   # indexed by user code
-    keys: np.ndarray                  # (user, item) key of each scored row
+    keys: np.ndarray                  # (user, item) key of each scored row, ascending
     scores: np.ndarray                # the score of each scored row (minus the rank)
     positive: np.ndarray              # each scored row judged relevant
+    cache: dict = field(default_factory=dict)
+
+    def placements(self) -> tuple[np.ndarray, np.ndarray]:
+        """DeLong's placements of all the model's rows, computed once for every pair."""
+        if "placements" not in self.cache:
+            self.cache["placements"] = _kernels.placements(self.scores[self.positive],
+                                                           self.scores[~self.positive])
+        return self.cache["placements"]
 
 
 def _evaluate(m: Model, frame: pd.DataFrame, truth: pd.DataFrame, truth_keys: np.ndarray,
@@ -165,7 +173,7 @@ def _evaluate(m: Model, frame: pd.DataFrame, truth: pd.DataFrame, truth_keys: np
     """Evaluate one model whose id columns hold joint integer codes (and truth's too)."""
     prep = Prepared(frame, truth, user=user, item=item, score=m.score, label=label, ties=o.ties,
                     rank=m.rank)
-    order = np.asarray(prep.users, dtype=np.intp)
+    prep_users = order = np.asarray(prep.users, dtype=np.intp)
     # messages name ids as the user wrote them, not as codes
     prep.users = user_ids[order]
     u = prep.unmatched
@@ -191,11 +199,14 @@ def _evaluate(m: Model, frame: pd.DataFrame, truth: pd.DataFrame, truth_keys: np
         keys = frame[user].to_numpy(np.int64) * width + frame[item].to_numpy()
         scores = frame[m.score].to_numpy(np.float64) if m.rank is None \
             else -frame[m.rank].to_numpy(np.float64)
+        order = np.argsort(keys, kind="stable")
+        keys, scores = keys[order], scores[order]
         where = locate(keys, truth_keys, n_user_ids * width)
         grades = np.zeros(keys.size)
         grades[where >= 0] = truth[label].to_numpy(dtype=np.float64)[where[where >= 0]]
         positive = grades > 0
-    return Evaluated(evaluated.table, order, columns, weights, keys, scores, positive)
+    return Evaluated(evaluated.table, np.asarray(prep_users, dtype=np.intp), columns, weights,
+                     keys, scores, positive)
 
 
 def compare_models(models: list[Model], truth, o: Options, *, user: str, item: str, label: str,
@@ -295,6 +306,10 @@ def compare_models(models: list[Model], truth, o: Options, *, user: str, item: s
 
 def _delong(ea: Evaluated, eb: Evaluated) -> tuple[float, str]:
     """DeLong's p-value on the rows both models scored (of the shared users), and a note."""
+    if np.array_equal(ea.keys, eb.keys):  # the same rows (the usual case): placements once each
+        if ea.positive.all() or not ea.positive.any():
+            return float("nan"), ""  # AUC undefined: the row's note says so
+        return delong_from_placements(ea.placements(), eb.placements()).p_value, ""
     where = pd.Index(ea.keys).get_indexer(eb.keys)
     common = np.flatnonzero(where >= 0)
     if common.size == 0:
