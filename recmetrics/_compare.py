@@ -209,15 +209,35 @@ def _evaluate(m: Model, frame: pd.DataFrame, truth: pd.DataFrame, truth_keys: np
                      keys, scores, positive)
 
 
+@dataclass(frozen=True)
+class Shared:
+    """Every model evaluated on the users all of them scored (step 1 of a comparison)."""
+
+    evaluated: list[Evaluated]
+    n_scored: np.ndarray               # users each model scored, before restricting
+    n_shared: int                      # users every model scored
+    defined: dict[str, np.ndarray]     # per-user column -> defined under every model (by code)
+    gauc_weights: np.ndarray | None    # the mean of the models' GAUC weights (by code)
+
+
 def compare_models(models: list[Model], truth, o: Options, *, user: str, item: str, label: str,
                    baseline: str | None, n_resamples: int, seed, alpha: float,
                    correction: Adjustment) -> pd.DataFrame:
-    """The comparison table of :func:`recmetrics.compare` (options already checked)."""
-    from scipy import stats as _stats
-
+    """The comparison table of :func:`recmetrics.compare` (options already checked):
+    :func:`evaluate_models`, then :func:`pairwise_table`."""
     correction = check_option("correction", correction, ADJUSTMENTS)
     names = [m.name for m in models]
     pairs = pairs_of(names, baseline)
+    shared = evaluate_models(models, truth, o, user=user, item=item, label=label)
+    table = pairwise_table(shared, names, pairs, o, n_resamples=n_resamples, seed=seed,
+                           alpha=alpha, correction=correction)
+    table.attrs["baseline"] = baseline
+    return table
+
+
+def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: str,
+                    label: str) -> Shared:
+    """Code the ids of every model and of the truth once, then evaluate each model once."""
     if truth is None:
         truth = shared_truth(models, user=user, item=item, label=label)
     for m in models:
@@ -275,6 +295,16 @@ def compare_models(models: list[Model], truth, o: Options, *, user: str, item: s
         gauc_w = np.zeros(n_ids)
         for e in evaluated:
             gauc_w += e.gauc_weights / len(models)
+    return Shared(evaluated, n_scored, n_shared, defined, gauc_w)
+
+
+def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]], o: Options,
+                   *, n_resamples: int, seed, alpha: float, correction: str) -> pd.DataFrame:
+    """One row per pair and metric: values, B - A, the paired tests and their corrections."""
+    from scipy import stats as _stats
+
+    evaluated, n_scored, n_shared = shared.evaluated, shared.n_scored, shared.n_shared
+    defined, gauc_w = shared.defined, shared.gauc_weights
     rng = np.random.default_rng(seed)
     boot_rng = rng.spawn(1)[0]  # its own stream: the randomization draws stay those of old
     rows = []
@@ -282,7 +312,7 @@ def compare_models(models: list[Model], truth, o: Options, *, user: str, item: s
         ea, eb = evaluated[i], evaluated[j]
         delong = _delong(ea, eb) if "auc" in o.metrics else None
         for a, b in zip(ea.table.itertuples(index=False), eb.table.itertuples(index=False)):
-            row = _row(a, b, ea, eb, defined, gauc_w, delong, n_shared, len(models), rng,
+            row = _row(a, b, ea, eb, defined, gauc_w, delong, n_shared, len(names), rng,
                        boot_rng, n_resamples, _stats)
             rows.append({"model_a": names[i], "model_b": names[j], **row,
                          "n_users_a": int(n_scored[i]), "n_users_b": int(n_scored[j]),
@@ -300,7 +330,6 @@ def compare_models(models: list[Model], truth, o: Options, *, user: str, item: s
     result.attrs["alpha"] = alpha
     result.attrs["correction"] = correction
     result.attrs["models"] = names
-    result.attrs["baseline"] = baseline
     return result
 
 
