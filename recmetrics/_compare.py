@@ -238,6 +238,7 @@ def compare_models(models: list[Model], truth, o: Options, *, user: str, item: s
 def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: str,
                     label: str) -> Shared:
     """Code the ids of every model and of the truth once, then evaluate each model once."""
+    names = [m.name for m in models]
     if truth is None:
         truth = shared_truth(models, user=user, item=item, label=label)
     for m in models:
