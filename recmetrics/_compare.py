@@ -154,16 +154,27 @@ class Evaluated:
     order: np.ndarray                 # user codes in the order of the model's own users
     columns: dict[str, np.ndarray]    # per-user values indexed by user code
     gauc_weights: np.ndarray | None   # indexed by user code
-    keys: np.ndarray                  # (user, item) key of each scored row, ascending
-    scores: np.ndarray                # the score of each scored row (minus the rank)
-    positive: np.ndarray              # each scored row judged relevant
+    scored: tuple                     # (row keys, scores, truth keys, truth grades, key space)
     cache: dict = field(default_factory=dict)
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The model's scored rows for DeLong's test, made when a pair first needs them: (user,
+        item) keys ascending, their scores (minus the rank) and whether each is relevant."""
+        if "rows" not in self.cache:
+            keys, scores, truth_keys, truth_grades, space = self.scored
+            order = np.argsort(keys, kind="stable")
+            keys, scores = keys[order], scores[order]
+            where = locate(keys, truth_keys, space)
+            grades = np.zeros(keys.size)
+            grades[where >= 0] = truth_grades[where[where >= 0]]
+            self.cache["rows"] = keys, scores, grades > 0
+        return self.cache["rows"]
 
     def placements(self) -> tuple[np.ndarray, np.ndarray]:
         """DeLong's placements of all the model's rows, computed once for every pair."""
         if "placements" not in self.cache:
-            self.cache["placements"] = _kernels.placements(self.scores[self.positive],
-                                                           self.scores[~self.positive])
+            _, scores, positive = self.rows()
+            self.cache["placements"] = _kernels.placements(scores[positive], scores[~positive])
         return self.cache["placements"]
 
 
@@ -193,20 +204,12 @@ def _evaluate(m: Model, frame: pd.DataFrame, truth: pd.DataFrame, truth_keys: np
         neg = prep.ranked.n_rows - pos  # the weights need counts, not a second AUC pass
         weights = np.zeros(n_user_ids)
         weights[order] = _kernels.gauc_weights(pos, neg, o.gauc_weight)
-    keys = np.zeros(0, dtype=np.int64)
-    scores = positive = np.zeros(0)
-    if "auc" in o.metrics:
-        keys = frame[user].to_numpy(np.int64) * width + frame[item].to_numpy()
-        scores = frame[m.score].to_numpy(np.float64) if m.rank is None \
-            else -frame[m.rank].to_numpy(np.float64)
-        order = np.argsort(keys, kind="stable")
-        keys, scores = keys[order], scores[order]
-        where = locate(keys, truth_keys, n_user_ids * width)
-        grades = np.zeros(keys.size)
-        grades[where >= 0] = truth[label].to_numpy(dtype=np.float64)[where[where >= 0]]
-        positive = grades > 0
+    keys = frame[user].to_numpy(np.int64) * width + frame[item].to_numpy()
+    scores = frame[m.score].to_numpy(np.float64) if m.rank is None \
+        else -frame[m.rank].to_numpy(np.float64)
+    scored = (keys, scores, truth_keys, truth[label].to_numpy(np.float64), n_user_ids * width)
     return Evaluated(evaluated.table, np.asarray(prep_users, dtype=np.intp), columns, weights,
-                     keys, scores, positive)
+                     scored)
 
 
 @dataclass(frozen=True)
@@ -336,23 +339,25 @@ def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]
 
 def _delong(ea: Evaluated, eb: Evaluated) -> tuple[float, str]:
     """DeLong's p-value on the rows both models scored (of the shared users), and a note."""
-    if np.array_equal(ea.keys, eb.keys):  # the same rows (the usual case): placements once each
-        if ea.positive.all() or not ea.positive.any():
+    keys_a, scores_a, _ = ea.rows()
+    keys_b, scores_b, positive_b = eb.rows()
+    if np.array_equal(keys_a, keys_b):  # the same rows (the usual case): placements once each
+        if positive_b.all() or not positive_b.any():
             return float("nan"), ""  # AUC undefined: the row's note says so
         return delong_from_placements(ea.placements(), eb.placements()).p_value, ""
-    where = pd.Index(ea.keys).get_indexer(eb.keys)
+    where = pd.Index(keys_a).get_indexer(keys_b)
     common = np.flatnonzero(where >= 0)
     if common.size == 0:
         return float("nan"), "no (user, item) row is scored by both models, so DeLong's test " \
                              "was not run"
-    y = eb.positive[common]
+    y = positive_b[common]
     if y.all() or not y.any():
         return float("nan"), ""  # AUC undefined: the row's note says so
-    p = delong_test(y.astype(np.int8), ea.scores[where[common]], eb.scores[common]).p_value
+    p = delong_test(y.astype(np.int8), scores_a[where[common]], scores_b[common]).p_value
     note = ""
-    if common.size < max(ea.keys.size, eb.keys.size):
+    if common.size < max(keys_a.size, keys_b.size):
         note = (f"DeLong's test on the {common.size:,} (user, item) rows both models scored "
-                f"(of {ea.keys.size:,} and {eb.keys.size:,})")
+                f"(of {keys_a.size:,} and {keys_b.size:,})")
     return p, note
 
 
