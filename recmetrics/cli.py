@@ -4,11 +4,12 @@
     recmetrics evaluate LOGS --engine dask [--workers N] [--memory-limit SIZE]
                              [--scheduler ADDRESS] [--truth TRUTH] ...
     recmetrics evaluate LOGS --engine spark [--master local[2]] [--truth TRUTH] ...
-    recmetrics compare A B [--truth TRUTH] [--k ...] [--alpha 0.05] [--format ...] [-o OUT]
+    recmetrics compare A B [C ...] [--truth TRUTH] [--k ...] [--alpha 0.05] [--baseline NAME]
+                       [--correction holm] [--format ...] [-o OUT]
     recmetrics report PRED [--truth TRUTH] [--k ...] [-o report.html]
     python -m recmetrics ...                      (the same)
 
-PRED, A and B hold one row per scored (user, item) with a score (and a label
+PRED, A, B, ... hold one row per scored (user, item) with a score (and a label
 column when no ``--truth`` file is given); TRUTH holds (user, item, label),
 the label being a relevance grade (0 = not relevant).
 
@@ -31,6 +32,12 @@ rejects) ends the command with exit status 2 and one line on stderr,
 ``recmetrics: error: <what is wrong and what to do>``; no traceback, and no
 output file is touched. Ctrl-C ends it with status 130 and
 ``recmetrics: interrupted``.
+
+Quality gates for CI pipelines: ``evaluate --fail-under ndcg@10=0.30`` and
+``compare BASE NEW --fail-if-worse ndcg@10,map@10`` write the normal output
+unchanged, then end with exit status 3 and one line on stderr,
+``recmetrics: gate failed: <the gate, the value, its interval or p-value>``,
+when a gate fails (:data:`EXIT_CODES`).
 """
 from __future__ import annotations
 
@@ -52,15 +59,29 @@ from ._options import CONVENTIONS
 from ._progress import Progress
 from ._validation import MAX_K, check_n_resamples
 from ._beyond import BEYOND_METRICS
+from ._engine import PROBABILITY_METRICS
 from .frame import DEFAULT_METRICS, METRICS, compare, evaluate
+from .tables import LOWER_IS_BETTER
 
-__all__ = ["main", "build_parser", "UsageError", "format_evaluation", "format_comparison"]
+__all__ = ["main", "build_parser", "UsageError", "GateFailed", "format_evaluation",
+           "format_comparison", "EXIT_CODES"]
 
 PROG = "recmetrics"
+
+#: Exit statuses of the command.
+EXIT_CODES = {0: "success (and every --fail-under / --fail-if-worse gate passed)",
+              2: "bad input: a file, column, option or gate recmetrics refuses",
+              3: "a quality gate failed (--fail-under, --fail-if-worse); the output is written",
+              130: "interrupted (Ctrl-C)"}
+_EXIT_EPILOG = "exit status: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES.items())
 
 
 class UsageError(Exception):
     """Bad input from the command line: reported as one line, exit status 2."""
+
+
+class GateFailed(Exception):
+    """A quality gate failed after the output was written: one line, exit status 3."""
 
 
 # --------------------------------------------------------------------------- reading
@@ -290,53 +311,185 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
     conventions = table.attrs["conventions"]
     if fmt in ("csv", "tsv", "parquet"):
         return _tidy(table, fmt)
+    if fmt in ("markdown", "latex", "html"):
+        from ._compare import results_table_from_comparison
+
+        exported = results_table_from_comparison(table)
+        return {"markdown": exported.to_markdown, "latex": exported.to_latex,
+                "html": exported.to_html}[fmt]()
     if fmt == "json":
         document = {"command": "compare", "inputs": inputs, "conventions": conventions,
-                    "alpha": alpha, "n_resamples": n_resamples, "seed": seed,
-                    "metrics": _records(table)}
+                    "alpha": alpha, "correction": table.attrs.get("correction"),
+                    "baseline": table.attrs.get("baseline"), "n_resamples": n_resamples,
+                    "seed": seed, "metrics": _records(table)}
         if provenance is not None:
             document["provenance"] = provenance
         return json.dumps(document, indent=2, allow_nan=False) + "\n"
-    by = table.attrs.get("slice_columns", [])
-    header = by + ["metric", "A", "B", "B - A", "p (t-test)", "p (randomization)"] + \
-        (["p (Holm)"] if by else []) + ["users", "verdict"]
-    rows = [[str(getattr(r, c)) for c in by] +
-            [_metric_name(r.metric, r.k), _number(r.value_a), _number(r.value_b),
-             f"{r.difference:+.4f}", _p_value(r.p_ttest), _p_value(r.p_randomization)] +
-            ([_p_value(r.p_randomization_adjusted)] if by else []) +
-            [f"{r.n_users:,}" if r.n_users else "-", r.verdict_adjusted if by else r.verdict]
-            for r in table.itertuples(index=False)]
-    names = {role: f"{d['path']} ({d['rows']:,} rows, {d['users']:,} users)"
-             for role, d in inputs.items()}
+    by = table.attrs.get("slice_columns", [])  # --by: Holm across the slices of each metric
+    models = [role for role in inputs if role != "truth"]
+    two = len(models) == 2
+    header = by + ["metric"] + ([] if two else ["A", "B"]) + \
+        (["A", "B"] if two else ["value A", "value B"]) + \
+        ["B - A", "p (t-test)", "p (randomization)", "p (bootstrap)", "p (DeLong)",
+         "p (Holm, slices)" if by else "p adjusted", "users", "verdict"]
     verdicts = table.verdict_adjusted if by else table.verdict
+    rows = []
+    for r, verdict in zip(table.itertuples(index=False), verdicts):
+        verdict_p = r.p_delong_adjusted if r.metric == "auc" else r.p_randomization_adjusted
+        rows.append([str(getattr(r, c)) for c in by]
+                    + [_metric_name(r.metric, r.k)] + ([] if two else [r.model_a, r.model_b])
+                    + [_number(r.value_a), _number(r.value_b), f"{r.difference:+.4f}",
+                       _p_value(r.p_ttest), _p_value(r.p_randomization),
+                       _p_value(r.p_bootstrap), _p_value(r.p_delong), _p_value(verdict_p),
+                       f"{r.n_users:,}" if r.n_users else "-", verdict])
+    first = len(by) + (1 if two else 3)
+    right = set(range(first, len(header) - 1))
     better = verdicts.isin(["B better", "A better"])
+    pairs = "" if two else " (B is the row's model B)"
     summary = (f"{int((verdicts == 'B better').sum())} of {len(table)} rows: B significantly "
-               f"better; {int((verdicts == 'A better').sum())}: A significantly better; "
-               f"{int((~better & (verdicts != 'not tested')).sum())}: no significant "
-               f"difference at alpha={alpha:g}.")
-    lines = [f"A: {names['a']}", f"B: {names['b']}"]
-    if "truth" in names:
-        lines.append(f"truth: {names['truth']}")
+               f"better{pairs}; {int((verdicts == 'A better').sum())}: A significantly "
+               f"better; {int((~better & (verdicts != 'not tested')).sum())}: no "
+               f"significant difference at alpha={alpha:g}.")
+    lines = []
+    for role in models:
+        d = inputs[role]
+        label = role.upper() if two else d.get("model", role)
+        lines.append(f"{label}: {d['path']} ({d['rows']:,} rows, {d['users']:,} users)")
+    if "truth" in inputs:
+        d = inputs["truth"]
+        lines.append(f"truth: {d['path']} ({d['rows']:,} rows, {d['users']:,} users)")
+    correction = table.attrs.get("correction", "none")
+    adjusted = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+                "none": "no"}[correction]
     lines += [
         "",
-        _text_table(header, rows, right=set(range(len(by) + 1, len(header) - 1))),
+        _text_table(header, rows, right=right),
         "",
         summary,
         *([textwrap.fill("sliced: each slice's rows compare the slice's users alone; 'p (Holm)' is "
                          "the randomization p-value adjusted by Holm's step-down across the slices of "
                          "each metric, and the verdict reads it", width=100)] if by else []),
         textwrap.fill(
-            "p-values are two-sided and paired over the users both models are evaluated on: a "
+            "p-values are two-sided and paired over the users every model is evaluated on: a "
             f"paired t-test and a sign-flip randomization test ({n_resamples:,} resamples, "
-            f"seed {seed}); the verdict uses the randomization p-value. Global AUC is not a mean "
-            "over users and gets no p-value; compare GAUC instead. Were the two models equally good, "
-            f"about {_percent(alpha)} of the rows tested would still come out 'significant' by "
-            "chance.", width=100),
+            f"seed {seed}), and a paired bootstrap test; global AUC, not a mean over users, gets "
+            "DeLong's test on the rows both models scored. 'p adjusted' is the randomization "
+            f"p-value (DeLong's for AUC) after {adjusted} correction over all {len(table)} rows "
+            "of the table (each p-value column is corrected the same way; --format csv or json "
+            "gives them all); the verdict uses it. Were all models equally good, about "
+            f"{_percent(alpha)} of the rows tested would come out 'significant' by chance "
+            "without a correction.", width=100),
         _conventions_paragraph(conventions),
     ]
     if provenance is not None:
         lines.append(_provenance_line(provenance))
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- quality gates
+
+#: Metrics that take a cut-off (``ndcg@10``); the others are named alone (``auc``, ``mrr``).
+AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
+
+
+def _gate_metric(text: str) -> tuple[str, int | None]:
+    """``ndcg@10`` -> ("ndcg", 10); ``auc`` -> ("auc", None); refuse what is not a metric."""
+    metric, at, cut = text.strip().partition("@")
+    if metric not in METRICS:
+        raise argparse.ArgumentTypeError(f"{text!r}: unknown metric {metric!r}; use one of "
+                                         f"{', '.join(METRICS)} (with @k where it takes a "
+                                         "cut-off, e.g. ndcg@10)")
+    if metric in AT_K and not at:
+        raise argparse.ArgumentTypeError(f"{text!r}: {metric} needs a cut-off; write "
+                                         f"{metric}@10 (a k of --k)")
+    if metric not in AT_K and at:
+        raise argparse.ArgumentTypeError(f"{text!r}: {metric} takes no cut-off; write {metric}")
+    if not at:
+        return metric, None
+    try:
+        return metric, _cutoff(cut)
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: the cut-off {error}") from None
+
+
+def _threshold(text: str) -> tuple[str, int | None, float]:
+    """``ndcg@10=0.30`` -> ("ndcg", 10, 0.3), for --fail-under."""
+    name, equals, number = text.partition("=")
+    if not equals:
+        raise argparse.ArgumentTypeError(f"{text!r} must be METRIC=VALUE, e.g. ndcg@10=0.30")
+    metric, cut = _gate_metric(name)
+    if metric in LOWER_IS_BETTER:
+        raise argparse.ArgumentTypeError(f"{text!r}: {metric} is better when lower, and "
+                                         "--fail-under fails values below the threshold; gate "
+                                         "metrics where higher is better")
+    try:
+        value = float(number)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: {number.strip()!r} is not a number; write "
+                                         "e.g. ndcg@10=0.30")
+    return metric, cut, value
+
+
+def _worse_metrics(text: str) -> list[tuple[str, int | None]]:
+    """``ndcg@10,map@10`` -> [("ndcg", 10), ("map", 10)], for --fail-if-worse."""
+    gates = [_gate_metric(part) for part in text.split(",") if part.strip()]
+    if not gates:
+        raise argparse.ArgumentTypeError(f"{text!r} names no metric; write e.g. ndcg@10,map@10")
+    for metric, _ in gates:
+        if metric in PROBABILITY_METRICS:
+            raise argparse.ArgumentTypeError(f"{text!r}: compare runs no paired test of "
+                                             f"{metric}, so it cannot be significantly worse; "
+                                             "gate a ranking metric, gauc or auc")
+    return gates
+
+
+def _check_gates(gates, args, option: str) -> None:
+    """Every gated metric and cut-off is one the command computes (before any work)."""
+    for metric, cut in gates:
+        name = metric if cut is None else f"{metric}@{cut}"
+        if metric not in metrics_wanted(args):
+            raise UsageError(f"{option} {name}: {metric} is not computed; add it to --metrics")
+        if cut is not None and cut not in args.k:
+            raise UsageError(f"{option} {name}: cut-off {cut} is not computed; add it to --k "
+                             f"(now {' '.join(map(str, args.k))})")
+
+
+def _row_of(table: pd.DataFrame, metric: str, cut: int | None) -> pd.DataFrame:
+    return table[(table.metric == metric) & (table.k.isna() if cut is None else table.k == cut)]
+
+
+def evaluation_gates(table: pd.DataFrame, thresholds, ci: float | None) -> list[str]:
+    """The --fail-under gates that fail: the value is below the threshold (or NaN)."""
+    failed = []
+    for metric, cut, threshold in thresholds:
+        row = _row_of(table, metric, cut).iloc[0]
+        name = _metric_name(metric, cut)
+        if not row.value >= threshold:
+            interval = ""
+            if ci and "ci_low" in table.columns and not math.isnan(row.ci_low):
+                interval = f" ({_percent(ci)} CI [{row.ci_low:.4f}, {row.ci_high:.4f}])"
+            failed.append(f"--fail-under {name}={threshold:g}: {name} = {_number(row.value)}"
+                          f"{interval} is below {threshold:g}")
+    return failed
+
+
+def comparison_gates(table: pd.DataFrame, metrics, base: str, alpha: float) -> list[str]:
+    """The --fail-if-worse gates that fail: a model significantly worse than ``base``."""
+    failed = []
+    correction = table.attrs.get("correction", "none")
+    for metric, cut in metrics:
+        name = _metric_name(metric, cut)
+        rows = _row_of(table, metric, cut)
+        for r in rows[(rows.model_a == base) & (rows.verdict == "A better")].itertuples():
+            p = r.p_delong_adjusted if metric == "auc" else r.p_randomization_adjusted
+            failed.append(f"--fail-if-worse {name}: {r.model_b} is significantly worse than "
+                          f"{base} on {name} ({_number(r.value_b)} vs {_number(r.value_a)}, "
+                          f"difference {r.difference:+.4f}, adjusted p "
+                          f"{'< 0.0001' if p < 1e-4 else f'= {p:.4f}'} < alpha {alpha:g}, "
+                          f"{correction} correction)")
+    return failed
 
 
 # --------------------------------------------------------------------------- commands
@@ -349,9 +502,9 @@ def _conventions(args) -> dict:
 def _options(args) -> dict:
     score, rank = args.score_col, args.rank_col
     if isinstance(score, list):  # compare: one name per model
-        score = tuple(score) if len(score) == 2 else score[0]
+        score = tuple(score) if len(score) > 1 else score[0]
     if isinstance(rank, list):
-        rank = tuple(rank) if len(rank) == 2 else rank[0]
+        rank = tuple(rank) if len(rank) > 1 else rank[0]
     return dict(k=args.k, metrics=args.metrics, user=args.user_col, item=args.item_col,
                 score=score, label=args.label_col, rank=rank, **_conventions(args))
 
@@ -370,7 +523,10 @@ def _provenance_of(args, inputs: dict) -> dict:
                "ci": getattr(args, "ci", None), "n_resamples": args.n_resamples,
                "seed": args.seed, "bootstrap": getattr(args, "bootstrap", None)}
     if args.command == "compare":
-        options["alpha"] = args.alpha
+        options.update(alpha=args.alpha, baseline=args.baseline, correction=args.correction,
+                       fail_if_worse=args.fail_if_worse)
+    elif args.command == "evaluate":
+        options["fail_under"] = args.fail_under
     if getattr(args, "history", None) is not None or (args.metrics and
                                                       set(args.metrics) & set(BEYOND_METRICS)):
         options.update(history=args.history, catalog=args.catalog,
@@ -383,12 +539,13 @@ def _provenance_of(args, inputs: dict) -> dict:
 
 
 def _inputs(args) -> list[str]:
-    return [p for p in (getattr(args, "pred", None), getattr(args, "a", None),
-                        getattr(args, "b", None), args.truth) if p is not None]
+    return [p for p in (getattr(args, "pred", None), *getattr(args, "models", ()), args.truth)
+            if p is not None]
 
 
 def _plan(args) -> rio.Output:
-    return rio.plan_output(args.output, fmt=args.format, inputs=_inputs(args))
+    allowed = COMPARE_FORMATS if args.command == "compare" else FORMATS
+    return rio.plan_output(args.output, fmt=args.format, inputs=_inputs(args), allowed=allowed)
 
 
 #: the smallest --memory-limit accepted for a local Dask worker (bytes)
@@ -459,7 +616,7 @@ def _check_engine(args) -> None:
                              "about that much before it holds any data); give e.g. 1GiB or auto")
 
 
-def _evaluate_on_dask(args, output, progress: Progress) -> None:
+def _evaluate_on_dask(args, output, progress: Progress) -> pd.DataFrame:
     from . import distributed
 
     pred_columns = _columns(args, with_label=args.truth is None)
@@ -490,9 +647,10 @@ def _evaluate_on_dask(args, output, progress: Progress) -> None:
                                 args.seed, bootstrap="poisson",
                                 provenance=_provenance_of(args, inputs))
     rio.write_output(output, content)
+    return table
 
 
-def _evaluate_on_spark(args, output, progress: Progress) -> None:
+def _evaluate_on_spark(args, output, progress: Progress) -> pd.DataFrame:
     from . import spark as engine
 
     pred_columns = _columns(args, with_label=args.truth is None)
@@ -522,6 +680,7 @@ def _evaluate_on_spark(args, output, progress: Progress) -> None:
                                 args.seed, bootstrap="poisson",
                                 provenance=_provenance_of(args, inputs))
     rio.write_output(output, content)
+    return table
 
 
 def _read_beyond(args, inputs: dict) -> dict:
@@ -562,19 +721,28 @@ def cmd_evaluate(args) -> None:
     _check_engine(args)
     output = _plan(args)                 # before any work: a bad -o costs nothing
     if args.engine == "spark":
+        _check_gates([g[:2] for g in args.fail_under or ()], args, "--fail-under")
         progress = _progress.for_command(args, 2)
         try:
-            _evaluate_on_spark(args, output, progress)
+            table = _evaluate_on_spark(args, output, progress)
         finally:
             progress.close()
+        failed = evaluation_gates(table, args.fail_under or (), args.ci)
+        if failed:
+            raise GateFailed("; ".join(failed))
         return
     if args.engine == "dask":
+        _check_gates([g[:2] for g in args.fail_under or ()], args, "--fail-under")
         progress = _progress.for_command(args, 2)
         try:
-            _evaluate_on_dask(args, output, progress)
+            table = _evaluate_on_dask(args, output, progress)
         finally:
             progress.close()
+        failed = evaluation_gates(table, args.fail_under or (), args.ci)
+        if failed:
+            raise GateFailed("; ".join(failed))
         return
+    _check_gates([g[:2] for g in args.fail_under or ()], args, "--fail-under")
     progress = _progress.for_command(args, 3 + bool(args.truth))
     try:
         pred = _read(args.pred, args, progress)
@@ -598,6 +766,35 @@ def cmd_evaluate(args) -> None:
         rio.write_output(output, content)
     finally:
         progress.close()
+    failed = evaluation_gates(table, args.fail_under or (), args.ci)
+    if failed:
+        raise GateFailed("; ".join(failed))
+
+
+_MODEL_SUFFIXES = {".csv", ".tsv", ".txt", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zst",
+                   ".zip"}
+
+
+def _model_names(paths: list[str]) -> list[str]:
+    """Each file's stem (``runs/mf.csv`` -> ``mf``); the paths as given when two stems clash,
+    numbered when one file is given twice."""
+    stems = []
+    for path in paths:
+        name = Path(path).name
+        while Path(name).suffix.lower() in _MODEL_SUFFIXES:
+            name = name[:-len(Path(name).suffix)]
+        stems.append(name or Path(path).name)
+    if len(set(stems)) == len(stems):
+        return stems
+    names = [str(p) for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{name} ({i})" for i, name in enumerate(names, start=1)]  # one file given twice
+
+
+def _role(position: int) -> str:
+    """The input's role in the JSON and provenance: a, b, c, ... (then model_27, ...)."""
+    return chr(ord("a") + position) if position < 26 else f"model_{position + 1}"
 
 
 def _read_attributes(path, columns: list[str] | None, args) -> pd.DataFrame:
@@ -637,13 +834,26 @@ def _slicing(args, pred: pd.DataFrame, *, path=None, activity: bool = True) -> d
 
 
 def cmd_compare(args) -> None:
+    if len(args.models) < 2:
+        raise UsageError(f"compare needs at least two scores files, got {len(args.models)}; "
+                         "e.g. recmetrics compare base.csv new.csv")
+    names = _model_names(args.models)
+    if args.baseline is not None and args.baseline not in names:
+        raise UsageError(f"--baseline {args.baseline}: no such model; the models are "
+                         f"{', '.join(names)} (the files' names without extension)")
+    for option, given in (("--score-col", args.score_col), ("--rank-col", args.rank_col)):
+        if isinstance(given, list) and len(given) not in (1, len(names)):
+            raise UsageError(f"{option}: give one column name for every file, or one per file "
+                             f"({len(names)}); got {len(given)}")
+    gates = [g for group in args.fail_if_worse or () for g in group]
+    _check_gates(gates, args, "--fail-if-worse")
     output = _plan(args)
-    progress = _progress.for_command(args, 4 + bool(args.truth))
+    progress = _progress.for_command(args, 3 + len(names) + bool(args.truth))
     try:
         frames, inputs = {}, {}
-        for model, (role, path) in enumerate((("a", args.a), ("b", args.b))):
-            frames[role] = _read(path, args, progress, model=model)
-            inputs[role] = _describe_input(path, frames[role], args)
+        for model, (name, path) in enumerate(zip(names, args.models)):
+            frames[name] = _read(path, args, progress, model=model)
+            inputs[_role(model)] = {**_describe_input(path, frames[name], args), "model": name}
         truth = None
         if args.truth:
             truth = _read(args.truth, args, progress, truth=True)
@@ -651,15 +861,28 @@ def cmd_compare(args) -> None:
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()),
                       n_rows=max(len(f) for f in frames.values()), command="compare")
         progress.stage(f"paired tests over users ({args.n_resamples:,} resamples)")
-        sliced = _slicing(args, frames["a"], path=args.a, activity=False)
-        table = compare(frames["a"], frames["b"], truth, n_resamples=args.n_resamples,
-                        seed=args.seed, alpha=args.alpha, **sliced, **_options(args))
+        if args.by or args.users:
+            if len(names) != 2:
+                raise UsageError("--by compares two models; give two scores files, or compare "
+                                 "many models without --by")
+            first, second = names
+            sliced = _slicing(args, frames[first], path=args.models[0], activity=False)
+            table = compare(frames[first], frames[second], truth, n_resamples=args.n_resamples,
+                            seed=args.seed, alpha=args.alpha, **sliced, **_options(args))
+        else:
+            table = compare(frames, truth=truth, n_resamples=args.n_resamples, seed=args.seed,
+                            alpha=args.alpha, baseline=args.baseline,
+                            correction=args.correction, **_options(args))
+        del frames, truth
         progress.stage("writing")
         content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
                                     args.seed, provenance=_provenance_of(args, inputs))
         rio.write_output(output, content)
     finally:
         progress.close()
+    failed = comparison_gates(table, gates, args.baseline or names[0], args.alpha)
+    if failed:
+        raise GateFailed("; ".join(failed))
 
 
 def cmd_report(args) -> None:
@@ -839,8 +1062,8 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
         if role == "score" and per_model:
             files.add_argument("--score-col", default="score", nargs="+", metavar="NAME",
                                type=_column_name,
-                               help="column of the score (default: score); two names give "
-                                    "model A's and model B's")
+                               help="column of the score (default: score); one name per file "
+                                    "gives each model its own")
             continue
         files.add_argument(f"--{role}-col", default=role, metavar="NAME", type=_column_name,
                            help=f"column of the {role} (default: {role})" + (
@@ -849,7 +1072,7 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
     files.add_argument("--rank-col", metavar="NAME", type=_column_name,
                        nargs="+" if per_model else None,
                        help="read this column of ranks instead of a score: 1 is the top, lower "
-                            "is better" + ("; two names give model A's and model B's"
+                            "is better" + ("; one name per file gives each model its own"
                                            if per_model else ""))
     files.add_argument("--sep", type=_separator, metavar="CHAR",
                        help="field separator of CSV files (default: ',' for .csv, a tab for "
@@ -911,6 +1134,8 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
 
 
 FORMATS = ("table", "json", "csv", "tsv", "parquet")
+#: compare also writes the results table of its models (recmetrics.results_table_from_comparison)
+COMPARE_FORMATS = FORMATS + ("markdown", "latex", "html")
 _OUT_HELP = ("write to this file instead of standard output ('-'); the extension picks the "
              "format: .txt (table), .json, .csv, .tsv, .csv.gz/.bz2/.xz/.zst, .parquet")
 
@@ -918,19 +1143,24 @@ _OUT_HELP = ("write to this file instead of standard output ('-'); the extension
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Evaluate recommender / ranking model scores from "
                                             "CSV or Parquet files.",
-                     epilog="Run 'recmetrics COMMAND --help' for a command's options.")
+                     epilog="Run 'recmetrics COMMAND --help' for a command's options. "
+                            + _EXIT_EPILOG + ".")
     parser.add_argument("--version", action="version",
                         version=f"{_provenance.DISTRIBUTION} {_provenance.version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     ev = commands.add_parser("evaluate", help="print the metric table of one model",
                              description="AUC, GAUC, precision/recall/hit rate@k, MAP@k, MRR and "
-                                         "NDCG@k of one file of scores.")
+                                         "NDCG@k of one file of scores.", epilog=_EXIT_EPILOG)
     ev.add_argument("pred", metavar="PRED", help="scores file (.csv, .tsv, .txt or .parquet)")
     _add_common(ev, k_default=[10], n_resamples=1000, ci_default=None)
     ev.add_argument("--format", choices=FORMATS,
                     help="output format (default: from -o's extension, else table)")
     ev.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
+    ev.add_argument("--fail-under", type=_threshold, nargs="+", metavar="METRIC=VALUE",
+                    help="quality gate: after writing the output, exit with status 3 when a "
+                         "metric is below its threshold, e.g. --fail-under ndcg@10=0.30 "
+                         "auc=0.7 (with --ci the message gives the interval too)")
     sl = ev.add_argument_group("slices (pandas engine)")
     sl.add_argument("--by", nargs="+", metavar="COL",
                     help="evaluate per slice of users: per-user columns of PRED or of --users, "
@@ -960,11 +1190,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "instead of starting a local cluster")
     ev.set_defaults(run=cmd_evaluate)
 
-    cp = commands.add_parser("compare", help="is model B better than model A?",
-                             description="Both models' metrics, B - A, and paired p-values over "
-                                         "users.")
-    cp.add_argument("a", metavar="A", help="scores of model A (.csv, .tsv, .txt or .parquet)")
-    cp.add_argument("b", metavar="B", help="scores of model B (.csv, .tsv, .txt or .parquet)")
+    cp = commands.add_parser("compare", help="which of two or more models is better?",
+                             description="Every model's metrics on the users all of them scored, "
+                                         "B - A for every pair (or each model against "
+                                         "--baseline), and paired p-values over users, "
+                                         "corrected for multiple testing.",
+                             epilog=_EXIT_EPILOG)
+    cp.add_argument("models", metavar="MODEL", nargs="+",
+                    help="scores files of the models (.csv, .tsv, .txt or .parquet), two or "
+                         "more; each model is named by its file name without extension")
     _add_common(cp, k_default=[10], n_resamples=10_000, ci_default=False)
     cps = cp.add_argument_group("slices")
     cps.add_argument("--by", nargs="+", metavar="COL",
@@ -976,9 +1210,22 @@ def build_parser() -> argparse.ArgumentParser:
                      help="slices of fewer users are kept but marked small_slice (default: 30)")
     cp.add_argument("--alpha", type=_level, default=0.05,
                     help="significance level of the verdict column (default: 0.05)")
-    cp.add_argument("--format", choices=FORMATS,
-                    help="output format (default: from -o's extension, else table)")
-    cp.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
+    cp.add_argument("--baseline", metavar="NAME",
+                    help="compare each model with this one (a file name without extension) "
+                         "instead of every pair")
+    cp.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
+                    help="multiple-testing correction of every p-value column over all rows of "
+                         "the table; the verdict uses the corrected p-value (default: holm)")
+    cp.add_argument("--format", choices=COMPARE_FORMATS,
+                    help="output format (default: from -o's extension, else table); markdown, "
+                         "latex and html write the results table: models by metrics, best in "
+                         "bold, significant wins as superscript letters")
+    cp.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP + ", .md, .tex, .html")
+    cp.add_argument("--fail-if-worse", type=_worse_metrics, nargs="+", metavar="METRICS",
+                    help="quality gate: after writing the output, exit with status 3 when a model "
+                         "is significantly worse than the first file (or --baseline) on one of "
+                         "these metrics at --alpha after --correction, e.g. --fail-if-worse "
+                         "ndcg@10,map@10")
     cp.set_defaults(run=cmd_compare)
 
     rp = commands.add_parser("report", help="write a self-contained HTML report of one model",
@@ -1012,7 +1259,8 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input, 130 interrupted)."""
+    """Run the command line; returns the exit status (:data:`EXIT_CODES`: 0 ok, 2 bad input,
+    3 a quality gate failed, 130 interrupted)."""
     import warnings
 
     try:
@@ -1025,6 +1273,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
+    except GateFailed as error:
+        print(f"{PROG}: gate failed: {' '.join(str(error).split())}", file=sys.stderr)
+        return 3
     except ValueError as error:
         print(f"{PROG}: error: {_as_flags(' '.join(str(error).split()))}", file=sys.stderr)
         return 2

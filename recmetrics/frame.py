@@ -46,21 +46,20 @@ default it scores exactly what random ordering would.
 """
 from __future__ import annotations
 
-import warnings
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 
-from . import _beyond, _engine, _kernels
-from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, GAUC_NOTE, METRICS, POSITIVES_ONLY,
-                      PROBABILITY_METRICS, RANKING_NOTE, Prepared, check_options, check_rank,
+from . import _beyond, _engine
+from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, METRICS, POSITIVES_ONLY,
+                      PROBABILITY_METRICS, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint)
-from ._ids import codes
+from ._compare import compare_models, models_of, sign_flip_p_value
 from ._options import ECE_BINS, conventions_of
-from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, RecmetricsWarning,
-                          Ties, Unseen, as_frame, caller_stacklevel, check_n_resamples, check_option,
-                          check_probability, check_seed, check_unique_keys, numeric_column, plain)
+from ._validation import (Adjustment, Denominator, Gain, GaucWeight, Ideal, NoRelevant,
+                          Ties, Unseen, check_n_resamples, check_option,
+                          check_probability, check_seed)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
            "PROBABILITY_METRICS", "ECE_BINS"]
@@ -456,83 +455,88 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
 evaluate_per_user.__doc__ = (evaluate_per_user.__doc__ or "").format(parameters=_PARAMETERS)
 
 
-def _sign_flip_p_value(d: np.ndarray, w: np.ndarray, n_resamples: int, rng) -> float:
-    """Two-sided paired randomization test of a weighted mean difference (signs flipped)."""
-    observed = abs(np.dot(w, d) / w.sum())
-    wd = w * d
-    extreme = 0
-    chunk = max(1, 2_000_000 // d.size)
-    for start in range(0, n_resamples, chunk):
-        size = min(chunk, n_resamples - start)
-        signs = rng.integers(0, 2, size=(size, d.size), dtype=np.int8) * 2 - 1
-        extreme += int(np.count_nonzero(np.abs(signs @ wd) / w.sum() >= observed - 1e-12))
-    return (extreme + 1) / (n_resamples + 1)
+_sign_flip_p_value = sign_flip_p_value  # the name tests and older code import
 
 
-def _shared_truth(pred_a, pred_b, *, user, item, label) -> pd.DataFrame:
-    """Both files' labels as one truth frame; refuse when they disagree on a pair."""
-    for name, frame in (("pred_a", pred_a), ("pred_b", pred_b)):
-        as_frame(name, frame, {"user": user, "item": item, "label": label})
-    grades_a = numeric_column("pred_a", pred_a, label, grades=True)
-    grades_b = numeric_column("pred_b", pred_b, label, grades=True)
-    (users_a, users_b), user_ids = codes(user, ("pred_a", pred_a), ("pred_b", pred_b))
-    (items_a, items_b), item_ids = codes(item, ("pred_a", pred_a), ("pred_b", pred_b),
-                                         ordered=False)
-    keys_a = users_a.astype(np.int64) * len(item_ids) + items_a
-    keys_b = users_b.astype(np.int64) * len(item_ids) + items_b
-    check_unique_keys("pred_a", keys_a, pred_a, user, item)
-    check_unique_keys("pred_b", keys_b, pred_b, user, item)
-    where = pd.Index(keys_a).get_indexer(keys_b)
-    both = np.flatnonzero(where >= 0)
-    differ = both[grades_b[both] != grades_a[where[both]]]
-    if differ.size:
-        first = differ[0]
-        raise ValueError(
-            f"pred_a and pred_b give different labels to {differ.size:,} (user, item) pair(s) "
-            f"(first: {user}={plain(user_ids[users_b[first]])!r}, "
-            f"{item}={plain(item_ids[items_b[first]])!r}: "
-            f"{grades_a[where[first]]:g} in A, {grades_b[first]:g} in B), so the models would be "
-            "judged against different truths; put the labels in one truth table and pass it as "
-            "truth= (--truth FILE on the command line)")
-    only_b = where < 0
-    return pd.DataFrame({user: np.r_[user_ids[users_a], user_ids[users_b[only_b]]],
-                         item: np.r_[item_ids[items_a], item_ids[items_b[only_b]]],
-                         label: np.r_[grades_a, grades_b[only_b]]})
-
-
-def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user",
-            item: str = "item", score: str | tuple[str, str] = "score", label: str = "label",
-            rank: str | tuple[str, str] | None = None,
+def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
+            item: str = "item", score: str | Sequence[str] | Mapping[str, str] = "score",
+            label: str = "label", rank: str | Sequence[str] | Mapping[str, str] | None = None,
             ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", n_resamples: int = 10_000,
-            seed=0, alpha: float = 0.05, by=None, users=None,
+            seed=0, alpha: float = 0.05, baseline: str | None = None,
+            correction: Adjustment = "holm", by=None, users=None,
             min_slice_size: int = 30) -> pd.DataFrame:
-    r"""Is model B better than model A? Per metric: both values, B - A, and paired p-values.
+    r"""Is model B better than model A? Or which of many models is better than which?
 
-    Like is compared with like. Both models are judged on the **same users**:
-    those that both scored (at least one row each). Users only one model
-    scored are left out, with a :class:`~recmetrics.RecmetricsWarning` giving
-    the counts, because a mean over different users can make the worse model
-    look better. Both models are judged against the **same truth**: ``truth``
-    if given, else the union of the label columns of both frames (which must
-    agree on every pair both scored; if they differ, pass ``truth``).
+    Two models: ``compare(pred_a, pred_b, truth)``, named A and B. Many:
+    ``compare({"pop": p, "mf": m, "gnn": g}, truth=truth)`` (a mapping from
+    names to score frames, or a list of frames named ``model_1``, ``model_2``,
+    ...), with ``pred_b`` omitted and ``truth`` passed by keyword. Every pair
+    is compared (in the order given: A is the earlier model), or, with
+    ``baseline="pop"``, each other model against the baseline (A is the
+    baseline, so ``difference`` is model minus baseline).
+
+    Like is compared with like. All models are judged on the **same users**:
+    those that every model scored (at least one row each). Users some model
+    did not score are left out, with a :class:`~recmetrics.RecmetricsWarning`
+    giving the counts, because a mean over different users can make the worse
+    model look better. All models are judged against the **same truth**:
+    ``truth`` if given, else the union of the label columns of all frames
+    (which must agree on every pair two models scored; if they differ, pass
+    ``truth``). The id columns of all frames are coded once, together, so
+    that comparing n models costs about n evaluations plus the tests.
 
     Every value, the difference and the tests use those users only. Each
-    per-user metric is paired over the users where it is defined for both, and
-    the mean difference is tested two ways: the paired t-test
-    (``scipy.stats.ttest_rel``) and a paired randomization test that flips the
-    sign of each user's difference at random ``n_resamples`` times
-    (p = (1 + #|flipped mean| >= |observed mean|) / (1 + n_resamples)). GAUC
-    is the weighted mean of per-user AUCs over users with both classes under
-    both models, each user weighted by the mean of the two models' weights
-    (equal when both scored the same rows), and is tested by randomization
-    only. Global AUC is recomputed on the shared users' rows; it is not a mean
-    over users, so it gets no paired p-value.
+    per-user metric is paired over the users where it is defined for every
+    model, and the mean difference B - A is tested three ways: the paired
+    t-test (``scipy.stats.ttest_rel``), a paired randomization test that flips
+    the sign of each user's difference at random ``n_resamples`` times
+    (p = (1 + #|flipped mean| >= |observed mean|) / (1 + n_resamples)), and
+    the paired bootstrap test of :func:`recmetrics.paired_bootstrap_test`
+    (``n_resamples`` draws). GAUC is the weighted mean of per-user AUCs over
+    users with both classes under every model, each user weighted by the mean
+    of the models' weights (equal when all scored the same rows), and is
+    tested by randomization and bootstrap only. Global AUC is recomputed on
+    the shared users' rows; it is not a mean over users, and is tested by
+    DeLong's test (:func:`recmetrics.delong_test`, ties worth 1/2) on the
+    (user, item) rows both models scored (the note says so when that is not
+    every row). Probability metrics get no test.
+
+    Multiple testing: ``correction`` adjusts each p-value column with
+    :func:`recmetrics.adjust_p_values` **over all the rows of the table** (all
+    pairs and all metrics; rows without that test do not count), into
+    ``<column>_adjusted`` beside it. Even with two models, the default Holm
+    correction applies across the metric rows: the raw p-values are those of
+    a single test, the adjusted ones those of the family. ``verdict`` reads
+    the adjusted p-values.
 
     ``score`` (or ``rank``, read as in :func:`evaluate`) may name a column
     per model: ``score=("score", "prob")`` reads A's ``score`` and B's
-    ``prob``.
+    ``prob``; with many models, a sequence in model order or a mapping from
+    model name to column.
+
+    Parameters
+    ----------
+    pred_a, pred_b : pandas.DataFrame
+        The two models' scored rows, as ``pred`` of :func:`evaluate`; or, in
+        ``pred_a`` alone, a mapping of names to such frames (or a list).
+    truth : pandas.DataFrame, optional
+        As in :func:`evaluate`.
+    n_resamples : int, default 10000
+        Draws of the randomization and bootstrap tests.
+    seed : int, numpy Generator or None, default 0
+        Seeds both tests (each its own stream: the randomization draws do not
+        depend on the bootstrap's).
+    alpha : float, default 0.05
+        Level of the verdict, applied to the adjusted p-values.
+    baseline : str, optional
+        Compare each model with this one only (its name in the mapping; "A"
+        or "B" for two frames). Default: every pair.
+    correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
+        Multiple-testing adjustment of every p-value column over all rows.
+
+    Other parameters are those of :func:`evaluate`.
 
     With ``by`` (and ``users``, ``min_slice_size``, as in :func:`evaluate`;
     ``"activity"`` is not offered here) the table is repeated per slice, each
@@ -546,18 +550,29 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     Returns
     -------
     pandas.DataFrame
-        ``metric, k, value_a, value_b, difference, p_ttest, p_randomization,
-        n_users, n_users_a, n_users_b, conventions, note, verdict``;
-        ``difference`` is B - A, ``n_users`` the users paired for that metric,
-        ``n_users_a`` / ``n_users_b`` the users each model scored before
-        restricting to the shared ones. ``verdict`` reads the randomization
-        p-value (the t-test's where there is none) at level ``alpha``: "B
-        better", "A better", "no significant difference" or "not tested".
+        ``model_a, model_b, metric, k, value_a, value_b, difference, p_ttest,
+        p_ttest_adjusted, p_randomization, p_randomization_adjusted,
+        p_bootstrap, p_bootstrap_adjusted, p_delong, p_delong_adjusted,
+        n_users, n_users_a, n_users_b, conventions, note, verdict``, one row
+        per pair and metric; ``model_a`` / ``model_b`` name the models the row
+        compares, ``difference`` is B - A, ``n_users`` the users paired for
+        that metric, ``n_users_a`` / ``n_users_b`` the users each model scored
+        before restricting to the shared ones. ``verdict`` reads the adjusted
+        randomization p-value (DeLong's for global AUC) at level ``alpha``: "B
+        better", "A better" (B and A being ``model_b`` and ``model_a``), "no
+        significant difference" or "not tested". ``result.attrs`` holds
+        ``conventions``, ``alpha``, ``correction``, ``models`` and
+        ``baseline``. :func:`recmetrics.results_table_from_comparison` turns
+        the table into Markdown, LaTeX or HTML.
 
     References
     ----------
     Smucker, M. D., Allan, J. & Carterette, B. (2007). A comparison of statistical significance
     tests for information retrieval evaluation. *CIKM*.
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. *Scandinavian
+    Journal of Statistics* 6(2), 65-70.
+    DeLong, E. R., DeLong, D. M. & Clarke-Pearson, D. L. (1988). Comparing the areas under two or
+    more correlated receiver operating characteristic curves. *Biometrics* 44(3), 837-845.
 
     Examples
     --------
@@ -566,13 +581,18 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     >>> b = a.assign(score=[0.9, 0.2, 0.8, 0.1])
     >>> compare(a, b, k=1, metrics=["mrr"])[["metric", "value_a", "value_b", "difference"]].values.tolist()
     [['mrr', 0.5, 1.0, 0.5]]
+    >>> c = a.assign(score=[0.5, 0.4, 0.4, 0.5])
+    >>> t = compare({"a": a, "b": b, "c": c}, k=1, metrics=["mrr"], baseline="a")
+    >>> t[["model_a", "model_b", "difference"]].values.tolist()
+    [['a', 'b', 0.5], ['a', 'c', 0.25]]
     """
-    from scipy import stats as _stats
-
     if by is not None or users is not None:
         if by is None:
             raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
                              "by='country')")
+        if pred_b is None:
+            raise ValueError("by= compares two models, pred_a and pred_b; compare many models "
+                             "without by=, or each pair by slice")
         from .slices import compare_sliced
         return compare_sliced(pred_a, pred_b, truth, by=by, users=users,
                               min_slice_size=min_slice_size, user=user, item=item, label=label,
@@ -584,118 +604,9 @@ def compare(pred_a, pred_b, truth=None, *, k=10, metrics=None, user: str = "user
     n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
     alpha = check_probability("alpha", alpha)
-    scores, ranks = _per_model("score", score), _per_model("rank", rank)
-    for model_rank in ranks:
-        check_rank(model_rank, o)
+    models = models_of(pred_a, pred_b, truth, score=score, rank=rank)
+    for model in models:
+        check_rank(model.rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
-    if truth is None:
-        truth = _shared_truth(pred_a, pred_b, user=user, item=item, label=label)
-    for name, frame, model_score, model_rank in (("pred_a", pred_a, scores[0], ranks[0]),
-                                                 ("pred_b", pred_b, scores[1], ranks[1])):
-        as_frame(name, frame, {"user": user, "item": item,
-                               **({"score": model_score} if model_rank is None
-                                  else {"rank": model_rank}),
-                               **({"label": label} if label in frame.columns else {})})
-    as_frame("truth", truth, {"user": user, "item": item, "label": label})
-    # one id form for all three frames, so that the two evaluations pair their users
-    named = (("pred_a", pred_a), ("pred_b", pred_b), ("truth", truth))
-    joint = {column: codes(column, *named) for column in (user, item)}
-    pred_a, pred_b, truth = (
-        frame.assign(**{column: joint[column][1][joint[column][0][i]] for column in (user, item)})
-        for i, (_, frame) in enumerate(named))
-    (users_a, users_b, users_t), user_ids = joint[user]
-    in_a = np.zeros(len(user_ids), dtype=bool)
-    in_a[users_a] = True
-    in_b = np.zeros(len(user_ids), dtype=bool)
-    in_b[users_b] = True
-    shared = in_a & in_b
-    n_a, n_b, n_shared = int(in_a.sum()), int(in_b.sum()), int(shared.sum())
-    if n_shared == 0:
-        raise ValueError(f"pred_a and pred_b share no user ({n_a:,} and {n_b:,} users), so there is "
-                         "nothing to compare; check that both hold the same users' ids, written "
-                         "the same way")
-    if n_shared < max(n_a, n_b):
-        warnings.warn(f"model A scored {n_a:,} users and model B {n_b:,}; both are compared on the "
-                      f"{n_shared:,} users both scored", RecmetricsWarning,
-                      stacklevel=caller_stacklevel())
-    preps, tables, columns = [], [], []
-    for frame, users, model_score, model_rank in ((pred_a, users_a, scores[0], ranks[0]),
-                                                  (pred_b, users_b, scores[1], ranks[1])):
-        kept = frame if shared[users].all() else frame[shared[users]]
-        prep = Prepared(kept, truth[shared[users_t]], user=user, item=item, score=model_score,
-                        label=label, ties=o.ties, rank=model_rank)
-        evaluated = _engine.evaluate_prepared(prep, o)
-        preps.append(prep)
-        tables.append(evaluated.table)
-        columns.append(pd.DataFrame(evaluated.users.columns, index=prep.users))
-    paired = columns[0].merge(columns[1], left_index=True, right_index=True, suffixes=("_a", "_b"))
-    rng = np.random.default_rng(seed)
-    rows = []
-    for a, b in zip(tables[0].itertuples(index=False), tables[1].itertuples(index=False)):
-        metric, cut = a.metric, a.k
-        value_a, value_b, p_t, p_r, n, note = a.value, b.value, float("nan"), float("nan"), 0, ""
-        if metric == "auc" or metric in PROBABILITY_METRICS:  # not a mean over users: no test
-            n = n_shared
-            note = a.note or b.note
-        else:
-            column = "auc" if metric == "gauc" else (metric if pd.isna(cut) else f"{metric}@{cut}")
-            va, vb = paired[f"{column}_a"].to_numpy(), paired[f"{column}_b"].to_numpy()
-            both = ~(np.isnan(va) | np.isnan(vb))
-            n = int(both.sum())
-            if metric == "gauc":
-                w = np.zeros(len(paired))
-                for prep in preps:
-                    pos = np.bincount(prep.lists[prep.grades > 0], minlength=prep.n_users)
-                    neg = prep.ranked.n_rows - pos  # the weights need counts, not a second AUC pass
-                    own = pd.Series(_kernels.gauc_weights(pos, neg, o.gauc_weight),
-                                    index=prep.users)
-                    w += own.reindex(paired.index).to_numpy() / 2
-                w = w[both]
-            else:
-                w = np.ones(n)
-            if n == 0:
-                value_a = value_b = float("nan")
-                note = GAUC_NOTE + " under both models" if metric == "gauc" else RANKING_NOTE
-            else:
-                value_a = float(np.dot(w, va[both]) / w.sum())
-                value_b = float(np.dot(w, vb[both]) / w.sum())
-            d = vb[both] - va[both]
-            if n >= 2 and np.any(d != 0):
-                p_r = _sign_flip_p_value(d, w, n_resamples, rng)
-                if metric != "gauc":
-                    with warnings.catch_warnings():  # near-constant differences: p still valid
-                        warnings.simplefilter("ignore", RuntimeWarning)
-                        p_t = float(_stats.ttest_rel(vb[both], va[both]).pvalue)
-            elif n >= 1:
-                p_t = p_r = 1.0  # identical per-user values: no evidence of a difference
-        rows.append({"metric": metric, "k": cut, "value_a": value_a, "value_b": value_b,
-                     "difference": value_b - value_a, "p_ttest": p_t, "p_randomization": p_r,
-                     "n_users": n, "n_users_a": n_a, "n_users_b": n_b,
-                     "conventions": a.conventions, "note": note})
-    result = pd.DataFrame(rows)
-    result["k"] = result["k"].astype("Int64")
-    result["verdict"] = [verdict(row.difference, row.p_randomization, row.p_ttest, alpha)
-                         for row in result.itertuples(index=False)]
-    result.attrs["conventions"] = tables[0].attrs["conventions"]
-    result.attrs["alpha"] = alpha
-    return result
-
-
-def verdict(difference: float, p_randomization: float, p_ttest: float, alpha: float) -> str:
-    """Which model a row favours at level ``alpha`` (the randomization p-value first)."""
-    p = p_randomization if not np.isnan(p_randomization) else p_ttest
-    if np.isnan(p):
-        return "not tested"
-    if p < alpha and difference != 0:
-        return "B better" if difference > 0 else "A better"
-    return "no significant difference"
-
-
-def _per_model(name: str, value) -> tuple:
-    """A column name for both models, or one per model as a pair."""
-    if value is None or isinstance(value, str):
-        return value, value
-    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ValueError(f"{name}={value!r} must be a column name, or a pair of names (model A's, "
-                     "model B's)")
+    return compare_models(models, truth, o, user=user, item=item, label=label, baseline=baseline,
+                          n_resamples=n_resamples, seed=seed, alpha=alpha, correction=correction)

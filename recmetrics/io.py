@@ -721,7 +721,8 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
 
 #: format -> the extensions that name it (compression suffixes allowed for csv and tsv)
 OUTPUT_FORMATS = {"csv": (".csv",), "tsv": (".tsv",), "json": (".json",),
-                  "parquet": (".parquet", ".pq"), "table": (".txt", ""), "html": (".html", ".htm")}
+                  "parquet": (".parquet", ".pq"), "table": (".txt", ""), "html": (".html", ".htm"),
+                  "markdown": (".md",), "latex": (".tex",)}
 _OUTPUT_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
 
 

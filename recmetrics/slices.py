@@ -671,6 +671,7 @@ def compare_sliced(pred_a, pred_b, truth, *, by, users, min_slice_size, user, it
                                                         if truth is not None else [])
     for name, frame in named:
         as_frame(name, frame, {"user": user})
+    options = {**options, "correction": "none"}  # corrected here, across slices
     everyone = compare(pred_a, pred_b, truth, user=user, item=item, label=label, **options)
     ids = pd.Index(pd.unique(np.concatenate([np.asarray(text_ids(pd.unique(f[user])), dtype=object)
                                              for _, f in named])))
@@ -712,22 +713,29 @@ def compare_sliced(pred_a, pred_b, truth, *, by, users, min_slice_size, user, it
     result = pd.concat(out, ignore_index=True)
     alpha = everyone.attrs["alpha"]
     sliced = ~(result[by] == ALL).all(axis=1)
-    for column in ("p_ttest", "p_randomization"):
+    for column in ("p_ttest", "p_randomization", "p_bootstrap", "p_delong"):
+        if column not in result:
+            continue
         adjusted = np.full(len(result), np.nan)
         for _, group in result[sliced].groupby(["metric", result["k"].fillna(-1)], sort=False):
             adjusted[group.index] = adjust_p_values(group[column].to_numpy(dtype=np.float64),
                                                     method="holm")
         adjusted[~sliced.to_numpy()] = result.loc[~sliced, column].to_numpy(dtype=np.float64)
-        result.insert(result.columns.get_loc(column) + 1, f"{column}_adjusted", adjusted)
-    from .frame import verdict
+        if f"{column}_adjusted" in result:  # compare's own column (correction="none": raw)
+            result[f"{column}_adjusted"] = adjusted
+        else:
+            result.insert(result.columns.get_loc(column) + 1, f"{column}_adjusted", adjusted)
+    from ._compare import _verdict
     result["verdict_adjusted"] = [
-        verdict(r.difference, r.p_randomization_adjusted, r.p_ttest_adjusted, alpha)
+        _verdict(r.metric, r.difference, r.p_randomization_adjusted,
+                 getattr(r, "p_delong_adjusted", float("nan")), alpha)
         for r in result.itertuples(index=False)]
     result["k"] = result["k"].astype("Int64")
     result.attrs.update(everyone.attrs)
     result.attrs["slice_columns"] = by
     result.attrs["notes"] = [
         f"compared by {', '.join(by)}: each slice row is compare() on that slice's users alone; "
-        "*_adjusted columns are Holm-adjusted across the slices of each metric (the "
+        "*_adjusted columns are Holm-adjusted across the slices of each metric, not across "
+        "metrics (the "
         f"{ALL!r} row is not in the family)"]
     return result

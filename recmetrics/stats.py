@@ -284,8 +284,17 @@ def delong_test(y_true, y_score_a, y_score_b) -> DeLongResult:
         undefined_value(f"DeLong's test is undefined: y_true holds only {only}, so neither AUC "
                         "exists")
         return DeLongResult(nan, nan, nan, nan, nan, nan)
-    v10_a, v01_a = _kernels.placements(scores_a[positive], scores_a[~positive])
-    v10_b, v01_b = _kernels.placements(scores_b[positive], scores_b[~positive])
+    return delong_from_placements(_kernels.placements(scores_a[positive], scores_a[~positive]),
+                                  _kernels.placements(scores_b[positive], scores_b[~positive]))
+
+
+def delong_from_placements(placements_a, placements_b) -> DeLongResult:
+    """DeLong's test from each model's doubled placements (:func:`._kernels.placements`) of the
+    same m >= 1 positives and n >= 1 negatives: the second half of :func:`delong_test`, for
+    callers that reuse one model's placements in several tests (:func:`recmetrics.compare`)."""
+    (v10_a, v01_a), (v10_b, v01_b) = placements_a, placements_b
+    m, n = v10_a.size, v01_a.size
+    nan = float("nan")
     auc_a = float(v10_a.sum() / (2 * m * n))  # (wins + wins_or_ties) / 2PN, as roc_auc
     auc_b = float(v10_b.sum() / (2 * m * n))
     difference = auc_b - auc_a

@@ -151,9 +151,11 @@ def test_compare_says_which_model_is_better(capsys, sample):
              ("gauc", "ndcg@10", "map@10", "hit_rate@10", "auc")}
     assert lines["gauc"].endswith("B better") and lines["ndcg@10"].endswith("B better")
     assert lines["hit_rate@10"].endswith("no significant difference")
-    assert lines["auc"].endswith("not tested")
+    # global AUC is now tested by DeLong's test (it was "not tested" before issue 22)
+    assert lines["auc"].endswith("B better")
     assert "paired t-test and a sign-flip randomization test (2,000 resamples, seed 0)" in \
         " ".join(out.split())
+    assert "after Holm correction over all 13 rows of the table" in " ".join(out.split())
 
 
 def test_compare_json_carries_the_api_p_values_and_a_verdict(capsys, sample):
@@ -168,9 +170,12 @@ def test_compare_json_carries_the_api_p_values_and_a_verdict(capsys, sample):
     np.testing.assert_array_equal(got.difference, expected.difference)
     np.testing.assert_array_equal(got.p_randomization, expected.p_randomization)
     np.testing.assert_array_equal(got.p_ttest, expected.p_ttest)
-    assert document["alpha"] == 0.01
-    for row in got.itertuples():
-        significant = row.p_randomization < 0.01
+    for column in ("p_bootstrap", "p_ttest_adjusted", "p_randomization_adjusted",
+                   "p_bootstrap_adjusted"):
+        np.testing.assert_array_equal(got[column], expected[column], err_msg=column)
+    assert document["alpha"] == 0.01 and document["correction"] == "holm"
+    for row in got.itertuples():  # the verdict reads the Holm-adjusted randomization p-value
+        significant = row.p_randomization_adjusted < 0.01
         assert row.verdict == (("B better" if row.difference > 0 else "A better") if significant
                                else "no significant difference")
 
@@ -185,9 +190,12 @@ def test_compare_csv_and_parquet(capsys, sample):
         assert (code, err) == (0, "")
         tables.append(pd.read_csv(io.StringIO(out)))
     parquet, csv = tables
-    assert parquet.columns.tolist() == ["metric", "k", "value_a", "value_b", "difference", "p_ttest",
-                                        "p_randomization", "n_users", "n_users_a", "n_users_b",
-                                        "conventions", "note", "verdict"]
+    assert parquet.columns.tolist() == [
+        "model_a", "model_b", "metric", "k", "value_a", "value_b", "difference", "p_ttest",
+        "p_ttest_adjusted", "p_randomization", "p_randomization_adjusted", "p_bootstrap",
+        "p_bootstrap_adjusted", "p_delong", "p_delong_adjusted", "n_users", "n_users_a",
+        "n_users_b", "conventions", "note", "verdict"]
+    assert set(parquet.model_a) == {"sample_model_a"} and set(parquet.model_b) == {"sample_model_b"}
     pd.testing.assert_frame_equal(parquet, csv)
     expected = rm.compare(pd.read_parquet(PRED_A_PARQUET), sample[1], sample[2],
                           metrics=["gauc", "ndcg", "mrr"], k=5, n_resamples=200, seed=3)
@@ -461,3 +469,180 @@ def test_a_confidence_level_is_printed_with_the_digits_it_needs(capsys):
     code, out, err = run(["compare", PRED_A, PRED_B, "--truth", TRUTH, "--metrics", "auc",
                           "--alpha", "0.001", "--n-resamples", "100"], capsys)
     assert code == 0 and "about 0.1% of the rows tested" in " ".join(out.split())
+
+
+# --------------------------------------------------------------------------- many models, gates
+
+
+def _three_files(tmp_path):
+    """30 users with one relevant item of two: 'good' ranks it first for every user, 'bad'
+    second, 'mid' first for half of the users (mrr 1, 0.5 and 0.75)."""
+    users = np.repeat(np.arange(30), 2)
+    items = np.tile([0, 1], 30)
+    relevant = items == 0
+    paths = {}
+    for name, first in (("bad", ~relevant), ("mid", relevant == (users % 2 == 0)),
+                        ("good", relevant)):
+        paths[name] = tmp_path / f"{name}.csv"
+        pd.DataFrame({"user": users, "item": items, "score": np.where(first, 0.9, 0.1)}) \
+            .to_csv(paths[name], index=False)
+    paths["truth"] = tmp_path / "truth.csv"
+    pd.DataFrame({"user": users, "item": items, "label": relevant.astype(int)}) \
+        .to_csv(paths["truth"], index=False)
+    return paths
+
+
+EXPORTED = {
+    "markdown": "| # | model | mrr |\n"
+                "| :-- | :-- | --: |\n"
+                "| a | bad | 0.5000 |\n"
+                "| b | mid | 0.7500<sup>a</sup> |\n"
+                "| c | good | **1.0000**<sup>ab</sup> |\n",
+    "latex": "\\begin{tabular}{llr}\n"
+             "\\toprule\n"
+             "\\# & model & mrr \\\\\n"
+             "\\midrule\n"
+             "a & bad & 0.5000 \\\\\n"
+             "b & mid & 0.7500$^{a}$ \\\\\n"
+             "c & good & \\textbf{1.0000}$^{ab}$ \\\\\n"
+             "\\bottomrule\n"
+             "\\end{tabular}\n",
+    "html": "<table>\n<thead>\n<tr><th>#</th><th>model</th><th>mrr</th></tr>\n</thead>\n"
+            "<tbody>\n"
+            "<tr><td>a</td><td>bad</td><td>0.5000</td></tr>\n"
+            "<tr><td>b</td><td>mid</td><td>0.7500<sup>a</sup></td></tr>\n"
+            "<tr><td>c</td><td>good</td><td><b>1.0000</b><sup>ab</sup></td></tr>\n"
+            "</tbody>\n</table>\n",
+}
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "latex", "html"])
+def test_compare_many_files_exports_the_results_table(fmt, tmp_path, capsys):
+    paths = _three_files(tmp_path)
+    argv = ["compare", paths["bad"], paths["mid"], paths["good"], "--truth", paths["truth"],
+            "--metrics", "mrr", "--n-resamples", "100"]
+    code, out, err = run(argv + ["--format", fmt], capsys)
+    assert (code, err) == (0, "")
+    assert out == EXPORTED[fmt]
+    suffix = {"markdown": ".md", "latex": ".tex", "html": ".html"}[fmt]
+    code, out, err = run(argv + ["-o", tmp_path / f"table{suffix}"], capsys)
+    assert (code, out, err) == (0, "", "")
+    assert (tmp_path / f"table{suffix}").read_text() == EXPORTED[fmt]
+
+
+def test_compare_many_files_json_names_the_models_and_the_correction(tmp_path, capsys):
+    paths = _three_files(tmp_path)
+    code, out, err = run(["compare", paths["bad"], paths["mid"], paths["good"], "--truth",
+                          paths["truth"], "--metrics", "mrr", "--n-resamples", "100",
+                          "--baseline", "mid", "--correction", "bonferroni", "--format", "json"],
+                         capsys)
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    assert (document["correction"], document["baseline"]) == ("bonferroni", "mid")
+    assert [document["inputs"][r]["model"] for r in ("a", "b", "c")] == ["bad", "mid", "good"]
+    got = pd.DataFrame(document["metrics"])
+    assert got[["model_a", "model_b"]].values.tolist() == [["mid", "bad"], ["mid", "good"]]
+    assert got.difference.tolist() == [-0.25, 0.25]
+    np.testing.assert_allclose(got.p_randomization_adjusted,
+                               np.minimum(1, 2 * got.p_randomization), rtol=1e-15)
+
+
+def _without_provenance(out: str) -> dict:
+    """A JSON document without its provenance (which records the time and the command line)."""
+    document = json.loads(out)
+    document.pop("provenance")
+    return document
+
+
+@pytest.mark.parametrize("gate, status, message", [
+    (["--fail-under", "ndcg@10=0.30", "auc=0.6"], 0, None),
+    (["--fail-under", "ndcg@10=0.7"], 3,
+     r"recmetrics: gate failed: --fail-under ndcg@10=0\.7: ndcg@10 = 0\.6109 is below 0\.7$"),
+    (["--fail-under", "auc=0.6", "mrr=0.99", "--ci", "0.9"], 3,
+     r"recmetrics: gate failed: --fail-under mrr=0\.99: mrr = 0\.6050 \(90% CI "
+     r"\[0\.\d{4}, 0\.\d{4}\]\) is below 0\.99$"),
+])
+def test_evaluate_fail_under_gate(gate, status, message, capsys):
+    argv = ["evaluate", PRED_A, "--truth", TRUTH, "--n-resamples", "200", "--format", "json"]
+    extra = gate[gate.index("--ci"):] if "--ci" in gate else []
+    code, out, err = run(argv + gate, capsys)
+    assert code == status
+    if message is None:
+        assert err == ""
+    else:
+        assert len(err.splitlines()) == 1 and re.match(message, err.strip()), err
+    # the output is what it is without the gate
+    assert _without_provenance(out) == _without_provenance(run(argv + extra, capsys)[1])
+
+
+def test_evaluate_fail_under_names_the_interval_bounds(capsys):
+    code, out, err = run(["evaluate", PRED_A, "--truth", TRUTH, "--metrics", "mrr", "--ci", "0.9",
+                          "--n-resamples", "200", "--format", "json", "--fail-under",
+                          "mrr=0.99"], capsys)
+    row = json.loads(out)["metrics"][0]
+    assert code == 3
+    assert f"mrr = {row['value']:.4f} (90% CI [{row['ci_low']:.4f}, {row['ci_high']:.4f}])" in err
+
+
+def test_compare_fail_if_worse_gate(capsys):
+    common = ["--truth", TRUTH, "--n-resamples", "500", "--metrics", "ndcg", "map", "mrr"]
+    # B is the better model of the sample: B as the new model passes ...
+    code, out, err = run(["compare", PRED_A, PRED_B, *common, "--fail-if-worse",
+                          "ndcg@10,map@10"], capsys)
+    assert (code, err) == (0, "")
+    # ... and A as the new model (BASE = B) fails, with the adjusted p-value in one line
+    argv = ["compare", PRED_B, PRED_A, *common, "--format", "json"]
+    code, out, err = run(argv + ["--fail-if-worse", "ndcg@10,map@10"], capsys)
+    assert code == 3 and len(err.splitlines()) == 1, err
+    rows = pd.DataFrame(json.loads(out)["metrics"]).set_index("metric")
+    p = rows.loc["ndcg", "p_randomization_adjusted"]
+    assert err.startswith("recmetrics: gate failed: --fail-if-worse ndcg@10: sample_model_a is "
+                          "significantly worse than sample_model_b on ndcg@10 (0.6109 vs 0.6383, "
+                          f"difference -0.0273, adjusted p = {p:.4f} < alpha 0.05, holm "
+                          "correction); --fail-if-worse map@10: "), err
+    assert rows.loc["ndcg", "verdict"] == "A better"
+    # the output is the one written without the gate
+    assert _without_provenance(out) == _without_provenance(run(argv, capsys)[1])
+    # at a stricter alpha the same change is not significant: the gate reads the verdicts
+    code, _, err = run(["compare", PRED_B, PRED_A, *common, "--alpha", "0.0001",
+                        "--fail-if-worse", "ndcg@10"], capsys)
+    assert (code, err) == (0, "")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["evaluate", PRED_A, "--fail-under", "ndcg=0.3"], "'ndcg': ndcg needs a cut-off"),
+    (["evaluate", PRED_A, "--fail-under", "ndcg@10=high"], "'high' is not a number"),
+    (["evaluate", PRED_A, "--fail-under", "ndcg@10=nan"], "'nan' is not a number"),
+    (["evaluate", PRED_A, "--fail-under", "ndcg@10"], "'ndcg@10' must be METRIC=VALUE"),
+    (["evaluate", PRED_A, "--fail-under", "ndgc@10=0.3"], "'ndgc@10': unknown metric 'ndgc'"),
+    (["evaluate", PRED_A, "--fail-under", "mrr@10=0.3"], "'mrr@10': mrr takes no cut-off"),
+    (["evaluate", PRED_A, "--fail-under", "logloss=0.3"], "logloss is better when lower"),
+    (["evaluate", PRED_A, "--fail-under", "ndcg@5=0.3"], "--fail-under ndcg@5: cut-off 5 is not "
+                                                         "computed; add it to --k"),
+    (["evaluate", PRED_A, "--metrics", "auc", "--fail-under", "mrr=0.3"],
+     "--fail-under mrr: mrr is not computed; add it to --metrics"),
+    (["compare", PRED_A, PRED_B, "--fail-if-worse", "ndcg"], "'ndcg': ndcg needs a cut-off"),
+    (["compare", PRED_A, PRED_B, "--fail-if-worse", "ndcg@10,foo"], "'foo': unknown metric"),
+    (["compare", PRED_A, PRED_B, "--fail-if-worse", "ndcg@20"], "cut-off 20 is not computed"),
+    (["compare", PRED_A, PRED_B, "--fail-if-worse", "brier"], "compare runs no paired test of "
+                                                               "brier"),
+    (["compare", PRED_A], "compare needs at least two scores files, got 1"),
+    (["compare", PRED_A, PRED_B, "--baseline", "c"], "--baseline c: no such model; the models "
+                                                     "are sample_model_a, sample_model_b"),
+    (["compare", PRED_A, PRED_B, "--format", "markdown", "-o", "x.tex"],
+     "-o x.tex names a LATEX file but --format markdown was given"),
+])
+def test_bad_gates_and_options_exit_2_with_one_line(argv, message, capsys, tmp_path):
+    code, out, err = run([*argv[:1], *argv[1:]] if "-o" not in argv else
+                         [a if a != "x.tex" else tmp_path / "x.tex" for a in argv], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith("recmetrics: error: ") and message in err.replace(str(tmp_path) + "/", ""), err
+
+
+def test_exit_codes_are_documented_in_help(capsys):
+    for argv in (["--help"], ["evaluate", "--help"], ["compare", "--help"]):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        assert "exit status: 0 success" in text and "3 a quality gate failed" in text
+        assert "2 bad input" in text
