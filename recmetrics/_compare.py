@@ -247,7 +247,7 @@ def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: 
     for m in models:
         as_frame(m.arg, m.frame, {"user": user, "item": item,
                                   **({"score": m.score} if m.rank is None else {"rank": m.rank}),
-                                  **({"label": label} if label in m.frame.columns else {})})
+                                  **({"label": label} if label in getattr(m.frame, "columns", ()) else {})})
     as_frame("truth", truth, {"user": user, "item": item, "label": label})
     # one id form for every frame, coded once: each model is then evaluated on integer codes
     named = [(m.arg, m.frame) for m in models] + [("truth", truth)]
