@@ -6,8 +6,9 @@
 Runs benchmarks/bench_core.py, bench_frame.py, bench_sampling.py, bench_cli.py, bench_files.py,
 bench_slices.py, bench_compare.py, bench_beyond.py and bench_distributed.py (the Dask engine on
 3*10^7 rows, --quick 3*10^6), one after the other in separate processes, so one
-benchmark's memory and threads do not disturb the next. Each prints a markdown table of ratios. The exit status is that of the first
-benchmark that failed (a failed agreement check counts), 0 when all ran.
+benchmark's memory and threads do not disturb the next. Each prints a markdown table of
+ratios. The exit status is that of the first benchmark that failed (a failed agreement check
+counts), 0 when all ran.
 """
 from __future__ import annotations
 
