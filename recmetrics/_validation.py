@@ -742,9 +742,16 @@ def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) ->
     """One row per (user, item) as written (the file's own values, before the id policy)."""
     import pandas as pd
 
-    users, user_ids = pd.factorize(frame[user])
-    items, item_ids = pd.factorize(frame[item])
-    if all_distinct(users.astype(np.int64) * len(item_ids) + items):  # the usual case
+    def factorized(column):  # ids read from a file are already categorical: no second hash
+        values = frame[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            return values.cat.codes.to_numpy(), len(values.cat.categories)
+        codes_, uniques = pd.factorize(values)
+        return codes_, len(uniques)
+
+    users, _ = factorized(user)
+    items, n_items = factorized(item)
+    if all_distinct(users.astype(np.int64) * n_items + items):  # the usual case
         return
     duplicated = frame.duplicated([user, item]).to_numpy()
     if duplicated.any():
