@@ -252,8 +252,9 @@ def figure_alt_texts(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     previous = heading = ""
     for cell in nb.cells:
         if cell.cell_type == "markdown":
+            prose = re.sub(r"^#{1,6}\s.*$", "", cell.source, flags=re.M)   # headings apart
             text = re.sub(r"^\d+(?:\.\d+)*\s*[·.]?\s*", "",            # no section number
-                          plain_text(cell.source).replace("¶", "").strip())
+                          plain_text(prose).replace("¶", "").strip())
             if text:
                 previous = text
             heading = _heading_text(cell.source) or heading
