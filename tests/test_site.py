@@ -324,6 +324,20 @@ def test_alt_text_without_a_recorded_description_falls_back_to_the_page():
                     "Figure: The curve below rises quickly and then flattens out."]
 
 
+@pytest.mark.parametrize("label, read", [
+    (r"error, $e = \hat y - y$ (stars)", "error, e = hat y - y (stars)"),
+    (r"$\alpha_{1}$ and $\chi^2$", "alpha 1 and chi 2"),
+    ("no formula, 5 dollars", "no formula, 5 dollars"),
+])
+def test_alt_text_reads_matplotlib_formulas_as_words(label, read):
+    png = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="},
+                                 metadata={"image/png": {"alt": f"x axis: {label}."}})
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## Errors"), nbformat.v4.new_code_cell("", outputs=[png])])
+    alt = book.figure_alt_texts(nb).cells[1].outputs[0].metadata["site_alt"]
+    assert alt == f"Figure: Errors. x axis: {read}."
+
+
 @pytest.mark.parametrize("tex, wanted, unwanted", [
     (r"\overline{NDCG}", 'stretchy="true" accent="true">&#x0203E;', "&#x02015;"),   # bar over all four
     (r"\log n", '<mi>log</mi><mspace width="0.1667em"></mspace><mi>n</mi>', None),    # operator spacing

@@ -221,6 +221,16 @@ def _heading_text(markdown: str) -> str:
     return re.sub(r"^\d+(?:\.\d+)*\s*[·.]?\s*", "", plain_text(headings[-1]).replace("¶", "")).strip()
 
 
+def _without_mathtext(text: str) -> str:
+    """Matplotlib's $...$ labels as words: ``$e = \\hat y - y$`` reads "e = hat y - y"."""
+    def words(match: re.Match) -> str:
+        inner = re.sub(r"\\([A-Za-z]+)\s*", r"\1 ", match.group(1))
+        text = " ".join(re.sub(r"[{}\\_^]", " ", inner).split())
+        inner = match.group(1)
+        return (" " if inner[:1].isspace() else "") + text + (" " if inner[-1:].isspace() else "")
+    return re.sub(r"\$([^$]+)\$", words, text)
+
+
 def _explicit_alt(cell, n_figures: int) -> list[str] | None:
     """The author's alt text: ``cell.metadata["alt"]``, a string (every figure of the cell) or
     a list of strings (one per figure, in output order)."""
@@ -269,7 +279,8 @@ def figure_alt_texts(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         for i, output in enumerate(pngs):
             metadata = output.setdefault("metadata", {})
             recorded = metadata.get("image/png", {})
-            described = recorded.get("alt", "") if isinstance(recorded, dict) else ""
+            described = _without_mathtext(recorded.get("alt", "")) if isinstance(recorded, dict) \
+                else ""
             panel = f" (figure {i + 1} of {len(pngs)})" if len(pngs) > 1 else ""
             if explicit:
                 alt = explicit[i]
