@@ -45,7 +45,7 @@ _COMPARE_FOLDED = {"k", "conventions", "verdict", "verdict_adjusted", "n_users_a
 _VERDICTS = {"B better", "A better"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ResultDisplay:
     """A results table laid out for reading; made by :func:`show`.
 
@@ -360,6 +360,15 @@ def show(table: pd.DataFrame, *, digits: int = 4) -> ResultDisplay:
     ResultDisplay
         ``.to_html()``, ``.to_string()``, ``.cells`` (the shown text as a
         DataFrame) and ``.caption``.
+
+    Notes
+    -----
+    Why a function and not a table that displays itself: ``evaluate`` and
+    ``compare`` keep returning exactly a ``pandas.DataFrame`` (type, columns,
+    values, dtypes), which code, ``assert_frame_equal`` and ``print`` rely
+    on; the layout is a separate object, as ``DataFrame.style`` is in pandas
+    and the ``*Display`` classes are in scikit-learn. Its HTML is written
+    here, so it does not change with the pandas version.
 
     Examples
     --------
