@@ -23,6 +23,7 @@ from .tables import LOWER_IS_BETTER, ResultsTable, results_table
 from .frame import compare, evaluate, evaluate_per_user
 from .slices import disparity
 from ._compare import results_table_from_comparison
+from ._display import ResultDisplay, show
 from .beyond import BEYOND_METRICS, beyond_accuracy, beyond_accuracy_per_user, most_popular
 from . import sampling  # noqa: E402  (recmetrics.sampling: sampled metrics and corrections)
 from . import plots  # noqa: E402  (recmetrics.plots: figures; imports matplotlib only to draw)
@@ -48,6 +49,7 @@ __all__ = [
     "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
     "DeLongResult", "delong_test", "paired_bootstrap_test", "adjust_p_values",
     "ResultsTable", "results_table", "LOWER_IS_BETTER", "results_table_from_comparison",
+    "ResultDisplay", "show",
     "evaluate", "evaluate_per_user", "compare", "disparity", "sampling", "plots",
     "beyond_accuracy", "beyond_accuracy_per_user", "most_popular", "BEYOND_METRICS",
 ]

@@ -14,6 +14,7 @@ same float, bit for bit.
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Literal
 
@@ -268,6 +269,16 @@ class GroupAUC:
         return (f"GroupAUC(value={self.value!r}, gauc_weight={self.gauc_weight!r}, "
                 f"n_groups={self.n_groups}, n_skipped={self.n_skipped}, "
                 f"table=<{len(self.table)} rows>)")
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the value and the counts as a small table; the per-group table
+        by its size only (it is ``.table``, one row per group)."""
+        rows = [("GAUC", f"{self.value:.4f}"), ("gauc_weight", self.gauc_weight),
+                ("groups", f"{self.n_groups:,}"), ("skipped (one class only)", f"{self.n_skipped:,}"),
+                ("table", f"{len(self.table):,} rows: .table")]
+        body = "".join(f"<tr><th style=\"text-align:left\">{html.escape(k)}</th>"
+                       f"<td style=\"text-align:right\">{html.escape(v)}</td></tr>" for k, v in rows)
+        return f"<table><caption>GroupAUC</caption><tbody>{body}</tbody></table>"
 
 
 def group_auc_details(y_true, y_score, groups, *, gauc_weight: GaucWeight = "impressions",

@@ -36,6 +36,14 @@ def _ratio(numerator, denominator, zero_division, what: str) -> float:
     return float(numerator / denominator)
 
 
+def _shown(count: int | float) -> str:
+    """A count as the HTML table shows it: thousands separated; a sum of weights to 4 decimals
+    unless whole (0.1 + 0.2 shows as 0.3000, not 0.30000000000000004)."""
+    if isinstance(count, int) or float(count).is_integer():
+        return f"{int(count):,}"
+    return f"{count:,.4f}"
+
+
 @dataclass(frozen=True, repr=False)
 class ConfusionMatrix:
     r"""Counts of a binary classifier's outcomes.
@@ -92,10 +100,10 @@ class ConfusionMatrix:
     def _repr_html_(self) -> str:
         """The matrix as an HTML table (what Jupyter shows), with n and the counts' names."""
         cell = '<td style="text-align:right">{}</td>'
-        rows = "".join(f"<tr><th>{row}</th>" + cell.format(f"{a:,} ({na})")
-                       + cell.format(f"{b:,} ({nb})") + "</tr>"
+        rows = "".join(f"<tr><th>{row}</th>" + cell.format(f"{_shown(a)} ({na})")
+                       + cell.format(f"{_shown(b)} ({nb})") + "</tr>"
                        for (row, a, b), (na, nb) in zip(self._cells(), (("TP", "FN"), ("FP", "TN"))))
-        return ("<table><caption>ConfusionMatrix, n = " + f"{self.n:,}" + "</caption>"
+        return ("<table><caption>ConfusionMatrix, n = " + _shown(self.n) + "</caption>"
                 "<thead><tr><th></th><th>predicted 1</th><th>predicted 0</th></tr></thead>"
                 f"<tbody>{rows}</tbody></table>")
 

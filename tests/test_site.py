@@ -13,6 +13,7 @@ and the glossary (notebooks/glossary.csv) covers the package's public functions.
 """
 from __future__ import annotations
 
+import copy
 import csv
 import inspect
 import re
@@ -267,6 +268,74 @@ def test_every_stored_figure_gets_alt_text(path):
             if "image/png" in output.get("data", {}):
                 alt = output.get("metadata", {}).get("site_alt", "")
                 assert alt.startswith("Figure: ") and len(alt) > 18, (index, alt)
+
+
+def _figure_notebook(path: Path) -> Path:
+    """Three figure cells: a titled plot, a recmetrics ROC plot with a "# Figure:" comment and
+    a cell whose author wrote the alt text of its two figures in its metadata."""
+    code = nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook(cells=[
+        code("%matplotlib inline\nimport matplotlib.pyplot as plt\nimport recmetrics as rm"),
+        nbformat.v4.new_markdown_cell("## 3. Pictures of things\n\nWhat follows is drawn."),
+        code("fig, ax = plt.subplots()\nax.plot([0, 1], [0, 2], label='twice')\n"
+             "ax.set_title('A steep line')\nax.set_xlabel('input')\nax.legend()\nplt.show()"),
+        code("# Figure: the ROC curve of a four-sample example\n"
+             "rm.plots.roc_curve([1, 0, 1, 0], [0.9, 0.8, 0.3, 0.1])\nplt.show()"),
+        code("for k in (1, 2):\n    plt.plot([0, k])\n    plt.show()",
+             metadata={"alt": ["a flat-ish line", "a steeper line"]}),
+    ])
+    nbformat.write(nb, path / "figures.ipynb")
+    return path / "figures.ipynb"
+
+
+def test_figures_describe_themselves_when_the_site_runs_them(tmp_path):
+    executed = book.run(_figure_notebook(tmp_path))
+    outputs = [[o for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+               for c in executed.cells]
+    recorded = [o.metadata.get("image/png", {}).get("alt", "") for o in outputs[2] + outputs[3]]
+    assert "Title: A steep line." in recorded[0] and "x axis: input" in recorded[0]
+    assert "Legend: twice." in recorded[0]
+    assert recorded[1].startswith("ROC curve of 1 model: model AUC 0.750"), recorded[1]
+    alts = [o.metadata["site_alt"] for cell in book.figure_alt_texts(executed).cells
+            for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert alts == [
+        f"Figure: Pictures of things. {recorded[0]}",                      # section heading first
+        f"Figure: the ROC curve of a four-sample example. {recorded[1]}",   # the "# Figure:" comment
+        "Figure: a flat-ish line", "Figure: a steeper line"]                # metadata["alt"]
+
+
+def test_alt_text_without_a_recorded_description_falls_back_to_the_page():
+    code, markdown = nbformat.v4.new_code_cell, nbformat.v4.new_markdown_cell
+    png = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="})
+    nb = nbformat.v4.new_notebook(cells=[
+        markdown("## Pictures\n\nThe curve below rises quickly and then flattens out."),
+        code("# Figure: a curve that flattens\nplt.plot(x)", outputs=[png]),
+        code("plt.plot(x)", outputs=[copy.deepcopy(png)]),
+        code("plt.plot(x)", outputs=[copy.deepcopy(png), copy.deepcopy(png)],
+             metadata={"alt": "two panels of the same curve"}),
+        code("plt.plot(x)", outputs=[copy.deepcopy(png)], metadata={"alt": ["one", "two"]}),
+    ])
+    alts = [o.metadata["site_alt"] for cell in book.figure_alt_texts(nb).cells
+            for o in cell.get("outputs", [])]
+    assert alts == ["Figure: a curve that flattens",
+                    "Figure: The curve below rises quickly and then flattens out.",
+                    "Figure: two panels of the same curve", "Figure: two panels of the same curve",
+                    # a list of the wrong length is ignored: the page's sentence instead
+                    "Figure: The curve below rises quickly and then flattens out."]
+
+
+@pytest.mark.parametrize("label, read", [
+    (r"error, $e = \hat y - y$ (stars)", "error, e = hat y - y (stars)"),
+    (r"$\alpha_{1}$ and $\chi^2$", "alpha 1 and chi 2"),
+    ("no formula, 5 dollars", "no formula, 5 dollars"),
+])
+def test_alt_text_reads_matplotlib_formulas_as_words(label, read):
+    png = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="},
+                                 metadata={"image/png": {"alt": f"x axis: {label}."}})
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## Errors"), nbformat.v4.new_code_cell("", outputs=[png])])
+    alt = book.figure_alt_texts(nb).cells[1].outputs[0].metadata["site_alt"]
+    assert alt == f"Figure: Errors. x axis: {read}."
 
 
 @pytest.mark.parametrize("tex, wanted, unwanted", [

@@ -14,8 +14,11 @@ Every notebook is executed top to bottom (two at a time), then written as one HT
 * the answers of the exercises (from the first "*Answer" paragraph of a cell in the Exercises
   section, with the code cells that check them) are folded in ``<details>``;
 * an error output shows its one-line message, never a traceback;
-* every figure gets alt text: the first comment line of the cell that draws it ("# Figure: ..."),
-  else the first sentence of the Markdown cell above it;
+* every figure gets alt text (figure_alt_texts): the cell's ``metadata["alt"]``, else the
+  figure's own description, recorded as the notebook runs here (site_template/figure_alt.py
+  runs in the kernel: title, axes, legend and what a recmetrics plot summarised) and led by the
+  cell's "# Figure: ..." comment or its section heading; notebooks executed elsewhere fall back
+  to the comment or the Markdown above;
 * the pages follow the notebooks' numbers, except that ``SITE_ORDER`` may move a page before
   another (notebook 14, on evaluation protocol, comes before the capstone, 10).
 
@@ -51,7 +54,7 @@ def _tool(name: str):
 
 
 _notebooks = _tool("notebooks")          # tools/notebooks.py: how a notebook is executed
-notebook_paths, run = _notebooks.notebook_paths, _notebooks.run
+notebook_paths = _notebooks.notebook_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -60,6 +63,21 @@ SITE_NAME = "recmetrics"
 JOBS = 2                       # notebooks executed at once (each in its own kernel)
 
 HIDE_CELL, HIDE_INPUT, HIDE_OUTPUT = "remove-cell", "remove-input", "remove-output"
+FIGURE_ALT = TEMPLATES / "figure_alt.py"  # run in the kernel: figures describe themselves
+
+
+def run(path: Path) -> nbformat.NotebookNode:
+    """Execute one notebook as tools/notebooks.py does, in a kernel that first runs
+    site_template/figure_alt.py, so that every figure's output carries the figure's own
+    description (``output.metadata["image/png"]["alt"]``)."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
+                   extra_arguments=["--IPKernelApp.log_level=ERROR",
+                                    f"--IPKernelApp.exec_files={[str(FIGURE_ALT)]!r}"],
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
 
 # ---------------------------------------------------------------------------------------------
 # Formulas: LaTeX -> MathML
@@ -184,35 +202,97 @@ _HEADING = re.compile(r"^#{1,3}\s", re.M)
 _ANSWER = re.compile(r"^\s*\*{1,2}Answers?\b", re.M)
 
 
+_FIGURE_COMMENT = re.compile(r"^\s*#\s*Figure:\s*(.+?)\s*$")
 _COMMENT = re.compile(r"^\s*#\s*(?:Figure:\s*)?(.+?)\s*$")
 _DEFAULT_ALT = "No description has been provided for this image"
+ALT_LIMIT = 1000               # characters of alt text kept (a screen reader reads it all)
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of at least 25 characters ("5. Picture:" is a heading, not one)."""
+    return (re.match(r"(.{25,}?[.!?])(?:\s|$)|.{0,200}", text).group(1) or text[:200])[:300]
+
+
+def _heading_text(markdown: str) -> str:
+    """The last heading of a Markdown cell, as text without its section number."""
+    headings = re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", markdown, re.M)
+    if not headings:
+        return ""
+    return re.sub(r"^\d+(?:\.\d+)*\s*[·.]?\s*", "", plain_text(headings[-1]).replace("¶", "")).strip()
+
+
+def _without_mathtext(text: str) -> str:
+    """Matplotlib's $...$ labels as words: ``$e = \\hat y - y$`` reads "e = hat y - y"."""
+    def words(match: re.Match) -> str:
+        inner = re.sub(r"\\([A-Za-z]+)\s*", r"\1 ", match.group(1))
+        text = " ".join(re.sub(r"[{}\\_^]", " ", inner).split())
+        inner = match.group(1)
+        return (" " if inner[:1].isspace() else "") + text + (" " if inner[-1:].isspace() else "")
+    return re.sub(r"\$([^$]+)\$", words, text)
+
+
+def _explicit_alt(cell, n_figures: int) -> list[str] | None:
+    """The author's alt text: ``cell.metadata["alt"]``, a string (every figure of the cell) or
+    a list of strings (one per figure, in output order)."""
+    alt = cell.metadata.get("alt")
+    if isinstance(alt, str) and alt.strip():
+        return [alt.strip()] * n_figures
+    if isinstance(alt, list) and len(alt) == n_figures and all(
+            isinstance(a, str) and a.strip() for a in alt):
+        return [a.strip() for a in alt]
+    return None
 
 
 def figure_alt_texts(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Give every PNG output alt text (``output.metadata["site_alt"]``, read by the template).
 
-    The text is the first comment line of the cell (write "# Figure: what it shows"), else the
-    first sentence of the nearest Markdown cell above, else the page-neutral "Figure".
+    In order of preference:
+
+    1. the cell's ``metadata["alt"]``: a string, or a list with one string per figure;
+    2. what the figure says of itself, recorded when book.py executed it
+       (``output.metadata["image/png"]["alt"]``, see site_template/figure_alt.py: title,
+       axis labels and ranges, legend, and the summary a recmetrics plot records), led by
+       the cell's "# Figure: ..." comment, else by the heading of its section;
+    3. without that record (a notebook executed elsewhere): the "# Figure: ..." comment, else
+       the first comment line of the cell, else the first sentence of the Markdown cell above,
+       else the section's heading.
+
+    Every text starts with "Figure: " and is cut at ``ALT_LIMIT`` characters.
     """
-    previous = ""
+    previous = heading = ""
     for cell in nb.cells:
         if cell.cell_type == "markdown":
+            prose = re.sub(r"^#{1,6}\s.*$", "", cell.source, flags=re.M)   # headings apart
             text = re.sub(r"^\d+(?:\.\d+)*\s*[·.]?\s*", "",            # no section number
-                          plain_text(cell.source).replace("¶", "").strip())
+                          plain_text(prose).replace("¶", "").strip())
             if text:
                 previous = text
+            heading = _heading_text(cell.source) or heading
             continue
         pngs = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
         if not pngs:
             continue
-        comment = next((m.group(1) for line in cell.source.splitlines()[:3]
-                        if (m := _COMMENT.match(line))), "")
-        # the first sentence of at least 25 characters ("5. Picture:" is a heading, not a sentence)
-        sentence = re.match(r"(.{25,}?[.!?])(?:\s|$)|.{0,200}", previous).group(1) or previous[:200]
-        alt = comment or sentence[:300] or "Figure"
+        lines = cell.source.splitlines()[:3]
+        figure_comment = next((m.group(1) for line in lines if (m := _FIGURE_COMMENT.match(line))), "")
+        comment = next((m.group(1) for line in lines if (m := _COMMENT.match(line))), "")
+        explicit = _explicit_alt(cell, len(pngs))
         for i, output in enumerate(pngs):
-            suffix = f" (panel {i + 1} of {len(pngs)})" if len(pngs) > 1 else ""
-            output.setdefault("metadata", {})["site_alt"] = f"Figure: {alt}{suffix}"
+            metadata = output.setdefault("metadata", {})
+            recorded = metadata.get("image/png", {})
+            described = _without_mathtext(recorded.get("alt", "")) if isinstance(recorded, dict) \
+                else ""
+            panel = f" (figure {i + 1} of {len(pngs)})" if len(pngs) > 1 else ""
+            if explicit:
+                alt = explicit[i]
+            elif described:
+                lead = (figure_comment or heading).rstrip(".")
+                alt = f"{lead}{panel}. {described}" if lead else described
+            else:
+                alt = (comment or _first_sentence(previous) or heading or "a figure") + panel
+            alt = " ".join(alt.split())
+            if len(alt) > ALT_LIMIT:
+                alt = alt[:ALT_LIMIT - 1].rstrip() + "…"
+            metadata["site_alt"] = f"Figure: {alt}"
     return nb
 
 
