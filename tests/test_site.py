@@ -70,6 +70,7 @@ COLLECT = r"""() => {
     ids: Array.from(ids),
     homeLinks: document.querySelectorAll('nav a[href="index.html"]').length,
     answers: document.querySelectorAll('details').length,
+    sources: Array.from(document.querySelectorAll('details.site-source'), d => d.innerText.length),
     tables: Array.from(document.querySelectorAll('table'), t => ({
       header: Array.from(t.querySelectorAll('thead th'), th => th.innerText.trim()),
       rows: t.querySelectorAll('tbody tr').length})),
@@ -217,6 +218,33 @@ def test_exercise_answers_are_folded(pages):
     assert with_exercises
     for stem in with_exercises:
         assert pages[stem]["answers"] > 0, f"{stem}: answers are not folded"
+
+
+def test_source_corrections_are_folded(pages):
+    with_section = [p.stem for p in NOTEBOOKS
+                    if any(c.cell_type == "markdown" and book._SOURCE_SECTION.search(c.source)
+                           for c in nbformat.read(p, as_version=4).cells)]
+    assert len(with_section) >= 10
+    for stem in with_section:
+        folds = pages[stem]["sources"]
+        assert len(folds) == 1 and folds[0] > 500, f"{stem}: the source's mistakes are not folded ({folds})"
+
+
+def test_source_section_folds_up_to_the_next_heading_of_its_level():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## 3 · Lesson\ntext"),
+        nbformat.v4.new_markdown_cell("## 4 · Where the source goes wrong\n### 4.1 First\nquoted"),
+        nbformat.v4.new_code_cell("assert True"),
+        nbformat.v4.new_markdown_cell("### 4.2 Second\nmore"),
+        nbformat.v4.new_markdown_cell("## 5 · Key takeaways\n- one")])
+    cells = book.fold_source_corrections(nb).cells
+    sources = [c.source for c in cells]
+    assert sources == ["## 3 · Lesson\ntext", "## 4 · Where the source goes wrong",
+                       "### 4.1 First\nquoted", "assert True", "### 4.2 Second\nmore",
+                       "## 5 · Key takeaways\n- one"]
+    site = [c.metadata.get("site", {}) for c in cells]
+    assert "open_fold" in site[2] and site[4].get("close_fold")
+    assert not any("open_fold" in s or "close_fold" in s for i, s in enumerate(site) if i not in (2, 4))
 
 
 @pytest.mark.parametrize("name", PAGES)

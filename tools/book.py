@@ -296,6 +296,41 @@ def figure_alt_texts(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+_SOURCE_SECTION = re.compile(r"^(#{1,3})\s.*\bWhere the source goes wrong\b.*$", re.M | re.I)
+
+
+def fold_source_corrections(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Fold the body of the "Where the source goes wrong" section in one ``<details>``.
+
+    The section's heading stays in view; what follows it, up to the next heading of the same
+    or a higher level, is folded: a reader of the lesson meets the source posts' mistakes only
+    when she asks for them (each is still quoted, corrected and asserted in the notebook).
+    """
+    start = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+                  and _SOURCE_SECTION.search(c.source)), None)
+    if start is None:
+        return nb
+    cell = nb.cells[start]
+    match = _SOURCE_SECTION.search(cell.source)
+    level = len(match.group(1))
+    before, rest = cell.source[:match.end()], cell.source[match.end():].strip("\n")
+    cells = list(nb.cells[:start]) + [nbformat.v4.new_markdown_cell(before)]
+    body = [nbformat.v4.new_markdown_cell(rest)] if rest.strip() else []
+    end = start + 1
+    ends = re.compile(rf"^#{{1,{level}}}\s", re.M)
+    while end < len(nb.cells) and not (nb.cells[end].cell_type == "markdown"
+                                       and ends.match(nb.cells[end].source.lstrip())):
+        body.append(nb.cells[end])
+        end += 1
+    if not body:
+        return nb
+    body[0].metadata.setdefault("site", {}).update(
+        open_fold="Show the source posts' mistakes and their corrections", fold_class="site-source")
+    body[-1].metadata.setdefault("site", {})["close_fold"] = True
+    nb.cells = cells + body + list(nb.cells[end:])
+    return nb
+
+
 def fold_answers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Mark the answers of the exercises, to be folded in ``<details>`` by the template.
 
@@ -418,7 +453,7 @@ CSS = (TEMPLATES / "site.css").read_text(encoding="utf-8")
 
 def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str]) -> str:
     """One notebook, executed, as a self-contained HTML page titled ``title``."""
-    shown = figure_alt_texts(fold_answers(hide_tagged_cells(nb)))
+    shown = figure_alt_texts(fold_source_corrections(fold_answers(hide_tagged_cells(nb))))
     site = {"title": title, "css": CSS, "toc_marker": "<!--toc-->",
             "nav_top": navigation(prev, nxt, "top"), "nav_bottom": navigation(prev, nxt, "bottom")}
     body, _ = BookExporter().from_notebook_node(shown, resources={"site": site})
