@@ -712,7 +712,8 @@ def _row_names(table) -> list[str]:
 
 
 def comparison(table: pd.DataFrame, ax: Axes | None = None, *,
-               p_value: Literal["p_randomization", "p_ttest"] = "p_randomization",
+               p_value: Literal["p_randomization", "p_ttest", "p_randomization_adjusted",
+                                "p_ttest_adjusted"] = "p_randomization",
                alpha: float = 0.05, ci_low: str = "ci_low", ci_high: str = "ci_high",
                names: tuple[str, str] = ("A", "B")) -> Axes:
     r"""Model comparison: B - A per metric, filled where the paired test gives p < ``alpha``.
@@ -733,8 +734,11 @@ def comparison(table: pd.DataFrame, ax: Axes | None = None, *,
     table : pandas.DataFrame
         Columns ``metric, k, value_a, value_b, difference`` and ``p_value``.
     ax : matplotlib.axes.Axes, optional
-    p_value : {"p_randomization", "p_ttest"}, default "p_randomization"
-        The p-value column that decides filled or hollow.
+    p_value : {"p_randomization", "p_ttest", "p_randomization_adjusted", "p_ttest_adjusted"}, \
+default "p_randomization"
+        The p-value column that decides filled or hollow: an ``_adjusted``
+        one (corrected for multiple testing by ``compare``) matches the
+        table's ``verdict``.
     alpha : float, default 0.05
     ci_low, ci_high : str, default "ci_low", "ci_high"
         Columns of an interval for the difference, drawn when both exist.
@@ -758,7 +762,8 @@ def comparison(table: pd.DataFrame, ax: Axes | None = None, *,
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['auc: 0.700 → 0.720', 'ndcg@10: 0.400 → 0.410']
     """
-    p_value = check_option("p_value", p_value, ("p_randomization", "p_ttest"))
+    p_value = check_option("p_value", p_value, ("p_randomization", "p_ttest",
+                                                "p_randomization_adjusted", "p_ttest_adjusted"))
     alpha = check_probability("alpha", alpha)
     if (isinstance(names, str) or len(names) != 2):
         raise ValueError(f"names={names!r} must be two model names, e.g. ('A', 'B')")
