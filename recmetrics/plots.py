@@ -1078,7 +1078,7 @@ def per_user_scatter(table_a: pd.DataFrame, table_b: pd.DataFrame, column: str,
     >>> ax.collections[0].get_offsets().tolist()
     [[1.0, 1.0], [0.5, 1.0]]
     >>> [t.get_text() for t in ax.get_legend().get_texts()][0]
-    '2 users: new higher for 1, old higher for 0, equal for 1'
+    '2 users: new higher for 1,\nold higher for 0, equal for 1'
     """
     if isinstance(names, str) or len(names) != 2:
         raise ValueError(f"names={names!r} must be two model names, e.g. ('A', 'B')")
@@ -1103,15 +1103,15 @@ def per_user_scatter(table_a: pd.DataFrame, table_b: pd.DataFrame, column: str,
     equal = x.size - above - below
     ax = _axes(ax, figsize=(5.6, 5.4))
     ax.scatter(x, y, s=14, color="C0", alpha=max(0.05, min(0.6, 60 / x.size)), lw=0,
-               label=f"{x.size:,} users: {names[1]} higher for {above:,}, {names[0]} higher for "
-                     f"{below:,}, equal for {equal:,}")
+               label=f"{x.size:,} users: {names[1]} higher for {above:,},\n{names[0]} higher "
+                     f"for {below:,}, equal for {equal:,}")
     low = float(min(x.min(), y.min()))
     high = float(max(x.max(), y.max()))
     if 0 <= low and high <= 1:
         low, high = 0.0, 1.0
     pad = 0.03 * (high - low or 1.0)
     ax.plot([low - pad, high + pad], [low - pad, high + pad], **_CHANCE,
-            label=f"equal ({names[0]} mean {x.mean():.3f}, {names[1]} mean {y.mean():.3f})")
+            label=f"equal; means: {names[0]} {x.mean():.3f},\n{names[1]} {y.mean():.3f}")
     ax.set(xlim=(low - pad, high + pad), ylim=(low - pad, high + pad), aspect="equal",
            title=f"{column} per user: {names[1]} against {names[0]}",
            xlabel=f"{column} of {names[0]}", ylabel=f"{column} of {names[1]}")

@@ -385,14 +385,14 @@ def test_per_user_scatter_points_are_the_per_user_values_of_both_models(sample):
     assert ax.collections[0].get_offsets().tolist() == expected
     above = sum(1 for x, y in expected if y > x)
     below = sum(1 for x, y in expected if y < x)
-    assert legend_texts(ax)[0] == (f"{len(expected):,} users: B higher for {above:,}, A higher "
+    assert legend_texts(ax)[0] == (f"{len(expected):,} users: B higher for {above:,},\nA higher "
                                    f"for {below:,}, equal for {len(expected) - above - below:,}")
     mean_a = sum(x for x, _ in expected) / len(expected)
     mean_b = sum(y for _, y in expected) / len(expected)
     row = compared.iloc[0]
     assert (mean_a, mean_b) == (pytest.approx(row.value_a, abs=1e-12),
                                 pytest.approx(row.value_b, abs=1e-12))
-    assert f"A mean {row.value_a:.3f}, B mean {row.value_b:.3f}" in legend_texts(ax)[1]
+    assert legend_texts(ax)[1] == f"equal; means: A {row.value_a:.3f},\nB {row.value_b:.3f}"
 
 
 # --------------------------------------------------------------------------- gain and lift
