@@ -430,3 +430,28 @@ def test_a_report_with_baselines_shows_random_and_most_popular_beside_the_model(
     assert "How to read the baselines." in page
     assert re.search(r"better than random on \d of the 3 metrics and better than most popular "
                      r"on \d", page)
+
+
+REPORT_REFUSALS = [  # (what, extra arguments, start of the one-line message)
+    ("--by for several models", [str(rm.DATA_DIR / "sample_model_b.csv"), "--by", "activity"],
+     "--by slices the report of one model"),
+    ("--baselines without --history", ["--baselines"], "--baselines needs --history FILE"),
+    ("--by with --baselines", ["--by", "activity", "--baselines", "--history",
+                               str(rm.DATA_DIR / "sample_history.csv")],
+     "--by with --baselines or the beyond-accuracy metrics is not supported yet"),
+    ("--item-features", ["--item-features", str(rm.DATA_DIR / "sample_history.csv")],
+     "--item-features is not in the report yet"),
+    ("--by with the multinomial bootstrap", ["--by", "activity", "--bootstrap", "multinomial"],
+     "--by with --bootstrap multinomial"),
+]
+
+
+@pytest.mark.parametrize("what, extra, message", REPORT_REFUSALS, ids=[r[0] for r in REPORT_REFUSALS])
+def test_report_refuses_what_it_cannot_do_in_one_line(what, extra, message, tmp_path, capsys):
+    from recmetrics import cli
+
+    code = cli.main(["report", str(rm.DATA_DIR / "sample_model_a.csv"), *extra, "--truth",
+                     str(rm.DATA_DIR / "sample_truth.csv"), "-o", str(tmp_path / "r.html")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"recmetrics: error: {message}"), err
+    assert len(err.splitlines()) == 1 and not (tmp_path / "r.html").exists()
