@@ -970,6 +970,8 @@ def cmd_report(args) -> None:
         if args.by:
             parameters["provenance"]["options"].update(by=list(args.by),
                                                        min_slice_size=args.min_slice_size)
+        if len(names) > 1:  # the template compares them at compare's defaults
+            parameters["provenance"]["options"].update(alpha=0.05, correction="holm")
         progress.stage("running the report notebook", total=report.template_cells(),
                        unit="cell")
         workdir = Path(output.real_path).parent if output.real_path else Path.cwd()

@@ -1102,7 +1102,7 @@ def per_user_scatter(table_a: pd.DataFrame, table_b: pd.DataFrame, column: str,
     above, below = int((y > x).sum()), int((y < x).sum())
     equal = x.size - above - below
     ax = _axes(ax, figsize=(5.6, 5.4))
-    ax.scatter(x, y, s=14, color="C0", alpha=max(0.05, min(0.6, 60 / x.size)), lw=0,
+    ax.scatter(x, y, s=14, color="C0", alpha=max(0.2, min(0.6, 150 / x.size)), lw=0,
                label=f"{x.size:,} users: {names[1]} higher for {above:,},\n{names[0]} higher "
                      f"for {below:,}, equal for {equal:,}")
     low = float(min(x.min(), y.min()))
