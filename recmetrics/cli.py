@@ -970,7 +970,8 @@ def cmd_report(args) -> None:
         if args.by:
             parameters["provenance"]["options"].update(by=list(args.by),
                                                        min_slice_size=args.min_slice_size)
-        if len(names) > 1:  # the template compares them at compare's defaults
+        if len(names) > 1:  # compared at compare's default level and correction
+            parameters.update(alpha=0.05, correction="holm")
             parameters["provenance"]["options"].update(alpha=0.05, correction="holm")
         progress.stage("running the report notebook", total=report.template_cells(),
                        unit="cell")
