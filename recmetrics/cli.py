@@ -885,25 +885,67 @@ def cmd_compare(args) -> None:
         raise GateFailed("; ".join(failed))
 
 
+def _check_report(args) -> None:
+    """What the report template cannot do, refused before any file is read."""
+    several = len(args.models) > 1
+    if several and (args.by or args.users):
+        raise UsageError("--by slices the report of one model; give one scores file, or compare "
+                         "the models per slice with recmetrics compare --by")
+    if several and (args.history or args.baselines or args.catalog):
+        raise UsageError("--history, --catalog and --baselines go with the report of one model; "
+                         "give one scores file")
+    if args.item_features:
+        raise UsageError("--item-features is not in the report yet; use recmetrics evaluate "
+                         "--item-features for diversity and serendipity from item features")
+    beyond = bool(args.metrics) and bool(set(args.metrics) & set(BEYOND_METRICS))
+    if (args.by or args.users) and (args.baselines or beyond):
+        raise UsageError("--by with --baselines or the beyond-accuracy metrics is not supported "
+                         "yet; make one report with --by and another with --baselines")
+    if args.baselines and not args.history:
+        raise UsageError("--baselines needs --history FILE: the most-popular baseline scores "
+                         "each item by its rows in the training log")
+    if args.by and args.ci is not None and args.bootstrap == "multinomial":
+        raise UsageError("--by with --bootstrap multinomial: slice intervals need the Poisson "
+                         "bootstrap (each user's weight independent of the others); drop "
+                         "--bootstrap multinomial")
+
+
 def cmd_report(args) -> None:
     from . import report
 
     report.require_jupyter()             # one line with the pip command when the extra is missing
+    _check_report(args)
     output = rio.plan_output(args.output, inputs=_inputs(args), allowed=("html",))
-    progress = _progress.for_command(args, 2 + bool(args.truth))
+    names = _model_names(args.models)
+    progress = _progress.for_command(args, 1 + len(names) + bool(args.truth))
     try:
         # Check everything the notebook will need before starting it, so that bad
         # input gets a one-line message here rather than a failed cell there.
-        pred = _read(args.pred, args, progress)
+        frames = [_read(path, args, progress) for path in args.models]
         truth = _read(args.truth, args, progress, truth=True) if args.truth else None
-        users = pred[args.user_col].nunique()
+        users = max(f[args.user_col].nunique() for f in frames)
         if truth is not None:
             users = max(users, truth[args.user_col].nunique())
-        _check_memory(args, n_users=int(users), n_rows=len(pred))
+        _check_memory(args, n_users=int(users), n_rows=max(len(f) for f in frames))
+        inputs = {}
+        for model, (path, frame) in enumerate(zip(args.models, frames)):
+            role = "pred" if len(names) == 1 else _role(model)
+            inputs[role] = {"path": path, "rows": len(frame),
+                            "users": int(frame[args.user_col].nunique())}
+            if len(names) > 1:
+                inputs[role]["model"] = names[model]
+        if truth is not None:
+            inputs["truth"] = {"path": args.truth, "rows": len(truth),
+                               "users": int(truth[args.user_col].nunique())}
+        _slicing(args, frames[0], path=args.models[0])   # --by columns and --users: readable
+        beyond = _read_beyond(args, inputs)
+        if args.users:
+            inputs["users"] = {"path": args.users}
+        resolved = [str(Path(path).resolve()) for path in args.models]
         parameters = {
-            "pred_path": str(Path(args.pred).resolve()),
+            "pred_path": resolved[0],
             "truth_path": str(Path(args.truth).resolve()) if args.truth else None,
-            "pred_name": args.pred,
+            "pred_name": args.models[0] if len(names) == 1 else names[0],
             "truth_name": args.truth,
             "title": args.title,
             "k": list(args.k),
@@ -915,14 +957,22 @@ def cmd_report(args) -> None:
             "bootstrap": args.bootstrap,
             "sep": args.sep, "encoding": _file_encoding(args, truth=False),
             "truth_encoding": _file_encoding(args, truth=True),
+            "models": dict(zip(names, resolved)) if len(names) > 1 else None,
+            "by": list(args.by) if args.by else None,
+            "users_path": str(Path(args.users).resolve()) if args.users else None,
+            "min_slice_size": args.min_slice_size,
+            "history_path": str(Path(args.history).resolve()) if args.history else None,
+            "catalog_path": str(Path(args.catalog).resolve()) if args.catalog else None,
+            "head_share": args.head_share, "unseen": args.unseen, "baselines": args.baselines,
         }
-        inputs = {"pred": {"path": args.pred, "rows": len(pred),
-                           "users": int(pred[args.user_col].nunique())}}
-        if truth is not None:
-            inputs["truth"] = {"path": args.truth, "rows": len(truth),
-                               "users": int(truth[args.user_col].nunique())}
+        del frames, truth, beyond
         parameters["provenance"] = _provenance_of(args, inputs)
-        del pred, truth
+        if args.by:
+            parameters["provenance"]["options"].update(by=list(args.by),
+                                                       min_slice_size=args.min_slice_size)
+        if len(names) > 1:  # compared at compare's default level and correction
+            parameters.update(alpha=0.05, correction="holm")
+            parameters["provenance"]["options"].update(alpha=0.05, correction="holm")
         progress.stage("running the report notebook", total=report.template_cells(),
                        unit="cell")
         workdir = Path(output.real_path).parent if output.real_path else Path.cwd()
@@ -1042,13 +1092,14 @@ def _encoding(text: str) -> str:
 
 
 def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
-                ci_default) -> None:
+                ci_default, beyond: bool | None = None) -> None:
     parser.add_argument("--truth", metavar="TRUTH",
                         help="file of (user, item, label) rows; without it the labels are read "
                              "from the label column of the scores file")
     parser.add_argument("--k", type=_cutoff, nargs="+", default=k_default, metavar="K",
                         help=f"cut-offs for the @k metrics (default: {' '.join(map(str, k_default))})")
-    beyond = ci_default is None  # evaluate: the beyond-accuracy metrics and their inputs
+    if beyond is None:  # evaluate (and report): the beyond-accuracy metrics and their inputs
+        beyond = ci_default is None
     parser.add_argument("--metrics", nargs="+", choices=METRICS + (BEYOND_METRICS if beyond else ()),
                         metavar="METRIC",
                         help=f"metrics to compute, any of {', '.join(METRICS)} (default: "
@@ -1228,12 +1279,28 @@ def build_parser() -> argparse.ArgumentParser:
                          "ndcg@10,map@10")
     cp.set_defaults(run=cmd_compare)
 
-    rp = commands.add_parser("report", help="write a self-contained HTML report of one model",
+    rp = commands.add_parser("report", help="write a self-contained HTML report of one model "
+                                             "(or a comparison of several)",
                              description="Metric table with confidence intervals, ROC curve, "
                                          "per-user distributions and metrics against k, as one "
-                                         "HTML file (needs pip install metricbook[report]).")
-    rp.add_argument("pred", metavar="PRED", help="scores file (.csv, .tsv, .txt or .parquet)")
-    _add_common(rp, k_default=[10], n_resamples=1000, ci_default=0.95)
+                                         "HTML file (needs pip install metricbook[report]); "
+                                         "with --by a section per slice of users, with "
+                                         "--baselines the random and most-popular rows, and "
+                                         "for two or more scores files the comparison of the "
+                                         "models.")
+    rp.add_argument("models", metavar="PRED", nargs="+",
+                    help="scores file (.csv, .tsv, .txt or .parquet); two or more compare the "
+                         "models (each named by its file name without extension)")
+    _add_common(rp, k_default=[10], n_resamples=1000, ci_default=0.95, beyond=True)
+    rps = rp.add_argument_group("slices (one model)")
+    rps.add_argument("--by", nargs="+", metavar="COL",
+                     help="a section per slice of users: per-user columns of PRED or of --users, "
+                          "or 'activity' (quartiles of scored rows per user); several columns "
+                          "give their crossing")
+    rps.add_argument("--users", metavar="FILE",
+                     help="user attributes for --by: the user column and one column per attribute")
+    rps.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",
+                     help="slices of fewer users are kept but marked small (default: 30)")
     rp.add_argument("--title", help="title of the report (default: from the file name)")
     rp.add_argument("-o", "--output", metavar="OUT", default="report.html",
                     help="HTML file to write (default: report.html)")

@@ -39,6 +39,7 @@ positives scored at or above the threshold), from 0 to 1. Legend: model (AUC = 0
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -47,16 +48,17 @@ import pandas as pd
 
 from . import _kernels, auc, probability
 from .frame import PROBABILITY_METRICS
-from ._validation import (as_binary, as_frame, as_models, as_numbers, as_probabilities, check_axes,
-                          check_n_bins, check_n_resamples, check_option, check_probability,
-                          check_same_length, check_seed, table_column)
+from ._validation import (RecmetricsWarning, as_binary, as_frame, as_models, as_numbers,
+                          as_probabilities, caller_stacklevel, check_axes, check_n_bins,
+                          check_n_resamples, check_option, check_probability, check_same_length,
+                          check_seed, is_real_number, table_column)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
 __all__ = ["describe", "roc_curve", "precision_recall_curve", "calibration", "score_distributions",
            "per_user_distribution", "metric_vs_k", "comparison", "forest", "gain_curve",
-           "lift_curve"]
+           "lift_curve", "per_user_scatter"]
 
 #: The summary sentence of each Axes a function of this module drew on (weak keys: an Axes
 #: that is closed and dropped takes its summary with it).
@@ -101,6 +103,35 @@ def _legend_below(ax: Axes, ncol: int) -> None:
     below = offset_copy(ax.transAxes, fig=ax.figure, y=-38, units="points")  # type: ignore[arg-type]
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below, ncol=ncol,
               frameon=False)
+
+
+def _no_curve(ax: Axes, labels: np.ndarray, what: str, needs: str) -> str:
+    """Labels of one class: warn, write on ``ax`` why there is no curve, return the sentence."""
+    only = "negatives (0)" if not labels.any() else "positives (1)"
+    sentence = f"No {what}: y_true holds only {only} ({labels.size:,} rows); the curve needs {needs}"
+    warnings.warn(sentence + ", so an empty figure that says so was drawn", RecmetricsWarning,
+                  stacklevel=caller_stacklevel())
+    ax.text(0.5, 0.5, sentence.replace("; ", ";\n"), ha="center", va="center",
+            transform=ax.transAxes, color="0.3")
+    return sentence + "."
+
+
+def _order(scores: np.ndarray) -> np.ndarray:
+    """Scores with infinities replaced by dense ranks (1 = lowest): the same order, ties kept,
+    so every threshold curve (ROC, precision-recall) has the same points."""
+    if np.isfinite(scores).all():
+        return scores
+    return np.unique(scores, return_inverse=True)[1].astype(np.float64) + 1.0
+
+
+def _scaled(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Values in units of 10^e when the largest is at least 1e100 (bin edges of -1.7e308 and
+    1.7e308 overflow: their range is inf); (values, 0) otherwise."""
+    top = float(np.abs(values).max()) if values.size else 0.0
+    if top < 1e100:
+        return values, 0
+    e = int(np.floor(np.log10(top)))
+    return values / 10.0 ** e, e
 
 
 def _limits(low: float, high: float) -> str:
@@ -203,6 +234,17 @@ def roc_curve(y_true, y_score, ax: Axes | None = None, *, name: str | None = Non
     -------
     matplotlib.axes.Axes
 
+    Notes
+    -----
+    Infinite scores (``inf``, ``-inf``) are legal: the curve depends on the
+    order of the scores only, so a model with one is drawn from the dense
+    ranks of its scores (the same points; :func:`recmetrics.roc_curve`
+    itself refuses ``+inf``, which has no threshold above it), and its AUC
+    is :func:`recmetrics.roc_auc` of the scores as given. Labels of one
+    class only (no curve exists) give a
+    :class:`~recmetrics.RecmetricsWarning` and an Axes that says so in
+    its middle and in :func:`describe`.
+
     References
     ----------
     Fawcett, T. (2006). An introduction to ROC analysis. *Pattern Recognition Letters* 27(8),
@@ -222,12 +264,18 @@ def roc_curve(y_true, y_score, ax: Axes | None = None, *, name: str | None = Non
         n_resamples = check_n_resamples(n_resamples)
     rng = np.random.default_rng(check_seed(seed))
     labels = as_binary("y_true", y_true)
-    curves = []
-    for label, scores in models:
-        labels, scores = _labels_and_scores(labels, scores)
-        fpr, tpr, _ = auc.roc_curve(labels, scores)
-        curves.append((label, scores, fpr, tpr, auc.roc_auc(labels, scores)))
+    checked = [(label, _labels_and_scores(labels, scores)[1]) for label, scores in models]
     ax = _axes(ax)
+    ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", title="ROC curve",
+           xlabel="false positive rate\n(share of negatives scored at or above the threshold)",
+           ylabel="true positive rate\n(share of positives scored at or above the threshold)")
+    if labels.all() or not labels.any():
+        return _finish(ax, _no_curve(ax, labels, "ROC curve", "both classes"))
+    curves = []
+    for label, scores in checked:
+        ordered = _order(scores)
+        fpr, tpr, _ = auc.roc_curve(labels, ordered)
+        curves.append((label, ordered, fpr, tpr, auc.roc_auc(labels, scores)))
     grid = np.linspace(0, 1, 201)
     for i, (label, scores, fpr, tpr, value) in enumerate(curves):
         ax.plot(fpr, tpr, color=f"C{i}", lw=2, label=f"{label} (AUC = {value:.3f})")
@@ -237,9 +285,6 @@ def roc_curve(y_true, y_score, ax: Axes | None = None, *, name: str | None = Non
                             label=f"{ci:.0%} bootstrap band ({n_resamples} resamples)"
                             if i == 0 else None)
     ax.plot([0, 1], [0, 1], **_CHANCE, label="chance (AUC = 0.500)")
-    ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", title="ROC curve",
-           xlabel="false positive rate\n(share of negatives scored at or above the threshold)",
-           ylabel="true positive rate\n(share of positives scored at or above the threshold)")
     ax.legend(loc="lower right")
     aucs = ", ".join(f"{label} AUC {value:.3f}" for label, _, _, _, value in curves)
     return _finish(ax, f"ROC curve of {len(curves)} model{'s' * (len(curves) > 1)}: {aucs}"
@@ -274,6 +319,13 @@ def precision_recall_curve(y_true, y_score, ax: Axes | None = None, *,
     -------
     matplotlib.axes.Axes
 
+    Notes
+    -----
+    Infinite scores are legal (the curve depends on their order only).
+    Labels without a positive (precision and recall are 0/0) give a
+    :class:`~recmetrics.RecmetricsWarning` and an Axes that says there is
+    no curve; labels of positives only draw precision 1 at every recall.
+
     References
     ----------
     Davis, J. & Goadrich, M. (2006). The relationship between precision-recall and ROC curves.
@@ -290,20 +342,22 @@ def precision_recall_curve(y_true, y_score, ax: Axes | None = None, *,
     """
     models = as_models("y_score", y_score, name)
     labels = as_binary("y_true", y_true)
+    checked = [(label, _labels_and_scores(labels, scores)[1]) for label, scores in models]
+    ax = _axes(ax)
+    ax.set(xlim=(0, 1), ylim=(0, 1.02), title="Precision-recall curve",
+           xlabel="recall (share of positives at or above the threshold)",
+           ylabel="precision (share of rows at or above\nthe threshold that are positive)")
+    if not labels.any():
+        return _finish(ax, _no_curve(ax, labels, "precision-recall curve", "a positive"))
     curves = []
-    for label, scores in models:
-        labels, scores = _labels_and_scores(labels, scores)
+    for label, scores in checked:
         precision, recall, _ = probability.precision_recall_curve(labels, scores)
         curves.append((label, precision, recall, probability.pr_auc(labels, scores)))
     base = float(labels.mean())
-    ax = _axes(ax)
     for i, (label, precision, recall, value) in enumerate(curves):
         ax.plot(recall, precision, drawstyle="steps-post", color=f"C{i}", lw=2,
                 label=f"{label} (AP = {value:.3f})")
     ax.axhline(base, **_CHANCE, label=f"base rate {base:.3f} (a random score)")
-    ax.set(xlim=(0, 1), ylim=(0, 1.02), title="Precision-recall curve",
-           xlabel="recall (share of positives at or above the threshold)",
-           ylabel="precision (share of rows at or above\nthe threshold that are positive)")
     ax.legend(loc="upper right")
     aps = ", ".join(f"{label} AP {value:.3f}" for label, _, _, value in curves)
     return _finish(ax, f"Precision-recall curve of {len(curves)} model"
@@ -411,24 +465,33 @@ def calibration(y_true, y_prob, ax: Axes | None = None, *, name: str | None = No
 
 
 def score_distributions(y_true, y_score, ax: Axes | None = None, *, bins: int = 30,
-                        stat: Literal["density", "count"] = "density") -> Axes:
+                        stat: Literal["density", "count"] = "density",
+                        trim: float = 0.0) -> Axes:
     r"""Histograms of the scores of relevant (1) and non-relevant (0) rows, on shared bins.
 
     A model that separates the classes puts the two histograms apart; the
     overlap is where it ranks negatives above positives (what 1 - AUC
-    counts). The bins are ``numpy.histogram_bin_edges(y_score, bins)``,
-    the same for both classes.
+    counts). The bins are ``numpy.histogram_bin_edges`` of the finite
+    scores (after ``trim``), the same for both classes.
 
     Parameters
     ----------
     y_true : sequence of 0/1
     y_score : sequence of float
-        No infinity (a histogram needs finite edges).
+        Infinite scores are legal: they have no place on a histogram's axis,
+        so they are left out and counted in the legend and the x label.
+        Scores of 1e100 or more in size are drawn in units of
+        :math:`10^e` (named in the x label): bin edges of ``-1.7e308`` and
+        ``1.7e308`` would overflow.
     ax : matplotlib.axes.Axes, optional
     bins : int, default 30
     stat : {"density", "count"}, default "density"
         ``"density"``: each histogram has area 1, so a rare class is as
         visible as a common one; ``"count"``: rows per bin.
+    trim : float, default 0
+        Share of the finite scores cut from each tail before binning (e.g.
+        0.001), so that a few outliers do not squeeze the rest into one bin;
+        the x label says so. Densities are those of the rows kept.
 
     Returns
     -------
@@ -449,25 +512,45 @@ def score_distributions(y_true, y_score, ax: Axes | None = None, *, bins: int = 
     """
     bins = check_n_bins(bins)
     stat = check_option("stat", stat, ("density", "count"))
+    if not is_real_number(trim) or not 0 <= trim < 0.5:
+        raise ValueError(f"trim={trim!r} is the share cut from each tail, so it must be a number "
+                         "from 0 up to (not including) 0.5, e.g. 0.001")
+    trim = float(trim)
     labels, scores = _labels_and_scores(y_true, y_score)
-    if not np.isfinite(scores).all():
-        raise ValueError("y_score contains an infinite score; a histogram needs finite scores, so "
-                         "clip or rescale them first")
-    edges = np.histogram_bin_edges(scores, bins)
+    finite = np.isfinite(scores)
+    n_infinite = int((~finite).sum())
+    if not finite.any():
+        raise ValueError(f"y_score holds only infinite scores ({scores.size:,}); a histogram needs "
+                         "finite scores")
+    kept = finite
+    if trim > 0:
+        low, high = np.quantile(scores[finite], [trim, 1 - trim])
+        kept = finite & (scores >= low) & (scores <= high)
+    values, e = _scaled(scores[kept])
+    labels = labels[kept]
+    edges = np.histogram_bin_edges(values, bins)
     ax = _axes(ax, figsize=(6.5, 4.2))
     summary = []
     for i, (value, what) in enumerate(((1, "relevant (label 1)"), (0, "not relevant (label 0)"))):
-        chosen = scores[labels == value]
+        chosen = values[labels == value]
         if chosen.size == 0:
             summary.append(f"no {what} row")
             continue
         heights = np.histogram(chosen, edges, density=stat == "density")[0]
         color = ("C1", "C0")[i]
+        median = float(np.median(chosen)) * 10.0 ** e
         ax.stairs(heights, edges, fill=True, color=color, alpha=0.3)
         ax.stairs(heights, edges, color=color, lw=1.8,
-                  label=f"{what}: {chosen.size:,} rows, median {np.median(chosen):.3g}")
-        summary.append(f"{what} {chosen.size:,} rows with median score {np.median(chosen):.3g}")
-    ax.set(title="Scores of relevant and non-relevant rows", xlabel="score",
+                  label=f"{what}: {chosen.size:,} rows, median {median:.3g}")
+        summary.append(f"{what} {chosen.size:,} rows with median score {median:.3g}")
+    left_out = [f"{n_infinite:,} infinite" if n_infinite else "",
+                f"{trim:.3g} of each tail cut" if trim else ""]
+    left_out = [x for x in left_out if x]
+    xlabel = "score" + (f" (in units of 1e{e})" if e else "")
+    if left_out:
+        xlabel += f"\n({'; '.join(left_out)}: not shown)"
+        summary.append(f"not shown: {', '.join(left_out)}")
+    ax.set(title="Scores of relevant and non-relevant rows", xlabel=xlabel,
            ylabel="density (each histogram has area 1)" if stat == "density" else "rows",
            xlim=(edges[0], edges[-1]))
     ax.set_ylim(0, ax.get_ylim()[1] * 1.2)  # room for the legend above the tallest bar
@@ -563,7 +646,10 @@ def metric_vs_k(table: pd.DataFrame, ax: Axes | None = None, *, metrics=None) ->
     -------
     matplotlib.axes.Axes
         ``ax.lines`` holds one line per metric whose data are the table's
-        ``k`` and ``value`` (sorted by k).
+        ``k`` and ``value`` (sorted by k); ``ax.collections`` one set of
+        vertical bars per metric with intervals, each from ``ci_low`` to
+        ``ci_high`` exactly (also where an interval from few resamples does
+        not contain the value). Rows without an interval (NaN) get no bar.
 
     Examples
     --------
@@ -602,8 +688,10 @@ def metric_vs_k(table: pd.DataFrame, ax: Axes | None = None, *, metrics=None) ->
         k, v = ks[rows], values[rows]
         ax.plot(k, v, "o-", color=f"C{i}", lw=1.8, ms=5, label=metric)
         if with_ci and not np.isnan(low[rows]).all():
-            ax.errorbar(k, v, yerr=np.vstack([v - low[rows], high[rows] - v]), fmt="none",
-                        ecolor=f"C{i}", elinewidth=1.2, capsize=3)
+            # a bar from ci_low to ci_high as they are: a bootstrap from few resamples may
+            # not straddle the value, which an error bar (value - low) could not draw
+            bar = ~np.isnan(low[rows]) & ~np.isnan(high[rows])
+            ax.vlines(k[bar], low[rows][bar], high[rows][bar], color=f"C{i}", lw=1.2)
         summary.append(f"{metric} " + ", ".join(f"{x:.3f} at k={int(kk)}" for kk, x in zip(k, v)))
     shown = np.unique(ks[has_k])
     if shown.max() / shown.min() >= 20:
@@ -624,7 +712,8 @@ def _row_names(table) -> list[str]:
 
 
 def comparison(table: pd.DataFrame, ax: Axes | None = None, *,
-               p_value: Literal["p_randomization", "p_ttest"] = "p_randomization",
+               p_value: Literal["p_randomization", "p_ttest", "p_randomization_adjusted",
+                                "p_ttest_adjusted"] = "p_randomization",
                alpha: float = 0.05, ci_low: str = "ci_low", ci_high: str = "ci_high",
                names: tuple[str, str] = ("A", "B")) -> Axes:
     r"""Model comparison: B - A per metric, filled where the paired test gives p < ``alpha``.
@@ -645,8 +734,11 @@ def comparison(table: pd.DataFrame, ax: Axes | None = None, *,
     table : pandas.DataFrame
         Columns ``metric, k, value_a, value_b, difference`` and ``p_value``.
     ax : matplotlib.axes.Axes, optional
-    p_value : {"p_randomization", "p_ttest"}, default "p_randomization"
-        The p-value column that decides filled or hollow.
+    p_value : {"p_randomization", "p_ttest", "p_randomization_adjusted", "p_ttest_adjusted"}, \
+default "p_randomization"
+        The p-value column that decides filled or hollow: an ``_adjusted``
+        one (corrected for multiple testing by ``compare``) matches the
+        table's ``verdict``.
     alpha : float, default 0.05
     ci_low, ci_high : str, default "ci_low", "ci_high"
         Columns of an interval for the difference, drawn when both exist.
@@ -670,7 +762,8 @@ def comparison(table: pd.DataFrame, ax: Axes | None = None, *,
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['auc: 0.700 → 0.720', 'ndcg@10: 0.400 → 0.410']
     """
-    p_value = check_option("p_value", p_value, ("p_randomization", "p_ttest"))
+    p_value = check_option("p_value", p_value, ("p_randomization", "p_ttest",
+                                                "p_randomization_adjusted", "p_ttest_adjusted"))
     alpha = check_probability("alpha", alpha)
     if (isinstance(names, str) or len(names) != 2):
         raise ValueError(f"names={names!r} must be two model names, e.g. ('A', 'B')")
@@ -939,3 +1032,91 @@ def _gain_or_lift(y_true, y_score, ax, name, *, lift: bool) -> Axes:
     kind = "Lift" if lift else "Cumulative gain"
     return _finish(ax, f"{kind} curve of {len(curves)} model{'s' * (len(curves) > 1)} "
                        f"(base rate {base:.3f}): " + "; ".join(summary) + ".")
+
+
+# --------------------------------------------------------------------------- two models, per user
+
+
+def per_user_scatter(table_a: pd.DataFrame, table_b: pd.DataFrame, column: str,
+                     ax: Axes | None = None, *, names: tuple[str, str] = ("A", "B"),
+                     user: str = "user") -> Axes:
+    r"""Each user's value of one metric under model A (x) against model B (y), with y = x.
+
+    Reads two tables of :func:`recmetrics.evaluate_per_user` (one row per
+    user) and pairs them on ``user``: a point per user whose value is
+    defined (not NaN) in both. Points above the diagonal are users B serves
+    better. The legend counts the users above, below and on it, and gives
+    the two means over the paired users (the means :func:`recmetrics.compare`
+    reports for a metric averaged over users, when the tables hold the same
+    users). Many users share values such as 0 and 1, so points are drawn
+    translucent: a darker point stands for more users.
+
+    Parameters
+    ----------
+    table_a, table_b : pandas.DataFrame
+        Per-user tables of model A and model B.
+    column : str
+        The metric's column, e.g. ``"ndcg@10"``.
+    ax : matplotlib.axes.Axes, optional
+    names : (str, str), default ("A", "B")
+        Names of model A and model B in the labels.
+    user : str, default "user"
+        The user column of both tables.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax.collections[0].get_offsets()`` holds the points (value under A,
+        value under B), in the order of ``table_a``'s users.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> a = pd.DataFrame({"user": [1, 2, 3], "mrr": [1.0, 0.5, float("nan")]})
+    >>> b = pd.DataFrame({"user": [2, 1, 3], "mrr": [1.0, 1.0, 0.25]})
+    >>> ax = per_user_scatter(a, b, "mrr", ax=Figure().subplots(), names=("old", "new"))
+    >>> ax.collections[0].get_offsets().tolist()
+    [[1.0, 1.0], [0.5, 1.0]]
+    >>> [t.get_text() for t in ax.get_legend().get_texts()][0]
+    '2 users: new higher for 1,\nold higher for 0, equal for 1'
+    """
+    if isinstance(names, str) or len(names) != 2:
+        raise ValueError(f"names={names!r} must be two model names, e.g. ('A', 'B')")
+    for name, table in (("table_a", table_a), ("table_b", table_b)):
+        as_frame(name, table, {"user": user, "column": column})
+        table_column(name, table, column, "column")
+    if table_a[user].duplicated().any() or table_b[user].duplicated().any():
+        which = "table_a" if table_a[user].duplicated().any() else "table_b"
+        raise ValueError(f"{which} has a user in more than one row; pass per-user tables "
+                         "(recmetrics.evaluate_per_user), one row per user")
+    paired = table_a[[user, column]].merge(table_b[[user, column]], on=user, how="inner",
+                                           suffixes=("_a", "_b"), sort=False)
+    x = paired[f"{column}_a"].to_numpy(np.float64)
+    y = paired[f"{column}_b"].to_numpy(np.float64)
+    both = ~np.isnan(x) & ~np.isnan(y)
+    x, y = x[both], y[both]
+    if x.size == 0:
+        raise ValueError(f"no user has a value of {column!r} in both tables (the tables share "
+                         f"{len(paired):,} users); pair tables of the same users and a metric "
+                         "defined for some of them")
+    above, below = int((y > x).sum()), int((y < x).sum())
+    equal = x.size - above - below
+    ax = _axes(ax, figsize=(5.6, 5.4))
+    ax.scatter(x, y, s=14, color="C0", alpha=max(0.2, min(0.6, 150 / x.size)), lw=0,
+               label=f"{x.size:,} users: {names[1]} higher for {above:,},\n{names[0]} higher "
+                     f"for {below:,}, equal for {equal:,}")
+    low = float(min(x.min(), y.min()))
+    high = float(max(x.max(), y.max()))
+    if 0 <= low and high <= 1:
+        low, high = 0.0, 1.0
+    pad = 0.03 * (high - low or 1.0)
+    ax.plot([low - pad, high + pad], [low - pad, high + pad], **_CHANCE,
+            label=f"equal; means: {names[0]} {x.mean():.3f},\n{names[1]} {y.mean():.3f}")
+    ax.set(xlim=(low - pad, high + pad), ylim=(low - pad, high + pad), aspect="equal",
+           title=f"{column} per user: {names[1]} against {names[0]}",
+           xlabel=f"{column} of {names[0]}", ylabel=f"{column} of {names[1]}")
+    _legend_below(ax, ncol=1)
+    return _finish(ax, f"Scatter of {column} per user, {names[0]} on x and {names[1]} on y, "
+                       f"{x.size:,} users: {names[1]} higher for {above:,}, {names[0]} higher "
+                       f"for {below:,}, equal for {equal:,}; means {x.mean():.3f} and "
+                       f"{y.mean():.3f}.")

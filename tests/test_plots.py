@@ -4,6 +4,7 @@ Headless: the Agg backend is chosen here, before pyplot is imported. Every test 
 ``plt.show`` replaced by a function that fails, and the figures drawn from the shipped sample
 data are written as PNG files into a temporary folder (one per plotting function).
 """
+import re
 import subprocess
 import sys
 import warnings
@@ -142,6 +143,59 @@ def test_the_step_area_under_the_drawn_pr_line_is_pr_auc(sample):
     assert area == pytest.approx(rm.pr_auc(y, scores), abs=1e-12)
 
 
+# scores with infinities and the largest doubles, as the report is given them; by hand: the
+# positives inf, -1.7e308, 0.5 beat 5, 1 (-inf) and 3 of the 5 negatives: AUC = 9 / 15
+EDGE_Y = [1, 0, 0, 0, 1, 0, 1, 0]
+EDGE_SCORES = [np.inf, 0.2, -np.inf, 1.7e308, -1.7e308, 1e308, 0.5, 0.4]
+
+
+def order_literal(scores):
+    """Each score's place among the distinct scores (1 = lowest), by sorting: the same order."""
+    distinct = sorted(set(scores))
+    return [distinct.index(s) + 1 for s in scores]
+
+
+def test_roc_of_infinite_and_huge_scores_is_the_curve_of_their_order():
+    ax = plots.roc_curve(EDGE_Y, EDGE_SCORES, ax=new_axes())
+    fpr, tpr, _ = rm.roc_curve(EDGE_Y, order_literal(EDGE_SCORES))
+    drawn = line(ax, "model")
+    np.testing.assert_array_equal(drawn.get_xdata(), fpr)
+    np.testing.assert_array_equal(drawn.get_ydata(), tpr)
+    positives = [s for s, y in zip(EDGE_SCORES, EDGE_Y) if y]
+    negatives = [s for s, y in zip(EDGE_SCORES, EDGE_Y) if not y]
+    pairs = [(p > n) + 0.5 * (p == n) for p in positives for n in negatives]
+    assert sum(pairs) / len(pairs) == pytest.approx(9 / 15)
+    assert drawn.get_label() == f"model (AUC = {9 / 15:.3f})"
+
+
+def test_pr_of_infinite_scores_is_precision_recall_curve():
+    ax = plots.precision_recall_curve(EDGE_Y, EDGE_SCORES, ax=new_axes())
+    precision, recall, _ = rm.precision_recall_curve(EDGE_Y, EDGE_SCORES)
+    drawn = line(ax, "model")
+    np.testing.assert_array_equal(drawn.get_xdata(), recall)
+    np.testing.assert_array_equal(drawn.get_ydata(), precision)
+
+
+@pytest.mark.parametrize("labels, what", [([1, 1, 1], "positives (1)"), ([0, 0], "negatives (0)")])
+def test_roc_of_one_class_warns_and_says_there_is_no_curve(labels, what):
+    with pytest.warns(rm.RecmetricsWarning, match=f"only {re.escape(what)}"):
+        ax = plots.roc_curve(labels, [0.5] * len(labels), ax=new_axes())
+    assert ax.get_lines() == [] and ax.get_legend() is None
+    assert plots.describe(ax).startswith(f"No ROC curve: y_true holds only {what} "
+                                         f"({len(labels)} rows); the curve needs both classes.")
+    assert "No ROC curve" in ax.texts[0].get_text()
+
+
+def test_pr_without_a_positive_warns_and_with_positives_only_is_precision_one():
+    with pytest.warns(rm.RecmetricsWarning, match="No precision-recall curve"):
+        ax = plots.precision_recall_curve([0, 0, 0], [0.1, 0.2, 0.3], ax=new_axes())
+    assert ax.get_lines() == [] and plots.describe(ax).startswith("No precision-recall curve")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ax = plots.precision_recall_curve([1, 1], [0.1, 0.2], ax=new_axes())
+    assert set(line(ax, "model").get_ydata()) == {1.0}
+
+
 # --------------------------------------------------------------------------- calibration
 
 
@@ -191,6 +245,32 @@ def test_score_distributions_are_the_histograms_of_each_class(sample, stat):
     assert any(f"{(y == 1).sum():,} rows" in t for t in legend_texts(ax))
 
 
+def test_score_distributions_leave_infinite_scores_out_and_scale_huge_ones():
+    ax = plots.score_distributions(EDGE_Y, EDGE_SCORES, ax=new_axes(), bins=4, stat="count")
+    finite = [(y, s / 1e308) for y, s in zip(EDGE_Y, EDGE_SCORES) if abs(s) != np.inf]
+    edges = np.linspace(-1.7, 1.7, 5)  # numpy's equal bins over the finite range, in 1e308
+    np.testing.assert_allclose(ax.patches[0].get_data().edges, edges)
+    for patch, label in ((ax.patches[0], 1), (ax.patches[2], 0)):
+        chosen = [s for y, s in finite if y == label]
+        counts = [sum(1 for v in chosen if lo <= v < hi or (hi == edges[-1] and v == hi))
+                  for lo, hi in zip(edges[:-1], edges[1:])]
+        assert patch.get_data().values.tolist() == counts
+    assert "in units of 1e308" in ax.get_xlabel() and "2 infinite" in ax.get_xlabel()
+    assert "not shown: 2 infinite" in plots.describe(ax)
+
+
+def test_score_distributions_trim_cuts_the_tails_before_binning(sample):
+    y, scores = sample["y"], sample["scores"]["model A"]
+    ax = plots.score_distributions(y, scores, ax=new_axes(), bins=10, stat="count", trim=0.01)
+    low, high = np.quantile(scores, [0.01, 0.99])
+    kept = (scores >= low) & (scores <= high)
+    np.testing.assert_allclose(ax.patches[0].get_data().edges,
+                               np.linspace(scores[kept].min(), scores[kept].max(), 11))
+    assert ax.patches[0].get_data().values.sum() == int((kept & (y == 1)).sum())
+    assert ax.patches[2].get_data().values.sum() == int((kept & (y == 0)).sum())
+    assert "0.01 of each tail cut" in ax.get_xlabel()
+
+
 def test_per_user_distribution_counts_users_and_draws_their_mean(sample):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rm.RecmetricsWarning)
@@ -225,6 +305,16 @@ def test_metric_vs_k_draws_each_metric_of_the_evaluate_table(sample):
     segments = np.concatenate([c.get_segments() for c in ax.collections])
     lows = sorted(round(s[0][1], 12) for s in segments)
     assert lows == sorted(round(v, 12) for v in table.dropna(subset=["k"])["ci_low"])
+
+
+def test_metric_vs_k_draws_an_interval_that_misses_its_value_as_it_is():
+    """Bug: the report clipped error bars by hand, since a bootstrap of few resamples may give an
+    interval beside the value and matplotlib refuses a negative error bar."""
+    table = pd.DataFrame({"metric": ["ndcg", "ndcg"], "k": [1, 2], "value": [0.5, 0.6],
+                          "ci_low": [0.55, np.nan], "ci_high": [0.7, np.nan]})
+    ax = plots.metric_vs_k(table, ax=new_axes())
+    (bars,) = ax.collections
+    assert [s.tolist() for s in bars.get_segments()] == [[[1.0, 0.55], [1.0, 0.7]]]
 
 
 def test_comparison_draws_the_differences_and_fills_the_significant_ones(sample):
@@ -281,6 +371,30 @@ def test_forest_points_and_intervals_are_the_table_values():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["new", "returning", "heavy"]
 
 
+def test_per_user_scatter_points_are_the_per_user_values_of_both_models(sample):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        a = rm.evaluate_per_user(sample["a"], k=10, metrics=["ndcg"])
+        b = rm.evaluate_per_user(sample["b"], k=10, metrics=["ndcg"])
+        compared = rm.compare(sample["a"], sample["b"], k=10, metrics=["ndcg"], n_resamples=100)
+    b = b.iloc[::-1]  # another order: the points pair users, not rows
+    ax = plots.per_user_scatter(a, b, "ndcg@10", ax=new_axes(), names=("A", "B"))
+    of_b = dict(zip(b["user"], b["ndcg@10"]))
+    expected = [[va, of_b[u]] for u, va in zip(a["user"], a["ndcg@10"])
+                if va == va and of_b[u] == of_b[u]]  # x == x: not NaN
+    assert ax.collections[0].get_offsets().tolist() == expected
+    above = sum(1 for x, y in expected if y > x)
+    below = sum(1 for x, y in expected if y < x)
+    assert legend_texts(ax)[0] == (f"{len(expected):,} users: B higher for {above:,},\nA higher "
+                                   f"for {below:,}, equal for {len(expected) - above - below:,}")
+    mean_a = sum(x for x, _ in expected) / len(expected)
+    mean_b = sum(y for _, y in expected) / len(expected)
+    row = compared.iloc[0]
+    assert (mean_a, mean_b) == (pytest.approx(row.value_a, abs=1e-12),
+                                pytest.approx(row.value_b, abs=1e-12))
+    assert legend_texts(ax)[1] == f"equal; means: A {row.value_a:.3f},\nB {row.value_b:.3f}"
+
+
 # --------------------------------------------------------------------------- gain and lift
 
 
@@ -310,6 +424,7 @@ def every_plot(sample):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rm.RecmetricsWarning)
         per_user = rm.evaluate_per_user(sample["a"], k=10, metrics=["ndcg"])
+        per_user_b = rm.evaluate_per_user(sample["b"], k=10, metrics=["ndcg"])
         at_k = rm.evaluate(sample["a"], k=[1, 5, 10], metrics=["recall", "ndcg"])
         compared = rm.compare(sample["a"], sample["b"], k=10, metrics=["ndcg", "mrr"],
                               n_resamples=200)
@@ -327,6 +442,8 @@ def every_plot(sample):
         "forest": lambda ax: plots.forest(slices, ax=ax, overall=0.55),
         "gain_curve": lambda ax: plots.gain_curve(y, scores, ax=ax),
         "lift_curve": lambda ax: plots.lift_curve(y, scores, ax=ax),
+        "per_user_scatter": lambda ax: plots.per_user_scatter(per_user, per_user_b, "ndcg@10",
+                                                              ax=ax),
     }
 
 
@@ -376,8 +493,11 @@ BAD_INPUTS = [
     ("an unknown strategy", lambda: plots.calibration([0, 1], [0.1, 0.2], strategy="equal"),
      "strategy"),
     ("ci of 95", lambda: plots.roc_curve([0, 1], [0.1, 0.2], ci=95), "ci=95 must be a number"),
-    ("an infinite score in a histogram",
-     lambda: plots.score_distributions([0, 1], [0.1, np.inf]), "y_score contains an infinite"),
+    ("only infinite scores in a histogram",
+     lambda: plots.score_distributions([0, 1], [-np.inf, np.inf]),
+     "y_score holds only infinite scores (2)"),
+    ("trim of a half", lambda: plots.score_distributions([0, 1], [0.1, 0.2], trim=0.5),
+     "trim=0.5 is the share cut from each tail"),
     ("a missing column", lambda: plots.per_user_distribution(pd.DataFrame({"mrr": [1.0]}), "ndcg@10"),
      "table has no column 'ndcg@10'; its columns are 'mrr'"),
     ("a column of NaN only",
@@ -403,6 +523,16 @@ BAD_INPUTS = [
      "table has no column 'p_randomization'"),
     ("one model name", lambda: plots.comparison(pd.DataFrame(), names="B"),
      "names='B' must be two model names"),
+    ("per-user tables without the column",
+     lambda: plots.per_user_scatter(pd.DataFrame({"user": [1], "mrr": [1.0]}),
+                                    pd.DataFrame({"user": [1]}), "mrr"),
+     "table_b has no column 'mrr'"),
+    ("a user twice", lambda: plots.per_user_scatter(
+        pd.DataFrame({"user": [1, 1], "mrr": [1.0, 0.5]}), pd.DataFrame({"user": [1], "mrr": [1.0]}),
+        "mrr"), "table_a has a user in more than one row"),
+    ("no user in both", lambda: plots.per_user_scatter(
+        pd.DataFrame({"user": [1], "mrr": [1.0]}), pd.DataFrame({"user": [2], "mrr": [1.0]}),
+        "mrr"), "no user has a value of 'mrr' in both tables"),
     ("describe without axes", lambda: plots.describe(None), "ax must be the matplotlib Axes"),
 ]
 

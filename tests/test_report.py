@@ -261,3 +261,197 @@ def test_report_joins_ids_3_0_and_3_as_one_id_in_its_counts_and_roc_curve(tmp_pa
     assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', page)) >= 3  # ROC drawn
     row = re.search(r"<td[^>]*><b>auc</b></td><td[^>]*>[^<]*</td><td[^>]*>([0-9.]+)</td>", page)
     assert row and float(row.group(1)) == pytest.approx(auc, abs=5e-5)
+
+
+# --------------------------------------------------------------------------- figures, slices, models
+
+
+def _cells(page: str, css_class: str) -> list[list[str]]:
+    """The body rows of the table of that class, each cell's HTML as written."""
+    table = re.search(rf'<table class="{css_class}">(.*?)</table>', page, re.S).group(1)
+    return [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]]
+
+
+def _text(cell: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", " ", cell)).split()
+
+
+def _render(arguments: list[str], out: Path) -> str:
+    command = shutil.which("recmetrics", path=str(Path(sys.executable).parent))
+    done = subprocess.run([command, "report", *arguments, "-o", str(out)], capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    page = out.read_text(encoding="utf-8")
+    assert 'data-mime-type="application/vnd.jupyter.stderr"' not in page
+    assert "Traceback" not in page
+    return page
+
+
+def _recipe(page: str, tmp_path: Path, tail: str) -> list:
+    """Run the recipe printed in the report, then ``tail``; its last line is JSON."""
+    import html
+    import json
+
+    recipe = html.unescape(re.search(r'<pre class="recipe"><code>(.*?)</code></pre>', page,
+                                     re.S).group(1))
+    ran = subprocess.run([sys.executable, "-c", recipe + "\n" + tail], capture_output=True,
+                         text=True, timeout=900, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    return json.loads(ran.stdout.strip().splitlines()[-1])
+
+
+def _alts(page: str) -> list[str]:
+    import html
+
+    images = re.findall(r"<img [^>]*>", page)
+    alts = [html.unescape(m.group(1)) for m in
+            (re.search(r'alt="([^"]*)"', img) for img in images) if m]
+    assert len(alts) == len(images), "every figure has alt text"
+    return alts
+
+
+def test_every_figure_of_the_report_has_alt_text_from_plots_describe(report):
+    alts = _alts(report.read_text(encoding="utf-8"))
+    assert len(alts) >= 4
+    assert alts[0].startswith("ROC curve of 1 model: sample_model_a.csv AUC 0.676.")
+    assert "Histograms of the scores by class" in alts[0]
+    assert any(a.startswith("Reliability diagram") and "Precision-recall curve" in a for a in alts)
+    assert any(a.startswith("Histogram of auc over") for a in alts)
+    assert any(a.startswith("Metrics against the cut-off k: precision") for a in alts)
+
+
+def test_a_sliced_report_shows_each_slice_and_its_recipe_reproduces_them(tmp_path):
+    import pandas as pd
+
+    pred = pd.read_csv(rm.DATA_DIR / "sample_model_a.csv")
+    users = pd.DataFrame({"user": sorted(pred["user"].unique())})
+    position = pd.Series(range(len(users)))
+    users["region"] = ["island" if i % 97 == 0 else ("north" if i % 3 == 0 else "south")
+                       for i in position]  # island: 21 users, under --min-slice-size 25
+    users.to_csv(tmp_path / "users.csv", index=False)
+    page = _render([str(rm.DATA_DIR / "sample_model_a.csv"), "--truth",
+                    str(rm.DATA_DIR / "sample_truth.csv"), "--by", "region", "--users",
+                    str(tmp_path / "users.csv"), "--min-slice-size", "25", "--metrics", "auc",
+                    "mrr", "ndcg", "--n-resamples", "200"], tmp_path / "sliced.html")
+    rows = _recipe(page, tmp_path, "print(table.to_json(orient='records'))")
+    gaps = _recipe(page, tmp_path, "print(gaps.to_json(orient='records'))")
+
+    def name(row):
+        return row["metric"] if row["k"] is None else f"{row['metric']}@{row['k']}"
+
+    shown = _report_table(page)
+    every = [r for r in rows if r["region"] == "(all)"]
+    assert set(shown) == {name(r) for r in every} == {"auc", "mrr", "ndcg@10"}
+    for r in every:
+        assert shown[name(r)][:3] == (f"{r['value']:.4f}", f"{r['ci_low']:.4f}",
+                                      f"{r['ci_high']:.4f}"), name(r)
+    # the slice table: one row per slice, value and interval of every metric
+    metrics = ["auc", "mrr", "ndcg@10"]
+    table = {_text(cells[0])[0]: cells for cells in _cells(page, "report slices")}
+    assert set(table) == {"region=island", "region=north", "region=south"}
+    for r in rows:
+        if r["region"] == "(all)":
+            continue
+        cells = table[f"region={r['region']}"]
+        assert ("(small)" in _text(cells[0])) == r["small_slice"] == (r["region"] == "island")
+        assert _text(cells[1]) == [f"{r['slice_size']:,}"]
+        assert _text(cells[2 + metrics.index(name(r))]) == [
+            f"{r['value']:.4f}", f"{r['ci_low']:.4f}", "\u2013", f"{r['ci_high']:.4f}"]
+    # the disparity table: rm.disparity of the recipe's table, small slices left out
+    disparity = _cells(page, "report disparity")
+    assert len(disparity) == len(gaps) == 3
+    for cells, g in zip(disparity, gaps):
+        assert _text(cells[0]) == [name(g)]
+        assert _text(cells[1]) == [g["largest"]] and _text(cells[3]) == [g["smallest"]]
+        assert _text(cells[5]) == [f"{g['gap']:.4f}"]
+        assert _text(cells[6]) == [f"{g['gap_ci_low']:.4f}", "\u2013", f"{g['gap_ci_high']:.4f}"]
+        assert "island" not in g["largest"] + g["smallest"]
+    forest = [a for a in _alts(page) if a.startswith("Forest plot of 3 slices")]
+    assert len(forest) == 1 and "overall" in forest[0] and "(small)" in forest[0]
+
+
+def test_a_report_of_three_models_compares_them_and_its_recipe_reproduces_the_table(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    a = pd.read_csv(rm.DATA_DIR / "sample_model_a.csv")
+    c = a.assign(score=(0.7 * a["score"] + 0.3 * np.random.default_rng(1).random(len(a))).round(6))
+    c.to_csv(tmp_path / "noisy.csv", index=False)
+    page = _render([str(rm.DATA_DIR / "sample_model_a.csv"), str(rm.DATA_DIR / "sample_model_b.csv"),
+                    str(tmp_path / "noisy.csv"), "--truth", str(rm.DATA_DIR / "sample_truth.csv"),
+                    "--k", "5", "10", "--metrics", "auc", "gauc", "recall", "ndcg", "mrr",
+                    "--n-resamples", "200"], tmp_path / "models.html")
+    rows = _recipe(page, tmp_path, "print(table.to_json(orient='records'))")
+    values = {}
+    for r in rows:
+        column = r["metric"] if r["k"] is None else f"{r['metric']}@{r['k']}"
+        values[(r["model_a"], column)] = r["value_a"]
+        values[(r["model_b"], column)] = r["value_b"]
+    table = re.search(r'<div class="report results">(.*?)</div>', page, re.S).group(1)
+    header = [_text(h)[0] for h in re.findall(r"<th>(.*?)</th>", table, re.S)]
+    assert header == ["#", "model", "auc", "gauc", "recall@5", "recall@10", "mrr", "ndcg@5",
+                      "ndcg@10"]
+    body = [re.findall(r"<td>(.*?)</td>", row, re.S)
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]]
+    assert [_text(cells[1])[0] for cells in body] == ["sample_model_a", "sample_model_b", "noisy"]
+    for cells in body:
+        model = _text(cells[1])[0]
+        for column, cell in zip(header[2:], cells[2:]):
+            shown = re.sub(r"<sup>.*?</sup>|<[^>]+>", "", cell)
+            assert shown == f"{values[(model, column)]:.4f}", (model, column)
+    alts = _alts(page)
+    assert sum(a.startswith("Differences ") for a in alts) == 1   # one figure, a panel per pair
+    differences = next(a for a in alts if a.startswith("Differences "))
+    assert differences.count("Differences ") == 3
+    scatter = next(a for a in alts if a.startswith("Scatter of ndcg@10 per user"))
+    assert scatter.count("Scatter of") == 2   # sample_model_b and noisy against sample_model_a
+
+
+def test_a_report_with_baselines_shows_random_and_most_popular_beside_the_model(tmp_path):
+    page = _render([str(rm.DATA_DIR / "sample_model_a.csv"), "--truth",
+                    str(rm.DATA_DIR / "sample_truth.csv"), "--history",
+                    str(rm.DATA_DIR / "sample_history.csv"), "--baselines", "--metrics", "auc",
+                    "recall", "ndcg", "--n-resamples", "200"], tmp_path / "baselines.html")
+    rows = _recipe(page, tmp_path, "print(table.to_json(orient='records'))")
+    by_model = {(r["model"], r["metric"] if r["k"] is None else f"{r['metric']}@{r['k']}"): r
+                for r in rows}
+    body = _cells(page, "report metrics")
+    assert [_text(cells[0])[0] for cells in body] == ["auc", "recall@10", "ndcg@10"]
+    for cells in body:
+        name = _text(cells[0])[0]
+        assert _text(cells[2]) == [f"{by_model[('model', name)]['value']:.4f}"]
+        assert _text(cells[6]) == [f"{by_model[('random', name)]['value']:.4f}"]
+        assert _text(cells[7]) == [f"{by_model[('most_popular', name)]['value']:.4f}"]
+    assert by_model[("random", "auc")]["value"] == 0.5
+    assert "How to read the baselines." in page
+    assert re.search(r"better than random on \d of the 3 metrics and better than most popular "
+                     r"on \d", page)
+
+
+REPORT_REFUSALS = [  # (what, extra arguments, start of the one-line message)
+    ("--by for several models", [str(rm.DATA_DIR / "sample_model_b.csv"), "--by", "activity"],
+     "--by slices the report of one model"),
+    ("--baselines without --history", ["--baselines"], "--baselines needs --history FILE"),
+    ("--by with --baselines", ["--by", "activity", "--baselines", "--history",
+                               str(rm.DATA_DIR / "sample_history.csv")],
+     "--by with --baselines or the beyond-accuracy metrics is not supported yet"),
+    ("--item-features", ["--item-features", str(rm.DATA_DIR / "sample_history.csv")],
+     "--item-features is not in the report yet"),
+    ("--by with the multinomial bootstrap", ["--by", "activity", "--bootstrap", "multinomial"],
+     "--by with --bootstrap multinomial"),
+]
+
+
+@pytest.mark.parametrize("what, extra, message", REPORT_REFUSALS, ids=[r[0] for r in REPORT_REFUSALS])
+def test_report_refuses_what_it_cannot_do_in_one_line(what, extra, message, tmp_path, capsys):
+    from recmetrics import cli
+
+    code = cli.main(["report", str(rm.DATA_DIR / "sample_model_a.csv"), *extra, "--truth",
+                     str(rm.DATA_DIR / "sample_truth.csv"), "-o", str(tmp_path / "r.html")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"recmetrics: error: {message}"), err
+    assert len(err.splitlines()) == 1 and not (tmp_path / "r.html").exists()
