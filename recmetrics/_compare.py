@@ -27,7 +27,8 @@ from ._options import Options
 from ._validation import (ADJUSTMENTS, Adjustment, RecmetricsWarning, as_frame,
                           caller_stacklevel, check_option, check_unique_keys, numeric_column,
                           plain)
-from .stats import adjust_p_values, delong_from_placements, delong_test, paired_bootstrap_test
+from .stats import (DeLongResult, adjust_p_values, delong_from_placements, delong_test,
+                    paired_bootstrap)
 from .tables import LOWER_IS_BETTER, ResultsTable, results_table
 
 __all__ = ["results_table_from_comparison", "P_COLUMNS"]
@@ -37,6 +38,7 @@ P_COLUMNS = ("p_ttest", "p_randomization", "p_bootstrap", "p_delong")
 
 #: Columns of :func:`recmetrics.compare`'s table, in order.
 COLUMNS = ("model_a", "model_b", "metric", "k", "value_a", "value_b", "difference",
+           "ci_low", "ci_high",
            *(c for p in P_COLUMNS for c in (p, f"{p}_adjusted")),
            "n_users", "n_users_a", "n_users_b", "conventions", "note", "verdict")
 
@@ -320,7 +322,7 @@ def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]
         delong = _delong(ea, eb) if "auc" in o.metrics else None
         for a, b in zip(ea.table.itertuples(index=False), eb.table.itertuples(index=False)):
             row = _row(a, b, ea, eb, defined, gauc_w, delong, n_shared, len(names), rng,
-                       boot_rng, n_resamples, _stats)
+                       boot_rng, n_resamples, alpha, _stats)
             rows.append({"model_a": names[i], "model_b": names[j], **row,
                          "n_users_a": int(n_scored[i]), "n_users_b": int(n_scored[j]),
                          "conventions": a.conventions})
@@ -335,45 +337,52 @@ def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]
     result = result[list(COLUMNS)]
     result.attrs["conventions"] = evaluated[0].table.attrs["conventions"]
     result.attrs["alpha"] = alpha
+    result.attrs["confidence"] = 1 - alpha
     result.attrs["correction"] = correction
     result.attrs["models"] = names
     return result
 
 
-def _delong(ea: Evaluated, eb: Evaluated) -> tuple[float, str]:
-    """DeLong's p-value on the rows both models scored (of the shared users), and a note."""
+def _delong(ea: Evaluated, eb: Evaluated) -> tuple[DeLongResult | None, str]:
+    """DeLong's test on the rows both models scored (of the shared users), and a note."""
     keys_a, scores_a, _ = ea.rows()
     keys_b, scores_b, positive_b = eb.rows()
     if np.array_equal(keys_a, keys_b):  # the same rows (the usual case): placements once each
         if positive_b.all() or not positive_b.any():
-            return float("nan"), ""  # AUC undefined: the row's note says so
-        return delong_from_placements(ea.placements(), eb.placements()).p_value, ""
+            return None, ""  # AUC undefined: the row's note says so
+        return delong_from_placements(ea.placements(), eb.placements()), ""
     where = pd.Index(keys_a).get_indexer(keys_b)
     common = np.flatnonzero(where >= 0)
     if common.size == 0:
-        return float("nan"), "no (user, item) row is scored by both models, so DeLong's test " \
-                             "was not run"
+        return None, "no (user, item) row is scored by both models, so DeLong's test was not run"
     y = positive_b[common]
     if y.all() or not y.any():
-        return float("nan"), ""  # AUC undefined: the row's note says so
-    p = delong_test(y.astype(np.int8), scores_a[where[common]], scores_b[common]).p_value
+        return None, ""  # AUC undefined: the row's note says so
+    result = delong_test(y.astype(np.int8), scores_a[where[common]], scores_b[common])
     note = ""
     if common.size < max(keys_a.size, keys_b.size):
         note = (f"DeLong's test on the {common.size:,} (user, item) rows both models scored "
                 f"(of {keys_a.size:,} and {keys_b.size:,})")
-    return p, note
+    return result, note
 
 
 def _row(a, b, ea: Evaluated, eb: Evaluated, defined, gauc_w, delong, n_shared: int,
-         n_models: int, rng, boot_rng, n_resamples: int, _stats) -> dict:
-    """One metric of one pair: values on the shared users, B - A and the paired p-values."""
+         n_models: int, rng, boot_rng, n_resamples: int, alpha: float, _stats) -> dict:
+    """One metric of one pair: values on the shared users, B - A with its 1 - alpha interval,
+    and the paired p-values."""
     nan = float("nan")
     metric, cut = a.metric, a.k
     value_a, value_b, n, note = a.value, b.value, 0, ""
     p = dict.fromkeys(P_COLUMNS, nan)
+    ci = (nan, nan)
     if metric == "auc":  # not a mean over users: DeLong's test on the rows
         n = n_shared
-        p["p_delong"], delong_note = delong
+        result, delong_note = delong
+        if result is not None:
+            p["p_delong"] = result.p_value
+            if np.isfinite(result.variance):  # DeLong's normal interval of B - A
+                half = float(_stats.norm.ppf(1 - alpha / 2)) * np.sqrt(result.variance)
+                ci = (result.difference - half, result.difference + half)
         note = "; ".join(x for x in (a.note or b.note, delong_note) if x)
     elif metric in PROBABILITY_METRICS:  # not a mean over users: no test
         n = n_shared
@@ -395,17 +404,19 @@ def _row(a, b, ea: Evaluated, eb: Evaluated, defined, gauc_w, delong, n_shared: 
         d = vb - va
         if n >= 2 and np.any(d != 0):
             p["p_randomization"] = sign_flip_p_value(d, w, n_resamples, rng)
-            p["p_bootstrap"] = paired_bootstrap_test(va, vb, weights=w if metric == "gauc"
-                                                     else None, n_resamples=n_resamples,
-                                                     seed=boot_rng)
+            p["p_bootstrap"], means = paired_bootstrap(va, vb, w, n_resamples, boot_rng)
+            low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])  # the same draws
+            ci = (float(low), float(high))
             if metric != "gauc":
                 with warnings.catch_warnings():  # near-constant differences: p still valid
                     warnings.simplefilter("ignore", RuntimeWarning)
                     p["p_ttest"] = float(_stats.ttest_rel(vb, va).pvalue)
         elif n >= 1:  # identical per-user values: no evidence of a difference
             p["p_ttest"] = p["p_randomization"] = p["p_bootstrap"] = 1.0
+            ci = (0.0, 0.0) if n >= 2 else ci
     return {"metric": metric, "k": cut, "value_a": value_a, "value_b": value_b,
-            "difference": value_b - value_a, **p, "n_users": n, "note": note}
+            "difference": value_b - value_a, "ci_low": ci[0], "ci_high": ci[1], **p,
+            "n_users": n, "note": note}
 
 
 def sign_flip_p_value(d: np.ndarray, w: np.ndarray, n_resamples: int, rng) -> float:

@@ -39,7 +39,8 @@ MISSING = "\u2014"
 
 #: Columns folded into another shown column, or said once under the table.
 _EVALUATE_FOLDED = {"k", "ci_low", "ci_high", "conventions"}
-_COMPARE_FOLDED = {"k", "conventions", "verdict", "verdict_adjusted", "n_users_a", "n_users_b",
+_COMPARE_FOLDED = {"k", "ci_low", "ci_high", "conventions", "verdict", "verdict_adjusted",
+                   "n_users_a", "n_users_b",
                    *(f"p_{t}{s}" for t in ("ttest", "randomization", "bootstrap", "delong")
                      for s in ("", "_adjusted"))}
 _VERDICTS = {"B better", "A better"}
@@ -237,8 +238,13 @@ def _compare_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
         elif column == "value_b":
             shown[b if names else "value_b"] = table[column].map(lambda v: _number(v, digits))
         elif column == "difference":
-            shown[f"{b} \u2212 {a}" if names else "difference"] = table[column].map(
-                lambda v: MISSING if pd.isna(v) else f"{float(v):+.{digits}f}")
+            signed = table[column].map(lambda v: MISSING if pd.isna(v) else f"{float(v):+.{digits}f}")
+            if {"ci_low", "ci_high"} <= set(table.columns):  # the interval beside the difference
+                signed = pd.Series([s if pd.isna(lo) or pd.isna(hi) else
+                                    f"{s} [{float(lo):+.{digits}f}, {float(hi):+.{digits}f}]"
+                                    for s, lo, hi in zip(signed, table["ci_low"], table["ci_high"])],
+                                   index=table.index)
+            shown[f"{b} \u2212 {a}" if names else "difference"] = signed
         elif column == "note":
             if table["note"].map(lambda n: isinstance(n, str) and bool(n.strip())).any():
                 shown["note"] = _generic(table["note"], digits)
@@ -333,7 +339,7 @@ def show(table: pd.DataFrame, *, digits: int = 4) -> ResultDisplay:
       beside the value when the table has ``ci_low`` / ``ci_high``:
       ``0.6109 [0.5964, 0.6243]``; counts with thousands separators;
     * for a comparison: each model's value, the difference B − A with its
-      sign, the p-value the verdict reads (the adjusted randomization
+      sign and its interval (``ci_low`` / ``ci_high``), the p-value the verdict reads (the adjusted randomization
       p-value, DeLong's for global AUC; ``<0.0001`` below the last decimal
       shown) and the verdict naming the model it favours ("new better");
       with a single pair the columns are headed by the models' names;

@@ -550,19 +550,24 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     Returns
     -------
     pandas.DataFrame
-        ``model_a, model_b, metric, k, value_a, value_b, difference, p_ttest,
-        p_ttest_adjusted, p_randomization, p_randomization_adjusted,
-        p_bootstrap, p_bootstrap_adjusted, p_delong, p_delong_adjusted,
-        n_users, n_users_a, n_users_b, conventions, note, verdict``, one row
-        per pair and metric; ``model_a`` / ``model_b`` name the models the row
-        compares, ``difference`` is B - A, ``n_users`` the users paired for
+        ``model_a, model_b, metric, k, value_a, value_b, difference, ci_low,
+        ci_high, p_ttest, p_ttest_adjusted, p_randomization,
+        p_randomization_adjusted, p_bootstrap, p_bootstrap_adjusted, p_delong,
+        p_delong_adjusted, n_users, n_users_a, n_users_b, conventions, note,
+        verdict``, one row per pair and metric; ``model_a`` / ``model_b`` name
+        the models the row compares, ``difference`` is B - A and
+        ``ci_low`` / ``ci_high`` its ``1 - alpha`` interval (for a mean over
+        users, the percentile interval of the paired bootstrap's own draws,
+        the draws behind ``p_bootstrap``; for global AUC, DeLong's normal
+        interval, difference +- z * sqrt(variance); not adjusted for the
+        number of tests), ``n_users`` the users paired for
         that metric, ``n_users_a`` / ``n_users_b`` the users each model scored
         before restricting to the shared ones. ``verdict`` reads the adjusted
         randomization p-value (DeLong's for global AUC) at level ``alpha``: "B
         better", "A better" (B and A being ``model_b`` and ``model_a``), "no
         significant difference" or "not tested". ``result.attrs`` holds
-        ``conventions``, ``alpha``, ``correction``, ``models`` and
-        ``baseline``. :func:`recmetrics.results_table_from_comparison` turns
+        ``conventions``, ``alpha``, ``confidence`` (``1 - alpha``),
+        ``correction``, ``models`` and ``baseline``. :func:`recmetrics.results_table_from_comparison` turns
         the table into Markdown, LaTeX or HTML.
 
     References

@@ -384,13 +384,21 @@ def paired_bootstrap_test(a, b, *, weights=None, n_resamples: int = 10_000, seed
     if va.size == 1:
         return undefined_value("the paired bootstrap test needs at least two users: with one, "
                                "every resample repeats that user's shifted difference, 0")
+    return paired_bootstrap(va, vb, w, n_resamples, rng)[0]
+
+
+def paired_bootstrap(va: np.ndarray, vb: np.ndarray, w: np.ndarray, n_resamples: int,
+                     rng: np.random.Generator) -> tuple[float, np.ndarray]:
+    """:func:`paired_bootstrap_test` on checked input (two or more users): the p-value and the
+    resampled weighted means of ``b - a`` (unshifted, draws with weight sum 0 left out), whose
+    percentiles are the bootstrap interval of the difference (the same draws)."""
     d = vb - va
     observed = float(np.dot(w, d) / w.sum())
     means = _resampled_means(d - observed, w, n_resamples, rng)
     means = means[~np.isnan(means)]
     tolerance = 1e-10 * float(np.abs(d).max())
     extreme = int(np.count_nonzero(np.abs(means) >= abs(observed) - tolerance))
-    return (1 + extreme) / (1 + means.size)
+    return (1 + extreme) / (1 + means.size), means + observed
 
 
 # --------------------------------------------------------------------------- multiple testing

@@ -191,8 +191,8 @@ def test_compare_csv_and_parquet(capsys, sample):
         tables.append(pd.read_csv(io.StringIO(out)))
     parquet, csv = tables
     assert parquet.columns.tolist() == [
-        "model_a", "model_b", "metric", "k", "value_a", "value_b", "difference", "p_ttest",
-        "p_ttest_adjusted", "p_randomization", "p_randomization_adjusted", "p_bootstrap",
+        "model_a", "model_b", "metric", "k", "value_a", "value_b", "difference", "ci_low",
+        "ci_high", "p_ttest", "p_ttest_adjusted", "p_randomization", "p_randomization_adjusted", "p_bootstrap",
         "p_bootstrap_adjusted", "p_delong", "p_delong_adjusted", "n_users", "n_users_a",
         "n_users_b", "conventions", "note", "verdict"]
     assert set(parquet.model_a) == {"sample_model_a"} and set(parquet.model_b) == {"sample_model_b"}

@@ -189,6 +189,44 @@ def test_p_bootstrap_is_paired_bootstrap_test_on_the_paired_users(sample):
         assert r.p_bootstrap == expected, r.metric
 
 
+def test_difference_interval_is_the_percentile_of_the_paired_bootstrap_draws(sample):
+    """Replayed literally: the same spawned generator, n users drawn with replacement per
+    resample, the mean difference of each draw, then the alpha/2 and 1 - alpha/2 percentiles."""
+    a, b, _, truth = sample
+    alpha, n_resamples = 0.1, 400
+    table = rm.compare(a, b, truth, metrics=["mrr"], n_resamples=n_resamples, seed=5, alpha=alpha)
+    ua = rm.evaluate_per_user(a, truth, metrics=["mrr"]).set_index("user")
+    ub = rm.evaluate_per_user(b, truth, metrics=["mrr"]).set_index("user").loc[ua.index]
+    both = ua.mrr.notna() & ub.mrr.notna()
+    d = (ub.mrr[both] - ua.mrr[both]).to_numpy()
+    boot = np.random.default_rng(5).spawn(1)[0]
+    draws = boot.integers(0, d.size, size=(n_resamples, d.size))
+    means = [sum(d[i] for i in row) / d.size for row in draws]
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    row = table.iloc[0]
+    assert (row.ci_low, row.ci_high) == pytest.approx((low, high), rel=1e-12)
+    assert row.ci_low < row.difference < row.ci_high
+    assert table.attrs["confidence"] == pytest.approx(0.9)
+
+
+def test_global_auc_interval_is_delongs_normal_interval(sample):
+    a, b, _, truth = sample
+    table = rm.compare(a, b, truth, metrics=["auc"], n_resamples=100, alpha=0.05)
+    rows = a.merge(b, on=["user", "item"], suffixes=("_a", "_b")).merge(truth, how="left")
+    y = (rows.label.fillna(0) > 0).astype(int)
+    result = rm.delong_test(y, rows.score_a, rows.score_b)
+    half = stats.norm.ppf(0.975) * math.sqrt(result.variance)
+    row = table.iloc[0]
+    assert (row.ci_low, row.ci_high) == pytest.approx((result.difference - half,
+                                                       result.difference + half), rel=1e-12)
+
+
+def test_identical_models_have_a_zero_width_interval(sample):
+    a, _, _, truth = sample
+    table = rm.compare(a, a.copy(), truth, metrics=["mrr", "ndcg"], k=5, n_resamples=100)
+    assert (table.ci_low == 0).all() and (table.ci_high == 0).all()
+
+
 def test_delong_in_compare_is_delong_test_on_the_rows_both_models_scored(sample):
     a, b, _, truth = sample
     c = b[~b.user.isin(b.user.unique()[::3])]          # C skipped a third of the users ...

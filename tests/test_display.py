@@ -192,8 +192,12 @@ def test_two_models_headed_by_their_names_with_p_and_verdict(compared):
     assert parsed.header == ["metric", "old", "new", "new \u2212 old", "n_users", "p", "verdict"]
     for name, source in (("old", "value_a"), ("new", "value_b")):
         assert all(shown_as(t, v) for t, v in zip(column(parsed, name), compared[source]))
-    differences = column(parsed, "new \u2212 old")
-    assert all(t[0] in "+-" and shown_as(t, v) for t, v in zip(differences, compared.difference))
+    differences = column(parsed, "new \u2212 old")  # "+0.0426 [+0.0345, +0.0507]"
+    for text, row in zip(differences, compared.itertuples()):
+        value, interval = text.split(" ", 1)
+        assert value[0] in "+-" and shown_as(value, row.difference), text
+        low, high = interval.strip("[]").split(", ")
+        assert shown_as(low, row.ci_low) and shown_as(high, row.ci_high), text
     for text, row in zip(column(parsed, "p"), compared.itertuples()):
         p = row.p_delong_adjusted if row.metric == "auc" else row.p_randomization_adjusted
         assert text == ("<0.0001" if p < 1e-4 else f"{p:.4f}"), (text, p)
