@@ -44,6 +44,7 @@ Files (user and item ids are strings such as "u0042" and "i0317"):
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +60,30 @@ HERE = Path(__file__).resolve().parent
 PACKAGED = HERE.parent / "recmetrics" / "data"
 
 
+def zipf_popularity(n_items: int) -> np.ndarray:
+    """The items' Zipf popularity (exponent 1.1), most popular first, summing to 1."""
+    popularity = 1.0 / np.arange(1, n_items + 1) ** 1.1
+    return popularity / popularity.sum()
+
+
+def draw_items(rng: np.random.Generator, popularity: np.ndarray, activity: np.ndarray,
+               exclude: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``activity[u]`` items for every user u, popularity-weighted, without repeats.
+
+    Gumbel top-k: a user's items are the largest log p + Gumbel noise. The
+    (users, items) index pairs of ``exclude`` are never drawn. Returns the
+    (users, items) index arrays row-major: user by user.
+    """
+    n_users, n_items = activity.size, popularity.size
+    keys = np.log(popularity)[None, :] + rng.gumbel(size=(n_users, n_items))
+    if exclude is not None:
+        keys[exclude] = -np.inf
+    order = np.argsort(-keys, axis=1, kind="stable")
+    take = np.arange(n_items)[None, :] < activity[:, None]
+    return np.repeat(np.arange(n_users), activity), order[take]
+
+
 def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The click log and the two models' scores, as (truth, model_a, model_b) frames."""
     rng = np.random.default_rng(seed)
@@ -68,14 +93,9 @@ def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame
     activity = activity.astype(np.int64)
 
     # items: Zipf popularity; which items a user sees = popularity-weighted sampling
-    # without replacement (Gumbel top-k: the n largest of log p + Gumbel noise)
-    popularity = 1.0 / np.arange(1, N_ITEMS + 1) ** 1.1
-    popularity /= popularity.sum()
-    keys = np.log(popularity)[None, :] + rng.gumbel(size=(N_USERS, N_ITEMS))
-    order = np.argsort(-keys, axis=1, kind="stable")
-    take = np.arange(N_ITEMS)[None, :] < activity[:, None]
-    users = np.repeat(np.arange(N_USERS), activity)
-    items = order[take]  # row-major: user by user, each user's first `activity` items
+    # without replacement
+    popularity = zipf_popularity(N_ITEMS)
+    users, items = draw_items(rng, popularity, activity)
 
     # latent relevance: log-odds of a click
     user_taste = rng.normal(size=(N_USERS, DIM)) / np.sqrt(DIM)
@@ -116,13 +136,18 @@ def write(out: Path, seed: int = SEED) -> list[Path]:
     return paths
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=PACKAGED,
+def command_line(description: str, write: Callable[[Path], list[Path]], packaged: Path) -> None:
+    """Write the files to ``--out`` (default: ``packaged``, recmetrics/data/) and list them."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, default=packaged,
                         help="folder to write to (default: recmetrics/data/)")
     args = parser.parse_args()
     for path in write(args.out):
         print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+
+
+def main() -> None:
+    command_line(__doc__.splitlines()[0], write, PACKAGED)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ File (ids are strings as in the sample): ``sample_history.csv`` with columns
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 from pathlib import Path
 
@@ -59,16 +58,10 @@ def simulate(seed: int = SEED) -> pd.DataFrame:
     activity[rng.random(n_users) < NEW_USERS] = 0
     activity = activity.astype(np.int64)
 
-    popularity = 1.0 / np.arange(1, n_items + 1) ** 1.1
-    popularity /= popularity.sum()
-    keys = np.log(popularity)[None, :] + rng.gumbel(size=(n_users, n_items))
-    seen_users = truth.user.str[1:].astype(np.int64).to_numpy()
-    seen_items = truth.item.str[1:].astype(np.int64).to_numpy()
-    keys[seen_users, seen_items] = -np.inf                # never an item of the user's impressions
-    order = np.argsort(-keys, axis=1, kind="stable")
-    take = np.arange(n_items)[None, :] < activity[:, None]
-    users = np.repeat(np.arange(n_users), activity)
-    items = order[take]
+    seen = (truth.user.str[1:].astype(np.int64).to_numpy(),
+            truth.item.str[1:].astype(np.int64).to_numpy())
+    # never an item of the user's impressions
+    users, items = sample.draw_items(rng, sample.zipf_popularity(n_items), activity, exclude=seen)
     by_user_item = np.lexsort((items, users))
     return pd.DataFrame({"user": np.char.mod("u%04d", users[by_user_item]),
                          "item": np.char.mod("i%04d", items[by_user_item])})
@@ -83,12 +76,7 @@ def write(out: Path, seed: int = SEED) -> list[Path]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=PACKAGED,
-                        help="folder to write to (default: recmetrics/data/)")
-    args = parser.parse_args()
-    for path in write(args.out):
-        print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+    _make_sample().command_line(__doc__.splitlines()[0], write, PACKAGED)
 
 
 if __name__ == "__main__":

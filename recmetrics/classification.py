@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -272,13 +273,31 @@ def _averaged(counts: _ClassCounts, numerator, denominator, average: str, zero_d
                           for c in counts.classes[undefined][:3])
         per_class[undefined] = zero_division_value(
             zero_division, f"{what} is 0/0 for {int(undefined.sum())} class(es) ({shown})")
-    weights = counts.actual.astype(np.float64) if average == "weighted" else         np.ones(per_class.size)
+    weights = counts.actual.astype(np.float64) if average == "weighted" else np.ones(per_class.size)
     kept = ~np.isnan(per_class)
     if not kept.any():
         return float("nan")
     if weights[kept].sum() == 0:  # only classes never in y_true are left: their plain mean
         return float(np.mean(per_class[kept]))
     return float(np.average(per_class[kept], weights=weights[kept]))
+
+
+def _rate(y_true, y_pred, sample_weight, average, zero_division, *,
+          binary: Callable[[ConfusionMatrix, str | float], float],
+          per_class: Callable[[_ClassCounts], tuple[np.ndarray, np.ndarray]], what: str) -> float:
+    """A rate of the confusion matrix: of class 1, or averaged over the classes.
+
+    With ``average="binary"`` it is ``binary(matrix, zero_division)`` of the
+    2 x 2 matrix; otherwise ``per_class`` gives every class's numerator and
+    denominator, which :func:`_averaged` averages, naming the rate ``what``.
+    """
+    average = check_option("average", average, AVERAGES)
+    zero_division = check_zero_division(zero_division)
+    if average == "binary":
+        return binary(confusion_matrix(y_true, y_pred, sample_weight=sample_weight), zero_division)
+    counts = _class_counts(y_true, y_pred, sample_weight)
+    numerator, denominator = per_class(counts)
+    return _averaged(counts, numerator, denominator, average, zero_division, what)
 
 
 # --------------------------------------------------------------------------- rates
@@ -343,13 +362,9 @@ def precision(y_true, y_pred, *, average: Average = "binary", sample_weight=None
     >>> precision(["a", "b", "c", "c"], ["a", "c", "c", "b"], average="macro")   # (1 + 0 + 1/2) / 3
     0.5
     """
-    average = check_option("average", average, AVERAGES)
-    zero_division = check_zero_division(zero_division)
-    if average != "binary":
-        counts = _class_counts(y_true, y_pred, sample_weight)
-        return _averaged(counts, counts.tp, counts.predicted, average, zero_division,
-                         "precision = TP/(TP+FP)")
-    return confusion_matrix(y_true, y_pred, sample_weight=sample_weight)._precision(zero_division)
+    return _rate(y_true, y_pred, sample_weight, average, zero_division,
+                 binary=ConfusionMatrix._precision, per_class=lambda c: (c.tp, c.predicted),
+                 what="precision = TP/(TP+FP)")
 
 
 def recall(y_true, y_pred, *, average: Average = "binary", sample_weight=None,
@@ -381,13 +396,9 @@ def recall(y_true, y_pred, *, average: Average = "binary", sample_weight=None,
     >>> recall(["a", "b", "c", "c"], ["a", "c", "c", "b"], average="weighted")   # (1 + 0 + 2/2 * 2) / 4
     0.5
     """
-    average = check_option("average", average, AVERAGES)
-    zero_division = check_zero_division(zero_division)
-    if average != "binary":
-        counts = _class_counts(y_true, y_pred, sample_weight)
-        return _averaged(counts, counts.tp, counts.actual, average, zero_division,
-                         "recall = TP/(TP+FN)")
-    return confusion_matrix(y_true, y_pred, sample_weight=sample_weight)._recall(zero_division)
+    return _rate(y_true, y_pred, sample_weight, average, zero_division,
+                 binary=ConfusionMatrix._recall, per_class=lambda c: (c.tp, c.actual),
+                 what="recall = TP/(TP+FN)")
 
 
 # (a docstring is None under python -OO)
@@ -561,16 +572,12 @@ def fbeta_score(y_true, y_pred, *, beta: float, average: Average = "binary", sam
     >>> round(fbeta_score([1, 1, 0, 0], [1, 0, 1, 0], beta=2.0), 4)
     0.5
     """
-    average = check_option("average", average, AVERAGES)
-    if average != "binary":
-        beta = check_positive_real("beta", beta)
-        zero_division = check_zero_division(zero_division)
-        counts = _class_counts(y_true, y_pred, sample_weight)
-        b2 = beta * beta
-        return _averaged(counts, (1 + b2) * counts.tp, b2 * counts.actual + counts.predicted,
-                         average, zero_division, f"F-beta (beta={beta:g}) with TP = FN = FP = 0")
-    return confusion_matrix(y_true, y_pred, sample_weight=sample_weight).fbeta(
-        beta, zero_division=zero_division)
+    beta = check_positive_real("beta", beta)
+    b2 = beta * beta
+    return _rate(y_true, y_pred, sample_weight, average, zero_division,
+                 binary=lambda matrix, policy: matrix.fbeta(beta, zero_division=policy),
+                 per_class=lambda c: ((1 + b2) * c.tp, b2 * c.actual + c.predicted),
+                 what=f"F-beta (beta={beta:g}) with TP = FN = FP = 0")
 
 
 def f1_score(y_true, y_pred, *, average: Average = "binary", sample_weight=None,

@@ -58,6 +58,22 @@ def _labels_and_probs(y_true, y_prob) -> tuple[np.ndarray, np.ndarray]:
     return labels, probs
 
 
+def _labels_scores_weights(y_true, y_score, sample_weight
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The checked inputs of a precision-recall curve, without the samples of weight 0.
+
+    As in scikit-learn, a sample of weight 0 is dropped, so its score is no threshold.
+    """
+    labels = as_binary("y_true", y_true)
+    scores = as_numbers("y_score", y_score)
+    check_same_length(y_true=labels, y_score=scores)
+    weights = as_sample_weight(sample_weight, labels.size)
+    if weights is not None:
+        kept = weights > 0
+        labels, scores, weights = labels[kept], scores[kept], weights[kept]
+    return labels, scores, weights
+
+
 # --------------------------------------------------------------------------- losses
 
 
@@ -269,13 +285,7 @@ def precision_recall_curve(y_true, y_score, *, sample_weight=None
     >>> precision.round(4).tolist(), recall.tolist()
     ([0.5, 0.6667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0])
     """
-    labels = as_binary("y_true", y_true)
-    scores = as_numbers("y_score", y_score)
-    check_same_length(y_true=labels, y_score=scores)
-    weights = as_sample_weight(sample_weight, labels.size)
-    if weights is not None:
-        kept = weights > 0
-        labels, scores, weights = labels[kept], scores[kept], weights[kept]
+    labels, scores, weights = _labels_scores_weights(y_true, y_score, sample_weight)
     check_has_positive("y_true", labels)
     return _kernels.pr_curve(labels, scores, weights)
 
@@ -348,13 +358,7 @@ def pr_auc(y_true, y_score, *, sample_weight=None) -> float:
     >>> round(average_precision(["neg", "pos1", "pos2"], {"pos1", "pos2"}), 4)   # (1/2 + 2/3) / 2
     0.5833
     """
-    labels = as_binary("y_true", y_true)
-    scores = as_numbers("y_score", y_score)
-    check_same_length(y_true=labels, y_score=scores)
-    weights = as_sample_weight(sample_weight, labels.size)
-    if weights is not None:
-        kept = weights > 0
-        labels, scores, weights = labels[kept], scores[kept], weights[kept]
+    labels, scores, weights = _labels_scores_weights(y_true, y_score, sample_weight)
     if not labels.any():
         return undefined_value("PR AUC is undefined: y_true holds no positive (1), so recall is 0/0")
     precision, recall, _ = _kernels.pr_curve(labels, scores, weights)

@@ -296,3 +296,19 @@ def test_multiclass_bad_input():
         rm.precision([0, 1], [0, 1], sample_weight=[1, -1])
     with pytest.raises(ValueError, match=r"sample_weight has 1 values but there are 2 samples"):
         rm.accuracy([0, 1], [0, 1], sample_weight=[1])
+
+
+@pytest.mark.parametrize("fn, extra, y_true, y_pred, average, expected, message", [
+    (rm.precision, {}, ["a", "b"], ["a", "a"], "macro", (1 / 2 + 0) / 2,
+     r"precision = TP/\(TP\+FP\) is 0/0 for 1 class\(es\) \('b'\); returning 0.0"),
+    (rm.recall, {}, ["a", "b"], ["a", "c"], "weighted", (1 * 1 + 0 * 1) / 2,
+     r"recall = TP/\(TP\+FN\) is 0/0 for 1 class\(es\) \('c'\); returning 0.0"),
+    (rm.fbeta_score, dict(beta=3.0, sample_weight=[1, 0]), ["a", "b"], ["a", "b"], "weighted", 1.0,
+     r"F-beta \(beta=3\) with TP = FN = FP = 0 is 0/0 for 1 class\(es\) \('b'\); returning 0.0"),
+    (rm.precision, {}, ["a", "b", "c", "d"], ["e", "e", "e", "e"], "macro", 0.0,
+     r"precision = TP/\(TP\+FP\) is 0/0 for 4 class\(es\) \('a', 'b', 'c'\); returning 0.0"),
+])
+def test_averaged_rates_warn_naming_the_rate_and_the_classes_that_are_0_over_0(
+        fn, extra, y_true, y_pred, average, expected, message):
+    with pytest.warns(rm.RecmetricsWarning, match=message):
+        assert fn(y_true, y_pred, average=average, **extra) == pytest.approx(expected)

@@ -533,3 +533,11 @@ def test_weighted_precision_recall_curve_is_scikit_learns(case):
         predicted = sum(x for t, q, x in kept if q >= threshold)
         assert prec == pytest.approx(tp / predicted) and rec == pytest.approx(
             tp / sum(x for t, _, x in kept if t == 1))
+
+
+def test_a_positive_of_weight_0_is_dropped_before_the_curve_looks_for_a_positive():
+    y, s, w = [1, 0, 0], [0.9, 0.2, 0.1], [0, 1, 1]
+    with pytest.raises(ValueError, match=r"y_true holds no positive \(1\); the precision-recall curve"):
+        rm.precision_recall_curve(y, s, sample_weight=w)
+    with pytest.warns(rm.RecmetricsWarning, match=r"PR AUC is undefined: y_true holds no positive"):
+        assert math.isnan(rm.pr_auc(y, s, sample_weight=w))
