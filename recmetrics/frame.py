@@ -42,7 +42,10 @@ orders of tied items (McSherry & Najork 2008); for AUC a tied pair counts 1/2.
 first) and ``"pessimistic"`` last, which bound the average from above and
 below. Peers break ties arbitrarily (trec_eval by document id, ranx by sort
 order), so a constant score can look good or bad by accident; under the
-default it scores exactly what random ordering would.
+default it scores exactly what random ordering would. ``"trec"`` is
+trec_eval's order (score descending, then the item id as text, descending),
+for numbers that match trec_eval's; AUC and GAUC have no such order and are
+refused under it (and left out of the default metrics).
 """
 from __future__ import annotations
 
@@ -54,11 +57,11 @@ import pandas as pd
 from . import _beyond, _engine
 from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, METRICS, POSITIVES_ONLY,
                       PROBABILITY_METRICS, Prepared, check_options, check_rank,
-                      labelled_truth, rank_hint)
+                      labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
 from ._compare import compare_models, models_of, sign_flip_p_value
 from ._options import ECE_BINS, conventions_of
-from ._validation import (Adjustment, Denominator, Gain, GaucWeight, Ideal, NoRelevant,
-                          Ties, Unseen, check_n_resamples, check_option,
+from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          Unseen, check_n_resamples, check_option,
                           check_probability, check_seed)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
@@ -144,10 +147,12 @@ _PARAMETERS = r"""
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
              score: str = "score", label: str = "label", rank: str | None = None,
-             ties: Ties = "average",
+             ties: EvalTies = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
-             no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
+             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
+             max_grade: float | None = None, min_grade: float | None = None,
+             judged_only: bool = False, ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: Bootstrap | None = None, history=None, catalog=None,
              item_features=None, head_share: float = 0.8, unseen: Unseen = "add_one",
              baselines: bool = False, by=None, users=None,
@@ -306,6 +311,10 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
 def _options_of(k, b: _beyond.BeyondOptions, conventions: dict):
     """The engine's options: its own metrics (none when only beyond metrics are asked for)."""
     o = check_options(k=k, metrics=b.standard or None, **conventions)
+    if b.metrics and (o.ties == "trec" or o.min_grade is not None or o.judged_only):
+        raise ValueError("the beyond-accuracy metrics take ties='average', 'optimistic' or "
+                         "'pessimistic' and no min_grade or judged_only; evaluate them "
+                         "separately from the trec_eval conventions")
     return o.replace(metrics=()) if b.only else o
 
 
@@ -321,7 +330,9 @@ def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, res
                     inputs=None) -> tuple[pd.DataFrame, object, Prepared]:
     """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
     beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows."""
-    prep = Prepared(pred, truth, ties=o.ties, **columns)
+    prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade, judged_only=o.judged_only,
+                    **columns)
+    o = resolve_max_grade(o, prep.top_grade)
     parts = []
     if o.metrics:
         parts.append(_engine.evaluate_prepared(prep, o, **resampling).table)
@@ -355,7 +366,9 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
                          "draws depend on the whole set of users, so a slice would not get the "
                          "interval it gets alone; use bootstrap='poisson' (the default)")
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank, keep_row_users=True)
+                    rank=rank, keep_row_users=True, min_grade=o.min_grade,
+                    judged_only=o.judged_only)
+    o = resolve_max_grade(o, prep.top_grade)
     if prep.row_users is None:  # keep_row_users=True sets them
         raise RuntimeError("the prepared rows lost their users")
     pred_rows, truth_rows = prep.row_users
@@ -376,11 +389,13 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
                       item: str = "item", score: str = "score", label: str = "label",
-                      rank: str | None = None, ties: Ties = "average", gain: Gain = "exponential",
-                      ideal: Ideal = "truth",
+                      rank: str | None = None, ties: EvalTies = "average",
+                      gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions",
-                      no_relevant: NoRelevant = "skip", per_user_path=None, history=None,
+                      no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
+                      max_grade: float | None = None, min_grade: float | None = None,
+                      judged_only: bool = False, per_user_path=None, history=None,
                       catalog=None, item_features=None, head_share: float = 0.8,
                       unseen: Unseen = "add_one") -> pd.DataFrame | None:
     r"""One row per user with every per-user value behind :func:`evaluate`'s means.
@@ -439,8 +454,11 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank)
+                    rank=rank, min_grade=o.min_grade, judged_only=o.judged_only)
+    o = resolve_max_grade(o, prep.top_grade)
     columns = _engine.per_user(prep, o).columns
+    if "rbp" in o.metrics:
+        columns["rbp_residual"] = _engine.rbp_residual(prep, o.rbp_p)
     if b.metrics:
         columns.update(_beyond.evaluate_rows(prep, pred, truth, o, b, user=user, item=item,
                                              score=score, label=label, rank=rank,
@@ -461,9 +479,11 @@ _sign_flip_p_value = sign_flip_p_value  # the name tests and older code import
 def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
             item: str = "item", score: str | Sequence[str] | Mapping[str, str] = "score",
             label: str = "label", rank: str | Sequence[str] | Mapping[str, str] | None = None,
-            ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+            ties: EvalTies = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
-            no_relevant: NoRelevant = "skip", n_resamples: int = 10_000,
+            no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
+            min_grade: float | None = None, judged_only: bool = False,
+            n_resamples: int = 10_000,
             seed=0, alpha: float = 0.05, baseline: str | None = None,
             correction: Adjustment = "holm", by=None, users=None,
             min_slice_size: int = 30) -> pd.DataFrame:
@@ -608,5 +628,8 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     for model in models:
         check_rank(model.rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    o = resolve_max_grade(o, top_grade_of([("truth", truth)] if truth is not None else
+                                          [(m.name, m.frame) for m in models], label,
+                                          o.min_grade))
     return compare_models(models, truth, o, user=user, item=item, label=label, baseline=baseline,
                           n_resamples=n_resamples, seed=seed, alpha=alpha, correction=correction)
