@@ -1,0 +1,125 @@
+"""trec_eval's own test collection (tests/data/trec_eval): its printed values, per topic and mean.
+
+``out.test.aq`` is ``trec_eval -m all_trec -q qrels.test results.test`` and
+``out.test.aql`` the same with graded judgements and ``-l2``. Both are
+reproduced by :func:`recmetrics.evaluate` with ``ties="trec"`` (trec_eval's
+order: score descending, then document id descending) and by the command line,
+to the 4 decimals trec_eval prints.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import recmetrics as rm
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+#: trec_eval prints 4 decimals: a printed value is within half a unit of the last place.
+PRINTED = 0.5e-4 + 1e-12
+
+
+def printed(name: str) -> dict[tuple[str, str], float]:
+    """(measure, topic or 'all') -> value, from one of trec_eval's output files."""
+    values = {}
+    for line in (DATA / name).read_text().splitlines():
+        measure, topic, value = line.split()
+        try:
+            values[(measure, topic)] = float(value)
+        except ValueError:  # runid
+            pass
+    return values
+
+
+def judgements(name: str) -> pd.DataFrame:
+    """A qrels file as evaluate's truth: trec_eval reads a negative grade as pooled but not
+    judged, neither relevant nor judged non-relevant, so those rows are left out."""
+    qrels = rm.read_trec_qrels(DATA / name)
+    return qrels[qrels["grade"] >= 0]
+
+
+def our_values(per_user: pd.DataFrame, table: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """trec_eval's measure names -> recmetrics' values, per topic and 'all' (the mean)."""
+    columns = {"Rprec": "r_precision", "bpref": "bpref", "recip_rank": "mrr", "rbp": "rbp"}
+    for k in CUTS:
+        columns |= {f"P_{k}": f"precision@{k}", f"recall_{k}": f"recall@{k}",
+                    f"map_cut_{k}": f"map@{k}", f"ndcg_cut_{k}": f"ndcg@{k}"}
+    for k in (1, 5, 10):
+        columns[f"success_{k}"] = f"hit_rate@{k}"
+    out = {}
+    for topic, row in per_user.set_index("user").iterrows():
+        for measure, column in columns.items():
+            if column in row:
+                out[(measure, topic)] = float(row[column])
+        p, r = row["precision@500"], row["recall@500"]   # every topic retrieves 500 documents
+        out[("set_F", topic)] = 2 * p * r / (p + r) if p + r else 0.0
+    names = table["metric"] + np.where(table["k"].isna(), "",
+                                       "@" + table["k"].astype("string").fillna(""))
+    by_name = dict(zip(names, table["value"]))
+    for measure, column in columns.items():
+        if column in by_name:
+            out[(measure, "all")] = float(by_name[column])
+    out[("set_F", "all")] = float(np.mean([v for (m, t), v in out.items()
+                                           if m == "set_F" and t != "all"]))
+    return out
+
+
+def check_against(expected: dict, ours: dict, measures: set[str]) -> int:
+    checked = 0
+    for (measure, topic), value in expected.items():
+        if measure in measures:
+            assert (measure, topic) in ours, (measure, topic)
+            assert abs(ours[(measure, topic)] - value) <= PRINTED, (measure, topic,
+                                                                     ours[(measure, topic)], value)
+            checked += 1
+    return checked
+
+
+BINARY = {f"{m}_{k}" for m in ("P", "recall", "map_cut", "ndcg_cut") for k in CUTS} | \
+    {"Rprec", "bpref", "recip_rank", "set_F", "success_1", "success_5", "success_10", "rbp"}
+#: With -l2, trec_eval's ndcg keeps the grades below the level as gains, and RBP scales each
+#: topic's grades by its own top grade; recmetrics' min_grade makes those grades non-relevant
+#: everywhere, so only the measures of relevance as a yes/no are compared.
+LEVELLED = BINARY - {f"ndcg_cut_{k}" for k in CUTS} - {"rbp"}
+
+
+@pytest.fixture(scope="module")
+def run():
+    return rm.read_trec_run(DATA / "results.test")
+
+
+def test_the_run_has_ties_that_trec_order_decides(run):
+    """The collection exercises tie order: some topic holds documents of equal score."""
+    assert run.duplicated(["user", "score"]).any()
+
+
+@pytest.mark.parametrize("qrels_file, output, options, measures", [
+    ("qrels.test", "out.test.aq", {}, BINARY),
+    ("qrels.rel_level", "out.test.aql", {"min_grade": 2}, LEVELLED),
+])
+def test_evaluate_reproduces_trec_eval(run, qrels_file, output, options, measures):
+    truth = judgements(qrels_file)
+    common = dict(k=list(CUTS) + [1], ties="trec", gain="linear", rbp_p=0.9, **options,
+                  metrics=["precision", "recall", "hit_rate", "map", "mrr", "ndcg",
+                           "r_precision", "bpref", "rbp"])
+    table = rm.evaluate(run, truth, **common)
+    per_user = rm.evaluate_per_user(run, truth, **common)
+    checked = check_against(printed(output), our_values(per_user, table), measures)
+    assert checked == 4 * len(measures)
+
+
+def test_average_ties_would_not_reproduce_it(run):
+    """The check has teeth: under ties='average' some printed value differs."""
+    truth = judgements("qrels.test")
+    per_user = rm.evaluate_per_user(run, truth, k=list(CUTS), ties="average", gain="linear",
+                                    metrics=["precision", "recall", "ndcg", "map", "bpref"])
+    table = rm.evaluate(run, truth, k=list(CUTS), ties="average", gain="linear",
+                        metrics=["precision", "recall", "ndcg", "map", "bpref"])
+    ours = our_values(per_user, table)
+    expected = printed("out.test.aq")
+    assert any(abs(ours[key] - expected[key]) > PRINTED for key in ours if key in expected)
