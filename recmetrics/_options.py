@@ -29,7 +29,7 @@ from typing import Any
 from ._validation import (DENOMINATORS, EVAL_TIES, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT,
                           Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           check_flag, check_k_values, check_metrics, check_min_grade,
-                          check_option, check_rbp_persistence, is_real_number)
+                          check_option, is_real_number)
 
 #: The metrics that are means over users of a ranked list's value. ``mrr@k`` is MRR cut at
 #: each cut-off (rows ``mrr`` with k set); ``mrr`` is the uncut MRR.
@@ -61,10 +61,10 @@ def _check_max_grade(value) -> float | None:
 
 
 def _check_rbp_p(value) -> float:
-    try:
-        return check_rbp_persistence(value)
-    except ValueError as error:
-        raise ValueError(f"rbp_p: {error}") from None
+    if not is_real_number(value) or not 0 < value < 1:
+        raise ValueError(f"rbp_p={value!r} must be a number strictly between 0 and 1 (RBP's "
+                         "persistence: the probability that the user reads on), e.g. 0.8")
+    return float(value)
 
 
 @dataclass(frozen=True)

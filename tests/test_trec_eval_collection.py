@@ -113,13 +113,17 @@ def test_evaluate_reproduces_trec_eval(run, qrels_file, output, options, measure
     assert checked == 4 * len(measures)
 
 
-def test_average_ties_would_not_reproduce_it(run):
-    """The check has teeth: under ties='average' some printed value differs."""
+def test_trec_order_is_the_run_ranked_by_score_then_document_id_descending(run):
+    """ties='trec' equals ranking each topic by (score, document id) descending, written as
+    ranks (no ties left), the order trec_eval's own rank field holds in results.test."""
     truth = judgements("qrels.test")
-    per_user = rm.evaluate_per_user(run, truth, k=list(CUTS), ties="average", gain="linear",
-                                    metrics=["precision", "recall", "ndcg", "map", "bpref"])
-    table = rm.evaluate(run, truth, k=list(CUTS), ties="average", gain="linear",
-                        metrics=["precision", "recall", "ndcg", "map", "bpref"])
-    ours = our_values(per_user, table)
-    expected = printed("out.test.aq")
-    assert any(abs(ours[key] - expected[key]) > PRINTED for key in ours if key in expected)
+    ordered = run.sort_values(["user", "score", "item"], ascending=False)
+    ranks = ordered.assign(place=ordered.groupby("user").cumcount() + 1)
+    assert (ranks["place"] == ranks["rank"]).all()  # results.test's ranks are trec_eval's order
+    options = dict(k=[5, 100], gain="linear", metrics=["precision", "map", "ndcg", "mrr@k",
+                                                       "r_precision", "bpref", "err", "rbp"])
+    by_trec = rm.evaluate_per_user(run, truth, ties="trec", **options)
+    by_rank = rm.evaluate_per_user(ranks, truth, rank="place", ties="optimistic", **options)
+    pd.testing.assert_frame_equal(by_trec.drop(columns="rbp_residual"),
+                                  by_rank.drop(columns="rbp_residual").iloc[::-1]
+                                  .reset_index(drop=True))
