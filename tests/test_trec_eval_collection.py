@@ -64,8 +64,9 @@ def our_values(per_user: pd.DataFrame, table: pd.DataFrame) -> dict[tuple[str, s
     for measure, column in columns.items():
         if column in by_name:
             out[(measure, "all")] = float(by_name[column])
-    out[("set_F", "all")] = float(np.mean([v for (m, t), v in out.items()
-                                           if m == "set_F" and t != "all"]))
+    per_topic = [v for (m, t), v in out.items() if m == "set_F" and t != "all"]
+    if per_topic:
+        out[("set_F", "all")] = float(np.mean(per_topic))
     return out
 
 
@@ -127,3 +128,45 @@ def test_trec_order_is_the_run_ranked_by_score_then_document_id_descending(run):
     pd.testing.assert_frame_equal(by_trec.drop(columns="rbp_residual"),
                                   by_rank.drop(columns="rbp_residual").iloc[::-1]
                                   .reset_index(drop=True))
+
+
+@pytest.mark.parametrize("qrels_file, output, options, measures", [
+    ("qrels.test", "out.test.aq", [], BINARY - {"set_F"}),
+    ("qrels.rel_level", "out.test.aql", ["--min-grade", "2"], LEVELLED - {"set_F"}),
+])
+def test_command_line_reproduces_trec_eval_means(tmp_path, qrels_file, output, options, measures):
+    """``recmetrics evaluate results.test --truth QRELS --format-in trec --ties trec``: the
+    printed means (set_F, a mean of per-topic F, is no row of the table)."""
+    out = tmp_path / "table.json"
+    subprocess.run([sys.executable, "-m", "recmetrics", "evaluate", str(DATA / "results.test"),
+                    "--truth", str(DATA / qrels_file), "--format-in", "trec", "--ties", "trec",
+                    "--gain", "linear", "--rbp-p", "0.9", "-q", "-o", str(out),
+                    "--k", *map(str, (1,) + CUTS), *options,
+                    "--metrics", "precision", "recall", "hit_rate", "map", "mrr", "ndcg",
+                    "r_precision", "bpref", "rbp"],
+                   check=True, env={**os.environ, "PYTHONPATH": str(Path(rm.__file__).parents[1])})
+    rows = json.loads(out.read_text())["metrics"]
+    table = pd.DataFrame(rows)
+    table["k"] = table["k"].astype("Int64")
+    ours = our_values(pd.DataFrame({"user": [], "precision@500": [], "recall@500": []}), table)
+    expected = {key: value for key, value in printed(output).items() if key[1] == "all"}
+    assert check_against(expected, ours, measures) == len(measures)
+
+
+def test_trec_files_by_name_and_negative_grades(tmp_path):
+    """A run named .run reads its --truth as qrels too; a negative grade is pooled but
+    unjudged: not relevant, and not judged non-relevant (bpref's N)."""
+    run = tmp_path / "sys.run"
+    run.write_text("q1 Q0 a 1 3.0 s\nq1 Q0 c 2 2.0 s\nq1 Q0 b 3 1.0 s\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a -1\nq1 0 b 0\nq1 0 c 1\n")
+    out = tmp_path / "t.json"
+    subprocess.run([sys.executable, "-m", "recmetrics", "evaluate", str(run), "--truth",
+                    str(qrels), "--ties", "trec", "--metrics", "bpref", "precision", "--k", "3",
+                    "-q", "-o", str(out)], check=True,
+                   env={**os.environ, "PYTHONPATH": str(Path(rm.__file__).parents[1])})
+    values = {(r["metric"], r["k"]): r["value"] for r in json.loads(out.read_text())["metrics"]}
+    # a is unjudged, so no judged non-relevant item is above c: its term is 1 (it would be
+    # 1 - min(1, 1) / min(2, 1) = 0 were a judged non-relevant)
+    assert values[("bpref", None)] == 1.0
+    assert values[("precision", 3)] == pytest.approx(1 / 3)
