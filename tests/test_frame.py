@@ -165,7 +165,9 @@ def test_conventions_are_reported():
     table = rm.evaluate(pred, k=[1, 2], ties="pessimistic", gain="linear", denominator="hits")
     assert table.attrs["conventions"] == {"ties": "pessimistic", "gain": "linear", "ideal": "truth",
                                           "denominator": "hits", "gauc_weight": "impressions",
-                                          "no_relevant": "skip", "k": [1, 2]}
+                                          "no_relevant": "skip", "rbp_p": 0.8,
+                                          "max_grade": None, "min_grade": None,
+                                          "judged_only": False, "k": [1, 2]}
     assert table.loc[table.metric == "ndcg", "conventions"].iloc[0] == \
         "gain=linear, ideal=truth, ties=pessimistic, no_relevant=skip"
     assert table.k.tolist()[:2] == [pd.NA, pd.NA] or table.k.isna().sum() == 3
