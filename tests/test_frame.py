@@ -889,3 +889,136 @@ def test_hand_worked_ties_through_evaluate(column, options):
     assert per_user[column].tolist() == pytest.approx(expected, rel=1e-12)
     table = rm.evaluate(TIE_PRED, TIE_TRUTH, k=3, metrics=[metric], **kwargs)
     assert value(table, metric, None if metric == "mrr" else 3) == pytest.approx(np.mean(expected), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- issue 23: the
+# measures other toolkits test, in evaluate. Slow literal references from the formulas, on one
+# list in a fixed order; ties="average" is checked against the mean over every order of the
+# tied rows (brute force), the other policies against the order they name.
+
+
+def _rr_at(grades, k):
+    for i, g in enumerate(grades[:k], 1):
+        if g > 0:
+            return 1.0 / i
+    return 0.0
+
+
+def _r_precision(grades, big_r):
+    return sum(1 for g in grades[:big_r] if g > 0) / big_r if big_r else math.nan
+
+
+def _bpref(grades, judged, big_r, big_n):
+    """trec_eval's m_bpref.c, literally: judged non-relevant rows seen so far."""
+    total, nonrel_so_far = 0.0, 0
+    for g, j in zip(grades, judged):
+        if g > 0:
+            total += 1.0 - min(nonrel_so_far, big_r) / min(big_n, big_r) if nonrel_so_far else 1.0
+        elif j:
+            nonrel_so_far += 1
+    return total / big_r if big_r else math.nan
+
+
+def _rbp(grades, p, top):
+    return (1 - p) * sum(g / top * p ** i for i, g in enumerate(grades))
+
+
+def _rbp_residual(judged, p):
+    return p ** len(judged) + (1 - p) * sum(p ** i for i, j in enumerate(judged) if not j)
+
+
+def _err_at(grades, k, top):
+    value, go_on = 0.0, 1.0
+    for i, g in enumerate(grades[:k], 1):
+        stop = (2.0 ** g - 1) / 2.0 ** top
+        value += go_on * stop / i
+        go_on *= 1 - stop
+    return value
+
+
+def _orders(rows, ties):
+    """The orders of one user's rows (score, item, grade, judged) a tie policy stands for."""
+    if ties == "optimistic":
+        return [sorted(rows, key=lambda r: (-r[0], -r[2]))]
+    if ties == "pessimistic":
+        return [sorted(rows, key=lambda r: (-r[0], r[2]))]
+    if ties == "trec":
+        return [sorted(rows, key=lambda r: (r[0], str(r[1])), reverse=True)]
+    groups = [list(g) for _, g in itertools.groupby(sorted(rows, key=lambda r: -r[0]),
+                                                    key=lambda r: r[0])]
+    return [[row for part in parts for row in part]
+            for parts in itertools.product(*(list(itertools.permutations(g)) for g in groups))]
+
+
+@st.composite
+def tied_judged_users(draw):
+    """pred (user, item, score) with many ties, and truth with judged rows, unjudged scored
+    rows and relevant rows that were never scored."""
+    pred, truth = [], []
+    for user in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 5))
+        for item in range(n):
+            pred.append((user, f"i{item}", draw(st.sampled_from([0.0, 1.0, 2.0]))))
+            state = draw(st.sampled_from(["unjudged", 0, 0, 1, 2, 3]))
+            if state != "unjudged":
+                truth.append((user, f"i{item}", state))
+        for extra in range(draw(st.integers(0, 2))):
+            truth.append((user, f"x{extra}", draw(st.integers(0, 3))))
+    return (pd.DataFrame(pred, columns=["user", "item", "score"]),
+            pd.DataFrame(truth, columns=["user", "item", "label"]) if truth else
+            pd.DataFrame({"user": [0], "item": ["x9"], "label": [0]}))
+
+
+def _expected(pred, truth, user, ties, k, p, top):
+    grade = {(u, i): g for u, i, g in truth.itertuples(index=False)}
+    rows = [(s, i, grade.get((u, i), 0), (u, i) in grade)
+            for u, i, s in pred.itertuples(index=False) if u == user]
+    mine = truth[truth["user"] == user]
+    big_r, big_n = int((mine["label"] > 0).sum()), int((mine["label"] == 0).sum())
+    values: dict[str, list] = {}
+    for order in _orders(rows, ties):
+        grades = [r[2] for r in order]
+        judged = [r[3] for r in order]
+        one = {f"mrr@{k}": _rr_at(grades, k), "r_precision": _r_precision(grades, big_r),
+               "bpref": _bpref(grades, judged, big_r, big_n), "rbp": _rbp(grades, p, top),
+               f"err@{k}": _err_at(grades, k, top), "rbp_residual": _rbp_residual(judged, p)}
+        for name, value in one.items():
+            values.setdefault(name, []).append(value)
+    return {name: float(np.mean(v)) for name, v in values.items()}, values
+
+
+NEW_METRICS = ["mrr@k", "r_precision", "bpref", "rbp", "err"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(tied_judged_users(), st.sampled_from(["average", "optimistic", "pessimistic", "trec"]),
+       st.integers(1, 4), st.sampled_from([0.5, 0.8]))
+def test_new_measures_equal_their_literal_formulas_under_every_tie_policy(data, ties, k, p):
+    pred, truth = data
+    options = dict(k=k, metrics=NEW_METRICS, ties=ties, rbp_p=p, max_grade=3)
+    try:
+        per_user = rm.evaluate_per_user(pred, truth, **options)
+    except ValueError as error:  # ERR under averaged ties: refused only for a mixed tie in top k
+        assert ties == "average" and "mixes relevance grades" in str(error)
+        options["metrics"] = [m for m in NEW_METRICS if m != "err"]
+        per_user = rm.evaluate_per_user(pred, truth, **options)
+        refused = True
+    else:
+        refused = False
+    mixed_somewhere = False
+    for user, row in per_user.set_index("user").iterrows():
+        expected, spread = _expected(pred, truth, user, ties, k, p, 3.0)
+        relevant = int((truth[(truth["user"] == user)]["label"] > 0).sum())
+        for name, value in expected.items():
+            if name not in row:
+                continue
+            if relevant == 0 and name != "rbp_residual":
+                assert np.isnan(row[name]), name  # no_relevant="skip"
+                continue
+            if name == "rbp_residual" and ties in ("optimistic", "pessimistic"):
+                continue  # unjudged and judged rows of grade 0 may tie in any order there
+            assert row[name] == pytest.approx(value, abs=1e-12), (user, name, ties)
+        if relevant and ties == "average" and np.ptp(spread[f"err@{k}"]) > 1e-12:
+            mixed_somewhere = True
+    if ties == "average" and mixed_somewhere:
+        assert refused  # ERR differs between orders: it must be refused, never averaged wrongly
