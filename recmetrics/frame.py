@@ -92,14 +92,29 @@ _PARAMETERS = r"""
         no other label column named) gives every row grade 1: the usual
         held-out format. ``result.attrs["notes"]`` says so.
     k : int or sequence of int, default 10
-        Cut-off(s) for precision, recall, hit rate, MAP and NDCG.
+        Cut-off(s) for precision, recall, hit rate, MAP, NDCG, ERR and MRR@k.
     metrics : sequence of str, optional
         Any of ``METRICS`` and of the beyond-accuracy metrics
         ``recmetrics.BEYOND_METRICS`` (catalog_coverage, ..., aplt: what the
         top-k lists hold, as :func:`recmetrics.beyond_accuracy` computes them,
         with the inputs ``history``, ``catalog`` and ``item_features``
         below; one row per cut-off, after the others); default
-        ``DEFAULT_METRICS`` (AUC, GAUC and the ranking metrics). ``"logloss"``, ``"ne"`` (normalized entropy),
+        ``DEFAULT_METRICS`` (AUC, GAUC and the ranking metrics; under
+        ``ties="trec"`` the ranking metrics only). The measures other
+        toolkits report, on request: ``"mrr@k"`` (MRR cut at each cut-off:
+        rows ``mrr`` with ``k`` set, per-user columns ``mrr@5``...; ``"mrr"``
+        stays uncut), ``"r_precision"`` (:func:`recmetrics.r_precision`),
+        ``"bpref"`` (:func:`recmetrics.bpref`: judged non-relevant items are
+        the truth rows of grade 0, or, without ``truth``, the rows of
+        ``pred`` with label 0), ``"rbp"`` (:func:`recmetrics.rbp` with
+        relevance grade / ``max_grade`` and persistence ``rbp_p``) and
+        ``"err"`` (:func:`recmetrics.err` at each cut-off, with ``max_grade``).
+        Under ``ties="average"`` each is the exact expected value over the
+        orders of tied rows (R-precision and RBP are linear in which rows sit
+        where; bpref's count of judged non-relevant rows above a relevant one
+        in a tie with b of them is uniform on 0..b); ERR is refused
+        (``ValueError``) when a tie in some top k mixes grades, for which it
+        has no closed form. ``"logloss"``, ``"ne"`` (normalized entropy),
         ``"brier"`` and ``"ece"`` (expected calibration error, 10 equal bins)
         read each score as the probability that the row is relevant and are
         computed over all scored rows when asked for; scores outside [0, 1]
@@ -115,8 +130,11 @@ _PARAMETERS = r"""
         below 0.4 and further below 0.5 than chance allows (5 standard errors
         of a random score) and no ``rank`` was given, a
         :class:`~recmetrics.RecmetricsWarning` suggests it.
-    ties : {"average", "optimistic", "pessimistic"}, default "average"
-        See the module docstring.
+    ties : {"average", "optimistic", "pessimistic", "trec"}, default "average"
+        See the module docstring. ``"trec"`` is trec_eval's order (score
+        descending, then the item id as text, descending; pytrec_eval the
+        same): the numbers of trec_eval, with ``gain="linear"`` for its
+        ``ndcg_cut``; AUC and GAUC are refused under it.
     gain, ideal : str
         NDCG conventions, as in :func:`recmetrics.ndcg` (defaults "exponential",
         "truth").
@@ -129,6 +147,26 @@ _PARAMETERS = r"""
         Users with no relevant item: left out of the ranking means (counted in
         ``n_skipped``), counted as 0, or refused; as in the single-list
         functions.
+    rbp_p : float, default 0.8
+        RBP's persistence (``p`` of :func:`recmetrics.rbp`; trec_eval's
+        default is 0.9), strictly between 0 and 1.
+    max_grade : float, optional
+        Top grade of the judging scale, for ``"err"`` (:math:`g_{max}`) and
+        ``"rbp"`` (relevance = grade / max_grade), below 1024. Default: the
+        top grade of the truth (of ``pred``'s labels without ``truth``), found
+        once over all users, so binary labels give ERR's R = 1/2 and RBP's
+        relevance 1. On Dask, pass it (a partition cannot see the others).
+        trec_eval's RBP divides by each query's own top grade instead; the two
+        agree on binary judgements.
+    min_grade : float, optional
+        Relevance threshold, as trec_eval's ``-l``: grades below it count as
+        0 (judged, not relevant) in every metric. Default: relevant means
+        grade > 0. trec_eval keeps those grades as NDCG gains; here they are
+        0 there too.
+    judged_only : bool, default False
+        Drop the rows of ``pred`` missing from ``truth`` before ranking
+        (condensed lists, Sakai 2007; trec_eval's ``-J``); without
+        ``truth`` every row is judged.
     history : pandas.DataFrame, optional
         The training log (``user``, ``item`` rows) of the beyond-accuracy
         metrics: popularity (novelty, ARP, APLT), co-occurrence similarity
@@ -238,6 +276,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     efficiently in the presence of tied scores. *ECIR*.
     Hanley, J. A. & MacGibbon, B. (2006). Creating non-parametric bootstrap samples using
     Poisson frequencies. *Computer Methods and Programs in Biomedicine* 83(1), 57-62.
+    Sakai, T. (2007). Alternatives to bpref. *SIGIR*, 71-78 (condensed lists: ``judged_only``).
 
     Examples
     --------
@@ -246,6 +285,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     >>> table = evaluate(pred, k=2, metrics=["precision", "mrr"])
     >>> table[["metric", "value", "n_users"]].values.tolist()
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
+    >>> table = evaluate(pred, k=1, metrics=["mrr@k", "r_precision", "bpref"], ties="trec")
+    >>> table[["metric", "k", "value"]].values.tolist()
+    [['mrr', 1, 1.0], ['r_precision', <NA>, 0.75], ['bpref', <NA>, 0.75]]
     """
     conventions = conventions_of(locals())
     if (_is_dask(pred) or _is_dask(truth) or _is_spark(pred) or _is_spark(truth)) \
@@ -417,7 +459,11 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         when GAUC is requested). A user left out of a mean has NaN there: no
         relevant item (under ``no_relevant="skip"``) or, for ``auc``, one
         class only. ``n_items`` counts scored rows; ``n_relevant`` counts
-        relevant items, scored or not. ``gauc_weight`` is accepted for
+        relevant items, scored or not. With ``"rbp"``, ``rbp_residual`` is
+        the RBP weight the judgements leave open (:func:`recmetrics.rbp`'s
+        residual: :math:`p^d` below the list plus the expected weight of its
+        unjudged rows; the true RBP lies in [rbp, rbp + rbp_residual] on
+        relevance in [0, 1]). ``gauc_weight`` is accepted for
         symmetry with :func:`evaluate` and does not change any column. The
         beyond-accuracy metrics with a per-user value add a column per
         cut-off (``novelty@10``, ``diversity@10``, ...; NaN where undefined,

@@ -1022,3 +1022,90 @@ def test_new_measures_equal_their_literal_formulas_under_every_tie_policy(data, 
             mixed_somewhere = True
     if ties == "average" and mixed_somewhere:
         assert refused  # ERR differs between orders: it must be refused, never averaged wrongly
+
+
+_TIED = pd.DataFrame({"user": [1, 1, 1, 2, 2], "item": list("abcab"),
+                      "score": [0.9, 0.5, 0.5, 0.3, 0.8], "label": [2, 0, 1, 0, 1]})
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(metrics=["rbp"], rbp_p=1.0), r"rbp_p=1.0 must be a number strictly between 0 and 1"),
+    (dict(metrics=["rbp"], rbp_p="0.8"), r"rbp_p='0.8' must be a number"),
+    (dict(metrics=["err"], max_grade=0, ties="trec"), r"max_grade=0 must be a number > 0 and "
+                                                      r"below 1024"),
+    (dict(metrics=["err"], max_grade=1, ties="trec"),
+     r"a judged grade \(2\) is above max_grade=1; pass the top grade"),
+    (dict(min_grade=0), r"min_grade=0 must be a number > 0 \(grades below it are not relevant"),
+    (dict(judged_only="yes"), r"judged_only='yes' must be True or False"),
+    (dict(metrics=["auc", "ndcg"], ties="trec"),
+     r"ties='trec' orders tied documents by id.*auc compare\(s\).*use ties='average'"),
+    (dict(metrics=["gauc"], ties="trec"), r"gauc compare\(s\) rows across that order"),
+    (dict(metrics=["err"]), r"metric 'err' with ties='average': a tie of scores in some user's "
+                            r"top 10 mixes relevance grades.*use ties='optimistic' or "
+                            r"'pessimistic'.*or 'trec'"),
+    (dict(metrics=["novelty"], ties="trec"), r"the beyond-accuracy metrics take ties="),
+    (dict(metrics=["mrr@x"]), r"metrics='mrr@x' is not a known option"),
+])
+def test_the_new_options_refuse_bad_values_by_name(options, message):
+    with pytest.raises(ValueError, match=message):
+        rm.evaluate(_TIED, **options)
+
+
+def test_err_under_average_ties_is_computed_when_every_tie_holds_one_grade():
+    """A tie of two rows of grade 1: every order gives the same ERR, so it is not refused."""
+    pred = pd.DataFrame({"user": 1, "item": list("abc"), "score": [0.5, 0.5, 0.1],
+                         "label": [1, 1, 0]})
+    table = rm.evaluate(pred, k=2, metrics=["err"], max_grade=1)
+    assert table["value"].iloc[0] == pytest.approx(0.5 + 0.5 * 0.5 / 2)
+
+
+def test_max_grade_defaults_to_the_top_grade_of_the_whole_truth():
+    """Even a grade only on an unscored truth row sets g_max (one scale for every user)."""
+    pred = pd.DataFrame({"user": [1, 2], "item": ["a", "a"], "score": [1.0, 1.0]})
+    truth = pd.DataFrame({"user": [1, 2], "item": ["a", "z"], "label": [1, 3]})
+    table = rm.evaluate(pred, truth, k=1, metrics=["err", "rbp"], rbp_p=0.5)
+    values = dict(zip(table["metric"], table["value"]))
+    # user 1: R = (2 - 1) / 2**3, ERR@1 = 1/8, RBP = 0.5 * 1/3; user 2: nothing found, 0
+    assert values["err"] == pytest.approx((1 / 8 + 0) / 2)
+    assert values["rbp"] == pytest.approx((0.5 / 3 + 0) / 2)
+    assert "max_grade=3.0" in table["conventions"].iloc[0]
+
+
+def test_default_metrics_under_trec_ties_leave_auc_and_gauc_out():
+    table = rm.evaluate(_TIED, k=1, ties="trec")
+    assert table["metric"].tolist() == ["precision", "recall", "hit_rate", "map", "mrr", "ndcg"]
+
+
+def test_min_grade_and_judged_only_literally():
+    pred = pd.DataFrame({"user": 1, "item": list("abcd"), "score": [4.0, 3.0, 2.0, 1.0]})
+    truth = pd.DataFrame({"user": 1, "item": ["b", "c", "d", "z"], "label": [1, 0, 2, 2]})
+    # relevant at min_grade=2: d (place 4) and z (never scored); a is unjudged
+    table = rm.evaluate(pred, truth, k=4, min_grade=2, metrics=["precision", "mrr", "bpref"])
+    values = dict(zip(table["metric"], table["value"]))
+    assert values["precision"] == pytest.approx(1 / 4) and values["mrr"] == pytest.approx(1 / 4)
+    # judged non-relevant: b (grade 1 < 2) and c; both above d: 1 - min(2, 2) / min(2, 2) = 0
+    assert values["bpref"] == 0.0
+    assert "min_grade=2.0" in table["conventions"].iloc[0]
+    condensed = rm.evaluate(pred, truth, k=4, min_grade=2, judged_only=True,
+                            metrics=["precision", "mrr"])
+    values = dict(zip(condensed["metric"], condensed["value"]))
+    # a is gone: b, c, d at places 1-3
+    assert values["precision"] == pytest.approx(1 / 4) and values["mrr"] == pytest.approx(1 / 3)
+    assert "judged_only=True" in condensed["conventions"].iloc[0]
+
+
+def test_compare_reads_the_new_measures_and_trec_order():
+    a = _TIED
+    b = _TIED.assign(score=[0.1, 0.5, 0.9, 0.8, 0.3])
+    table = rm.compare(a, b, k=2, metrics=["mrr@k", "r_precision", "bpref", "err"],
+                       ties="trec", n_resamples=100)
+    assert table["metric"].tolist() == ["mrr", "r_precision", "bpref", "err"]
+    for metric, k in zip(table["metric"], table["k"]):
+        cut = {} if pd.isna(k) else {"k": int(k)}
+        column = metric if pd.isna(k) else f"{metric}@{int(k)}"
+        for side, frame in (("a", a), ("b", b)):
+            one = rm.evaluate_per_user(frame, k=2, metrics=[metric + ("@k" if metric == "mrr"
+                                                                      else "")],
+                                       ties="trec", max_grade=2)
+            assert table.loc[(table.metric == metric), f"value_{side}"].iloc[0] == \
+                pytest.approx(one[column].mean()), (metric, side, cut)
