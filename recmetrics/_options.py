@@ -12,7 +12,9 @@ option's name as a string.
 
 Adding a convention
 -------------------
-1. Its ``Literal`` type and choices in :mod:`recmetrics._validation`.
+1. Its ``Literal`` type and choices in :mod:`recmetrics._validation` (a
+   number or a true/false switch instead: no choices, a default ``value``
+   and a ``check``; the command line makes it a numeric flag or a switch).
 2. A row of :data:`CONVENTIONS` (name, choices, help, scope).
 3. A field of :class:`Options` with that name and type.
 4. The keyword in the public signatures (``evaluate``, ``evaluate_per_user``,

@@ -164,8 +164,7 @@ def _read_trec(path, args, *, truth: bool, model: int = 0) -> pd.DataFrame:
     from .trec import read_trec_qrels, read_trec_run
 
     if truth:
-        qrels = read_trec_qrels(path)
-        qrels = qrels[qrels["grade"] >= 0]
+        qrels = read_trec_qrels(path)  # the pooled but unjudged lines (grade < 0) dropped
         return pd.DataFrame({args.user_col: qrels["user"], args.item_col: qrels["item"],
                              args.label_col: qrels["label"]})
     if args.truth is None:
@@ -198,7 +197,7 @@ def metrics_wanted(args) -> set[str]:
 
 def _metric_rows(args) -> int:
     wanted = metrics_wanted(args)
-    at_k = {"precision", "recall", "hit_rate", "map", "ndcg", *BEYOND_METRICS}
+    at_k = {"precision", "recall", "hit_rate", "map", "ndcg", "mrr@k", "err", *BEYOND_METRICS}
     return len(wanted - at_k) + len(wanted & at_k) * len(set(args.k))
 
 

@@ -101,10 +101,26 @@ def test_read_trec_run_keeps_ids_as_text_and_reads_every_field(tmp_path):
 
 def test_read_trec_qrels_keeps_negative_grades_and_clips_the_label(tmp_path):
     path = write(tmp_path / "qrels", ["q1 0 d1 2", "q1 0 d2 0", "q1 0 d3 -1", "q2 0 d1 1"])
-    qrels = rm.read_trec_qrels(path)
+    qrels = rm.read_trec_qrels(path, unjudged="keep")
     assert qrels.columns.tolist() == ["user", "item", "label", "grade"]
     assert qrels["grade"].tolist() == [2, 0, -1, 1]
     assert qrels["label"].tolist() == [2, 0, 0, 1]
+
+
+def test_read_trec_qrels_drops_pooled_unjudged_lines_by_default(tmp_path):
+    """Bug fixed with bpref in evaluate: a negative grade read as label 0 made the document
+    judged non-relevant, which trec_eval's bpref does not count."""
+    path = write(tmp_path / "qrels", ["q1 0 d1 2", "q1 0 d2 0", "q1 0 d3 -1", "q2 0 d1 1"])
+    qrels = rm.read_trec_qrels(path)
+    assert qrels["item"].tolist() == ["d1", "d2", "d1"] and qrels["grade"].tolist() == [2, 0, 1]
+    run = rm.read_trec_run(write(tmp_path / "run", ["q1 Q0 d3 1 3 s", "q1 Q0 d1 2 2 s"]))
+    per_user = rm.evaluate_per_user(run, qrels, metrics=["bpref"], ties="trec")
+    assert per_user.set_index("user").loc["q1", "bpref"] == 1.0  # d3 unjudged: nothing above d1
+    kept = rm.read_trec_qrels(path, unjudged="keep")
+    per_user = rm.evaluate_per_user(run, kept, metrics=["bpref"], ties="trec")
+    assert per_user.set_index("user").loc["q1", "bpref"] == 0.0  # d3 read as judged non-relevant
+    with pytest.raises(ValueError, match="unjudged='skip' is not a known option"):
+        rm.read_trec_qrels(path, unjudged="skip")
 
 
 @pytest.mark.parametrize("reader, lines, message", [

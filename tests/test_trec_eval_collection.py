@@ -39,8 +39,9 @@ def printed(name: str) -> dict[tuple[str, str], float]:
 def judgements(name: str) -> pd.DataFrame:
     """A qrels file as evaluate's truth: trec_eval reads a negative grade as pooled but not
     judged, neither relevant nor judged non-relevant, so those rows are left out."""
-    qrels = rm.read_trec_qrels(DATA / name)
-    return qrels[qrels["grade"] >= 0]
+    qrels = rm.read_trec_qrels(DATA / name)   # unjudged="drop": the negative grades go
+    assert (qrels["grade"] >= 0).all()
+    return qrels
 
 
 def our_values(per_user: pd.DataFrame, table: pd.DataFrame) -> dict[tuple[str, str], float]:
