@@ -808,8 +808,8 @@ def check_err_ties(layout: Layout, k: int) -> None:
         raise ValueError(
             f"metric 'err' with ties='average': a tie of scores in some user's top {k} mixes "
             "relevance grades, and ERR's expected value over the orders of such a tie has no "
-            "closed form here; use ties='optimistic' or 'pessimistic' (the bounds) or 'trec' "
-            "(trec_eval's order), or leave 'err' out of metrics")
+            "closed form here; use ties='optimistic' or ties='pessimistic' (the bounds) or "
+            "ties='trec' (trec_eval's order), or leave 'err' out of metrics")
 
 
 def rbp(layout: Layout, p: float) -> np.ndarray:

@@ -1042,7 +1042,7 @@ _TIED = pd.DataFrame({"user": [1, 1, 1, 2, 2], "item": list("abcab"),
     (dict(metrics=["gauc"], ties="trec"), r"gauc compare\(s\) rows across that order"),
     (dict(metrics=["err"]), r"metric 'err' with ties='average': a tie of scores in some user's "
                             r"top 10 mixes relevance grades.*use ties='optimistic' or "
-                            r"'pessimistic'.*or 'trec'"),
+                            r"ties='pessimistic'.*or ties='trec'"),
     (dict(metrics=["novelty"], ties="trec"), r"the beyond-accuracy metrics take ties="),
     (dict(metrics=["mrr@x"]), r"metrics='mrr@x' is not a known option"),
 ])
