@@ -59,7 +59,7 @@ from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, METRICS, POSITIVES_ONLY,
                       PROBABILITY_METRICS, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
 from ._compare import compare_models, models_of, sign_flip_p_value
-from ._options import ECE_BINS, conventions_of
+from ._options import CONVENTION, ECE_BINS, conventions_of
 from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           Unseen, check_n_resamples, check_option,
                           check_probability, check_seed)
@@ -659,6 +659,12 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
         if pred_b is None:
             raise ValueError("by= compares two models, pred_a and pred_b; compare many models "
                              "without by=, or each pair by slice")
+        changed = [f"{name}={value!r}" for name, value in
+                   (("rbp_p", rbp_p), ("max_grade", max_grade), ("min_grade", min_grade),
+                    ("judged_only", judged_only)) if value != CONVENTION[name].default]
+        if changed:
+            raise ValueError(f"compare(by=...) does not take {', '.join(changed)} yet; compare "
+                             "without by=, or each slice's users separately")
         from .slices import compare_sliced
         return compare_sliced(pred_a, pred_b, truth, by=by, users=users,
                               min_slice_size=min_slice_size, user=user, item=item, label=label,

@@ -1109,3 +1109,9 @@ def test_compare_reads_the_new_measures_and_trec_order():
                                        ties="trec", max_grade=2)
             assert table.loc[(table.metric == metric), f"value_{side}"].iloc[0] == \
                 pytest.approx(one[column].mean()), (metric, side, cut)
+
+
+def test_compare_by_slices_refuses_the_options_it_does_not_pass_on():
+    users = pd.DataFrame({"user": [1, 2], "group": ["a", "b"]})
+    with pytest.raises(ValueError, match=r"compare\(by=...\) does not take min_grade=2"):
+        rm.compare(_TIED, _TIED, by="group", users=users, min_grade=2)
