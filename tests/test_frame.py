@@ -1115,3 +1115,22 @@ def test_compare_by_slices_refuses_the_options_it_does_not_pass_on():
     users = pd.DataFrame({"user": [1, 2], "group": ["a", "b"]})
     with pytest.raises(ValueError, match=r"compare\(by=...\) does not take min_grade=2"):
         rm.compare(_TIED, _TIED, by="group", users=users, min_grade=2)
+
+
+def test_new_measures_get_bootstrap_intervals_and_slices_like_the_others():
+    rng = np.random.default_rng(7)
+    n = 60
+    pred = pd.DataFrame({"user": np.repeat(np.arange(n), 5), "item": np.tile(list("abcde"), n),
+                         "score": rng.integers(0, 3, 5 * n).astype(float),
+                         "label": rng.choice([0, 0, 1, 2], 5 * n)})
+    metrics = ["mrr@k", "r_precision", "bpref", "rbp", "err"]
+    table = rm.evaluate(pred, k=3, metrics=metrics, ties="trec", ci=0.9, n_resamples=200)
+    assert table[["ci_low", "ci_high"]].notna().all().all()
+    assert ((table.ci_low <= table.value) & (table.value <= table.ci_high)).all()
+    users = pd.DataFrame({"user": np.arange(n), "half": np.where(np.arange(n) < 30, "x", "y")})
+    sliced = rm.evaluate(pred, k=3, metrics=metrics, ties="trec", by="half", users=users,
+                         max_grade=2, min_slice_size=1)
+    alone = rm.evaluate(pred[pred.user < 30], k=3, metrics=metrics, ties="trec", max_grade=2)
+    mine = sliced[sliced["half"] == "x"]
+    assert mine["metric"].tolist() == alone["metric"].tolist()
+    np.testing.assert_allclose(mine["value"].to_numpy(), alone["value"].to_numpy(), atol=1e-12)
