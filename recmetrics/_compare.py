@@ -185,7 +185,8 @@ def _evaluate(m: Model, frame: pd.DataFrame, truth: pd.DataFrame, truth_keys: np
               label) -> Evaluated:
     """Evaluate one model whose id columns hold joint integer codes (and truth's too)."""
     prep = Prepared(frame, truth, user=user, item=item, score=m.score, label=label, ties=o.ties,
-                    rank=m.rank)
+                    rank=m.rank, min_grade=o.min_grade, judged_only=o.judged_only,
+                    item_names=item_ids)
     prep_users = order = np.asarray(prep.users, dtype=np.intp)
     # messages name ids as the user wrote them, not as codes
     prep.users = user_ids[order]

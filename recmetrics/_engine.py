@@ -38,16 +38,18 @@ import pandas as pd
 from . import _kernels
 from ._ids import codes, locate, user_hash
 from ._kernels import DEFAULT_EPS
-from ._options import ECE_BINS, RANKING, Options
+from ._options import ECE_BINS, RANKING, Options, cut_columns
 from ._validation import (RecmetricsWarning, as_frame, caller_stacklevel,
                           check_probability_scores, check_unique_keys, numeric_column,
                           warn_unmatched)
 
 #: Metric names accepted by ``metrics=``, in the order they are reported.
-METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg",
-           "logloss", "ne", "brier", "ece")
-#: The metrics computed when ``metrics=None``: those that need no probabilities.
+METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg", "mrr@k",
+           "r_precision", "bpref", "rbp", "err", "logloss", "ne", "brier", "ece")
+#: The metrics computed when ``metrics=None``: AUC, GAUC and the classic ranking metrics.
 DEFAULT_METRICS = METRICS[:8]
+#: Metrics that read ``max_grade`` (resolved once, from the whole truth, when not given).
+GRADED = ("rbp", "err")
 #: Metrics that read the scores as probabilities of relevance (grade > 0).
 PROBABILITY_METRICS = ("logloss", "ne", "brier", "ece")
 #: Ways to resample users for confidence intervals.
@@ -94,11 +96,19 @@ class Prepared:
     may be empty. ``integral_ids`` imposes the id form of the user column
     (see :func:`codes`). With ``rank``, that column is read instead of
     ``score``: 1 is the top, lower is better (the score is minus the rank).
+
+    ``ties="trec"`` orders tied scores by item id as text, descending
+    (trec_eval's order). ``min_grade`` sets grades below it to 0 (not
+    relevant, still judged). ``judged_only`` drops the scored rows missing
+    from ``truth`` before ranking (with labels in ``pred`` every row is judged).
+    ``item_names`` maps item ids that are codes (as :mod:`._compare` passes
+    them) to the ids they stand for, which ``ties="trec"`` orders.
     """
 
     def __init__(self, pred, truth, *, user, item, score, label, ties, check=True,
                  integral_ids: bool | None = None, rank: str | None = None,
-                 keep_row_users: bool = False):
+                 keep_row_users: bool = False, min_grade: float | None = None,
+                 judged_only: bool = False, item_names=None):
         columns = {"user": user, "item": item}
         columns.update({"rank": rank} if rank is not None else {"score": score})
         if truth is None:
@@ -111,17 +121,22 @@ class Prepared:
         self.unmatched = Unmatched()
         if truth is None:
             (users,), user_ids = codes(user, ("pred", pred), integral=integral_ids)
-            (items,), _ = codes(item, ("pred", pred), ordered=False)
+            (items,), item_ids = codes(item, ("pred", pred), ordered=False)
             keys = users.astype(np.int64) * (int(items.max(initial=0)) + 1) + items
             check_unique_keys("pred", keys, pred, user, item)
-            grades = numeric_column("pred", pred, label, grades=True)
+            grades = _threshold(numeric_column("pred", pred, label, grades=True), min_grade)
+            judged = np.ones(n, dtype=bool)
+            self.top_grade = float(grades.max(initial=0.0))
+            nonrel_lists = users[grades == 0]
             missing_users, missing_grades = np.zeros(0, dtype=np.intp), np.zeros(0)
             self.n_without_predictions = 0
             truth_rows = None
         else:
             if check:
                 as_frame("truth", truth, {"user": user, "item": item, "label": label})
-            truth_grades = numeric_column("truth", truth, label, grades=True)
+            truth_grades = _threshold(numeric_column("truth", truth, label, grades=True),
+                                      min_grade)
+            self.top_grade = float(truth_grades.max(initial=0.0))
             (users, truth_users), user_ids = codes(user, ("pred", pred), ("truth", truth),
                                                    integral=integral_ids)
             (items, truth_items), item_ids = codes(item, ("pred", pred), ("truth", truth),
@@ -133,6 +148,15 @@ class Prepared:
             check_unique_keys("truth", truth_keys, truth, user, item)
             where = locate(keys, truth_keys, len(user_ids) * width)
             scored = where >= 0
+            if judged_only:  # condensed lists: the unjudged rows are gone before ranking
+                if keep_row_users:
+                    raise ValueError("judged_only=True with by= is not supported; evaluate "
+                                     "without judged_only, or drop the unjudged rows first")
+                users, items, scores, where = users[scored], items[scored], scores[scored], \
+                    where[scored]
+                scored = scored[scored]
+                n = int(scored.size)
+            judged = scored
             grades = np.zeros(n)
             grades[scored] = truth_grades[where[scored]]
             found = np.zeros(truth_keys.size, dtype=bool)
@@ -151,11 +175,13 @@ class Prepared:
                 [(user_ids[truth_users[r]], item_ids[truth_items[r]]) for r in missing_rows[:3]],
                 [(user_ids[u], item_ids[i]) for u, i in zip(users[:3], items[:3])])
             missing_users, missing_grades = truth_users[unscored], truth_grades[unscored]
+            nonrel_lists = truth_users[truth_grades == 0]
             # The users are those with scored rows or relevant truth rows; drop the rest.
             present = with_rows
             present[missing_users] = True
             remap = np.cumsum(present) - 1
             users, missing_users = remap[users], remap[missing_users]
+            nonrel_lists = remap[nonrel_lists[present[nonrel_lists]]]
             truth_rows = np.where(present[truth_users], remap[truth_users], -1) \
                 if keep_row_users else None
             user_ids = user_ids[present]
@@ -168,7 +194,9 @@ class Prepared:
         self.n_rows = n
         positive = grades > 0
         self.n_positive = int(positive.sum())
-        tiebreak = None if ties == "average" else grades if ties == "optimistic" else -grades
+        if item_names is not None:
+            item_ids = pd.Index(item_names)[np.asarray(item_ids)]
+        tiebreak = tie_order(ties, grades, items, item_ids)
         # global AUC's (wins, wins or ties), counted while ranking
         order, self.pairs = _kernels.rank_rows(users, scores, self.n_users, tiebreak=tiebreak,
                                                positive=positive)
@@ -176,7 +204,11 @@ class Prepared:
         self.lists = users[order]
         self.scores = scores[order]
         self.grades = grades[order]
-        del order, users, scores, grades
+        self.judged = judged[order]
+        # judged non-relevant items (grade 0) of each user, scored or not: bpref's N
+        self.n_nonrelevant = np.bincount(nonrel_lists, minlength=self.n_users)
+        del order, users, scores, grades, judged, items
+        self.layout_ties = ties == "average"
         new_group = _kernels.starts(self.scores) if ties == "average" else None
         layout = _kernels.Layout(self.lists, self.grades, self.n_users, new_group)
         relevant_rows = self.grades > 0
@@ -184,11 +216,43 @@ class Prepared:
             layout, np.r_[self.lists[relevant_rows], missing_users],
             np.r_[self.grades[relevant_rows], missing_grades])
 
+    def new_groups(self) -> np.ndarray:
+        """Rows that start a tie group (or a list): under ``ties="average"`` rows of equal
+        score in a list are tied; under the other policies every row is its own group."""
+        if self.layout_ties:
+            return _kernels.starts(self.scores) | _kernels.starts(self.lists)
+        return np.ones(self.lists.size, dtype=bool)
+
     def user_auc(self, ties: str) -> UserAUC:
         """Per-user AUC (NaN for one-class users), positives and negatives."""
         wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
             self.lists, self.scores, self.grades > 0, self.n_users)
         return UserAUC(_kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties), pos, neg)
+
+
+def _threshold(grades: np.ndarray, min_grade: float | None) -> np.ndarray:
+    """Grades below ``min_grade`` set to 0 (judged, not relevant)."""
+    return grades if min_grade is None else np.where(grades >= min_grade, grades, 0.0)
+
+
+def tie_order(ties: str, grades: np.ndarray, items: np.ndarray, item_ids) -> np.ndarray | None:
+    """The key that orders rows of equal score (descending), or None to keep ties.
+
+    optimistic: higher grades first; pessimistic: lower grades first; trec:
+    the item id as text, descending, as trec_eval's ``comp_sim_docno``
+    (``strcmp`` of the document numbers; text compared by code point, which
+    is the order of UTF-8 bytes).
+    """
+    if ties == "average":
+        return None
+    if ties == "optimistic":
+        return grades
+    if ties == "pessimistic":
+        return -grades
+    text = np.asarray(pd.Index(item_ids).astype(str), dtype=str)
+    place = np.empty(text.size, dtype=np.int64)
+    place[np.argsort(text, kind="stable")] = np.arange(text.size)
+    return place[items]
 
 
 @dataclass(frozen=True)
@@ -288,9 +352,8 @@ def auc_note(n_positive: int) -> str:
 
 def column_names(o: Options) -> list[str]:
     """Per-user columns of the ranking metrics, in table order (``ndcg@10``, ``mrr``, ...)."""
-    return [metric if cut is None else f"{metric}@{cut}"
-            for metric in o.metrics if metric in RANKING
-            for cut in ([None] if metric == "mrr" else o.ks)]
+    return [name for metric in o.metrics if metric in RANKING
+            for name in cut_columns(metric, o.ks)]
 
 
 # --------------------------------------------------------------------------- per user
@@ -312,13 +375,83 @@ def per_user(prep: Prepared, o: Options) -> PerUser:
     if "gauc" in o.metrics:
         auc = prep.user_auc(o.ties)
         columns["auc"] = auc.values
+    top = None
+    if any(m in GRADED for m in o.metrics):
+        top = np.full(prep.n_users, check_graded(prep, o))
     for metric in (m for m in o.metrics if m in RANKING):
-        for cut in ([None] if metric == "mrr" else o.ks):
-            values = ranked.metric(metric, cut, gain=o.gain, ideal=o.ideal,
-                                   denominator=o.denominator)
+        for name in cut_columns(metric, o.ks):
+            cut = int(name.partition("@")[2]) if "@" in name else None
+            values = _ranking_values(prep, o, metric.removesuffix("@k"), cut, top)
             values = np.where(has_relevant, values, 0.0 if o.no_relevant == "zero" else np.nan)
-            columns[metric if cut is None else f"{metric}@{cut}"] = values
+            columns[name] = values
     return PerUser(columns=columns, counted=counted, auc=auc)
+
+
+def _ranking_values(prep: Prepared, o: Options, metric: str, cut: int | None,
+                    top: np.ndarray | None) -> np.ndarray:
+    """One ranking metric's per-user values at one cut-off (None: uncut)."""
+    ranked = prep.ranked
+    if metric == "r_precision":
+        return ranked.r_precision()
+    if metric == "bpref":
+        return _kernels.bpref_ranked(prep.lists, prep.grades, prep.judged, prep.new_groups(),
+                                     ranked.n_relevant, prep.n_nonrelevant)
+    if metric == "rbp" and top is not None:
+        return ranked.rbp(o.rbp_p) / top
+    if metric == "err" and top is not None:
+        if cut is None:
+            raise ValueError("metric='err' needs a cut-off; pass k, e.g. k=10")
+        if prep.layout_ties:
+            _kernels.check_err_ties(ranked.layout, cut)
+        return ranked.err(cut, top)
+    return ranked.metric(metric, cut, gain=o.gain, ideal=o.ideal, denominator=o.denominator)
+
+
+def check_graded(prep: Prepared, o: Options) -> float:
+    """``max_grade`` of RBP and ERR: resolved (:func:`resolve_max_grade`) and above every grade."""
+    if o.max_grade is None:
+        raise ValueError("max_grade is not resolved: resolve_max_grade(options, top grade) must "
+                         "run on the whole input before the engine (on Dask, pass max_grade=, "
+                         "the top grade of the judging scale)")
+    if prep.top_grade > o.max_grade:
+        raise ValueError(f"a judged grade ({prep.top_grade:g}) is above max_grade={o.max_grade:g}; "
+                         "pass the top grade of the judging scale as max_grade")
+    return o.max_grade
+
+
+def resolve_max_grade(o: Options, top_grade: float) -> Options:
+    """Options with ``max_grade`` set, when RBP or ERR is asked for and it was not given: the
+    top grade of the whole input's truth (1 when nothing is relevant)."""
+    if o.max_grade is not None or not any(m in GRADED for m in o.metrics):
+        return o
+    return o.replace(max_grade=top_grade if top_grade > 0 else 1.0)
+
+
+def top_grade_of(frames, label: str, min_grade: float | None) -> float:
+    """The largest grade in the label columns of some pandas frames (those that have one)."""
+    tops = [float(_threshold(numeric_column(name, frame, label, grades=True), min_grade)
+                  .max(initial=0.0))
+            for name, frame in frames if frame is not None and label in frame.columns]
+    return max(tops, default=0.0)
+
+
+def rbp_residual(prep: Prepared, p: float) -> np.ndarray:
+    """Per user: the RBP weight that the judgements leave open, :math:`p^d` below the list
+    plus the expected weight of its unjudged places (a tie group of t places from position
+    a gives each of its rows the mean weight :math:`p^{a-1}(1 - p^t)/t`)."""
+    new = prep.new_groups()
+    group = np.cumsum(new) - 1
+    n = prep.lists.size
+    index = np.arange(n)
+    list_start = np.maximum.accumulate(np.where(_kernels.starts(prep.lists), index, 0)) \
+        if n else index
+    group_start = np.flatnonzero(new)
+    size = np.diff(np.append(group_start, n))[group]
+    first = (group_start[group] - list_start + 1).astype(np.float64)
+    weight = np.power(p, first - 1) * (1.0 - np.power(p, size)) / size
+    unjudged = np.bincount(prep.lists[~prep.judged], weights=weight[~prep.judged],
+                           minlength=prep.n_users)
+    return np.power(p, prep.ranked.n_rows.astype(np.float64)) + unjudged
 
 
 def user_table(prep: Prepared, columns: dict[str, np.ndarray], user: str = "user"

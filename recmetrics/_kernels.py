@@ -755,6 +755,70 @@ def bpref(rel_lists: np.ndarray, rel_pos: np.ndarray, nonrel_lists: np.ndarray,
         return np.bincount(rel_lists, weights=term, minlength=n_lists) / n_relevant
 
 
+def bpref_ranked(lists: np.ndarray, grades: np.ndarray, judged: np.ndarray,
+                 new_group: np.ndarray, n_relevant: np.ndarray, n_nonrel: np.ndarray
+                 ) -> np.ndarray:
+    r"""Expected bpref of each list over the orders of its tied rows.
+
+    Rows run by list, then rank; ``new_group`` marks the first row of each tie
+    group (every row, for a strict order). For a relevant row, the judged
+    non-relevant rows ranked above it are the :math:`n_0` of earlier groups
+    plus X of the b in its own group, and X is uniform on 0..b (the row's
+    place among those b is uniform), so
+
+    .. math:: E[\min(n_0 + X, R)] = rac{1}{b + 1}\Big(\sum_{v=n_0}^{h} v
+              + \max(0, n_0 + b - R)\,R\Big), \qquad h = \min(n_0 + b, R)
+
+    and the term :math:`1 - E[\min(n, R)] / \min(N, R)` is linear in it (1
+    when N = 0, where no row is judged non-relevant). NaN where R = 0.
+    """
+    n_lists = n_relevant.size
+    nonrel = judged & (grades == 0)
+    group = np.cumsum(new_group) - 1
+    group_start = np.flatnonzero(new_group)
+    before = np.zeros(lists.size + 1, dtype=np.int64)
+    np.cumsum(nonrel, out=before[1:])
+    in_group = np.diff(np.append(before[group_start], before[-1]))     # b per group
+    list_first = np.flatnonzero(starts(lists))
+    own_list = np.searchsorted(list_first, group_start, side="right") - 1
+    above = before[group_start] - before[list_first[own_list]]          # n0 per group
+    rel = np.flatnonzero(grades > 0)
+    g = group[rel]
+    n0, b = above[g].astype(np.float64), in_group[g].astype(np.float64)
+    big_r = n_relevant[lists[rel]].astype(np.float64)
+    high = np.minimum(n0 + b, big_r)
+    total = np.where(n0 >= big_r, (b + 1) * big_r,
+                     (n0 + high) * (high - n0 + 1) / 2 + np.maximum(0.0, n0 + b - big_r) * big_r)
+    scale = np.minimum(n_nonrel[lists[rel]], n_relevant[lists[rel]]).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        term = np.where(scale > 0, 1.0 - total / (b + 1) / scale, 1.0)
+        return np.bincount(lists[rel], weights=term, minlength=n_lists) / n_relevant
+
+
+def check_err_ties(layout: Layout, k: int) -> None:
+    """Refuse ERR@k under averaged ties when a tie group in the top k mixes grades.
+
+    ERR multiplies the stop chances of the rows above a row, so its expected
+    value over the orders of a group of mixed grades has no closed form the
+    kernels compute; a group of one grade gives the same ERR in every order.
+    """
+    if not layout.has_ties:
+        return
+    groups = layout.group_ids()
+    grades = layout.grades
+    low = np.full(groups.max(initial=-1) + 1, np.inf)
+    high = np.full(low.size, -np.inf)
+    np.minimum.at(low, groups, grades)
+    np.maximum.at(high, groups, grades)
+    mixed = (low[groups] != high[groups]) & (layout.first <= k)
+    if mixed.any():
+        raise ValueError(
+            f"metric 'err' with ties='average': a tie of scores in some user's top {k} mixes "
+            "relevance grades, and ERR's expected value over the orders of such a tie has no "
+            "closed form here; use ties='optimistic' or ties='pessimistic' (the bounds) or "
+            "ties='trec' (trec_eval's order), or leave 'err' out of metrics")
+
+
 def rbp(layout: Layout, p: float) -> np.ndarray:
     r"""Rank-biased precision of each list: :math:`(1 - p)\sum_i g_i\,p^{i-1}`.
 

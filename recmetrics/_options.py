@@ -12,7 +12,9 @@ option's name as a string.
 
 Adding a convention
 -------------------
-1. Its ``Literal`` type and choices in :mod:`recmetrics._validation`.
+1. Its ``Literal`` type and choices in :mod:`recmetrics._validation` (a
+   number or a true/false switch instead: no choices, a default ``value``
+   and a ``check``; the command line makes it a numeric flag or a switch).
 2. A row of :data:`CONVENTIONS` (name, choices, help, scope).
 3. A field of :class:`Options` with that name and type.
 4. The keyword in the public signatures (``evaluate``, ``evaluate_per_user``,
@@ -22,41 +24,99 @@ the ``conventions`` column follow from the table.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ._validation import (DENOMINATORS, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT, TIES,
-                          Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, check_k_values,
-                          check_metrics, check_option)
+from ._validation import (DENOMINATORS, EVAL_TIES, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT,
+                          Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          check_flag, check_k_values, check_metrics, check_min_grade,
+                          check_option, is_real_number)
 
-#: The metrics that are means over users of a ranked list's value.
-RANKING = ("precision", "recall", "hit_rate", "map", "mrr", "ndcg")
+#: The metrics that are means over users of a ranked list's value. ``mrr@k`` is MRR cut at
+#: each cut-off (rows ``mrr`` with k set); ``mrr`` is the uncut MRR.
+RANKING = ("precision", "recall", "hit_rate", "map", "mrr", "ndcg", "mrr@k", "r_precision",
+           "bpref", "rbp", "err")
+#: Ranking metrics with one value per user, not one per cut-off.
+UNCUT = ("mrr", "r_precision", "bpref", "rbp")
+#: Metrics that compare rows of different lists, or the rows of a list with each other, with no
+#: order of tied documents: undefined under ``ties="trec"``.
+PAIRWISE = ("auc", "gauc")
+
+
+def cut_columns(metric: str, ks: tuple[int, ...]) -> list[str]:
+    """The per-user columns of a ranking metric: ``ndcg@10``, ...; ``mrr``; ``mrr@k`` gives
+    ``mrr@5``, ``mrr@10``, ... (MRR cut at each cut-off)."""
+    if metric in UNCUT:
+        return [metric]
+    stem = metric.removesuffix("@k")
+    return [f"{stem}@{k}" for k in ks]
+
+
+def _check_max_grade(value) -> float | None:
+    if value is None:
+        return None
+    if not is_real_number(value) or not 0 < value < 1024:
+        raise ValueError(f"max_grade={value!r} must be a number > 0 and below 1024 (the top grade "
+                         "of the judging scale, e.g. 4), or None for the top grade of the truth")
+    return float(value)
+
+
+def _check_rbp_p(value) -> float:
+    if not is_real_number(value) or not 0 < value < 1:
+        raise ValueError(f"rbp_p={value!r} must be a number strictly between 0 and 1 (RBP's "
+                         "persistence: the probability that the user reads on), e.g. 0.8")
+    return float(value)
 
 
 @dataclass(frozen=True)
 class Convention:
-    """One row of the option table."""
+    """One row of the option table.
+
+    An option with ``choices`` takes one of them (the first is the default);
+    an option without (a number or a flag) has the default ``value`` and is
+    checked by ``check``. ``quiet`` options are named in a metric's
+    description only when they differ from their default (filters of the
+    input that most evaluations leave off).
+    """
 
     name: str                   # the keyword, the table's key; the flag is --name-with-dashes
-    choices: tuple[str, ...]    # the first is the default
+    choices: tuple[str, ...]    # the first is the default; empty for a number or a flag
     help: str                   # one line: what the choices mean
     scope: tuple[str, ...]      # the metrics whose number it changes
     general: bool = False       # shown after the metric's own conventions in its description
+    value: Any = None           # the default of an option without choices
+    check: Callable[[Any], Any] | None = None   # the check of an option without choices
+    quiet: bool = False         # described only when not at its default
 
     @property
-    def default(self) -> str:
-        return self.choices[0]
+    def default(self) -> Any:
+        return self.choices[0] if self.choices else self.value
 
     @property
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
+    @property
+    def is_flag(self) -> bool:
+        """A true/false option: a command-line switch."""
+        return not self.choices and isinstance(self.value, bool)
+
+    def checked(self, value: Any) -> Any:
+        if self.choices:
+            return check_option(self.name, value, self.choices)
+        if self.check is None:
+            raise TypeError(f"convention {self.name} has neither choices nor a check")
+        return self.check(value)
+
+
+_EVERY = PAIRWISE + RANKING + ("logloss", "ne", "brier", "ece")
 
 CONVENTIONS: tuple[Convention, ...] = (
-    Convention("ties", TIES,
-               "tied scores: expected value over all orders (average) or the bounds",
-               ("auc", "gauc") + RANKING, general=True),
+    Convention("ties", EVAL_TIES,
+               "tied scores: expected value over all orders (average), the bounds, or trec_eval's "
+               "order (trec: document id descending, as text)",
+               PAIRWISE + RANKING, general=True),
     Convention("gain", GAINS, "NDCG gain: 2^rel - 1 or rel", ("ndcg",)),
     Convention("ideal", IDEALS, "NDCG ideal DCG (truth, as trec_eval)", ("ndcg",)),
     Convention("denominator", DENOMINATORS, "AP denominator (relevant, as trec_eval)", ("map",)),
@@ -64,13 +124,24 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("no_relevant", NO_RELEVANT,
                "users with no relevant item: left out of the ranking means (skip), counted as 0 "
                "(zero), or refused (error)", RANKING, general=True),
+    Convention("rbp_p", (), "RBP persistence p: the chance of reading on (default 0.8)", ("rbp",),
+               value=0.8, check=_check_rbp_p),
+    Convention("max_grade", (), "top grade of the scale, for ERR and RBP (default: the top grade "
+               "in the truth)", ("err", "rbp"), value=None, check=_check_max_grade),
+    Convention("min_grade", (), "relevance threshold: grades below it are not relevant, as "
+               "trec_eval -l (default: grade > 0)", _EVERY, general=True, value=None,
+               check=check_min_grade, quiet=True),
+    Convention("judged_only", (), "drop the scored rows missing from the truth before ranking "
+               "(condensed lists, as trec_eval -J)", _EVERY, general=True, value=False,
+               check=lambda v: check_flag("judged_only", v), quiet=True),
 )
 CONVENTION = {c.name: c for c in CONVENTIONS}
 
 
 def conventions_of(namespace: Mapping[str, Any]) -> dict[str, Any]:
-    """The convention options out of a function's keyword arguments (e.g. its ``locals()``)."""
-    return {c.name: namespace[c.name] for c in CONVENTIONS}
+    """The convention options out of a function's keyword arguments (e.g. its ``locals()``);
+    a convention the function does not take gets its default."""
+    return {c.name: namespace.get(c.name, c.default) for c in CONVENTIONS}
 
 
 #: Equal-width bins of the ``ece`` metric (as recmetrics.expected_calibration_error's default).
@@ -89,12 +160,16 @@ class Options:
 
     ks: tuple[int, ...]
     metrics: tuple[str, ...]
-    ties: Ties
+    ties: EvalTies
     gain: Gain
     ideal: Ideal
     denominator: Denominator
     gauc_weight: GaucWeight
     no_relevant: NoRelevant
+    rbp_p: float = 0.8
+    max_grade: float | None = None
+    min_grade: float | None = None
+    judged_only: bool = False
 
     @classmethod
     def checked(cls, *, k, metrics, known: tuple[str, ...], default: tuple[str, ...],
@@ -104,10 +179,18 @@ class Options:
         if unknown:
             raise TypeError(f"unknown convention option(s): {', '.join(sorted(unknown))}")
         # each value is one of its row's choices, the get_args of the field's Literal type
-        values: dict[str, Any] = {name: check_option(name, conventions.get(name, c.default), c.choices)
+        values: dict[str, Any] = {name: c.checked(conventions.get(name, c.default))
                                   for name, c in CONVENTION.items()}
-        return cls(ks=tuple(check_k_values(k)),
-                   metrics=tuple(check_metrics(metrics, known, default)), **values)
+        names = check_metrics(metrics, known, default)
+        if values["ties"] == "trec":
+            pairwise = [m for m in names if m in PAIRWISE]
+            if pairwise and metrics is not None:
+                raise ValueError(
+                    f"ties='trec' orders tied documents by id, as trec_eval does for its ranking "
+                    f"measures; {', '.join(pairwise)} compare(s) rows across that order and has "
+                    "no trec_eval definition: leave it out of metrics, or use ties='average'")
+            names = [m for m in names if m not in PAIRWISE]
+        return cls(ks=tuple(check_k_values(k)), metrics=tuple(names), **values)
 
     def replace(self, **changes: Any) -> Options:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -122,7 +205,10 @@ class Options:
         """The conventions that change one metric's number, as the table's column shows them:
         the metric's own conventions first, then the general ones (ties, users)."""
         if metric in FIXED:
-            return FIXED[metric]
-        apply = [c for c in CONVENTIONS if metric in c.scope]
+            filters = [f"{c.name}={getattr(self, c.name)}" for c in CONVENTIONS
+                       if c.quiet and getattr(self, c.name) != c.default]
+            return ", ".join(([FIXED[metric]] if FIXED[metric] else []) + filters)
+        apply = [c for c in CONVENTIONS if metric in c.scope
+                 and not (c.quiet and getattr(self, c.name) == c.default)]
         ordered = [c for c in apply if not c.general] + [c for c in apply if c.general]
         return ", ".join(f"{c.name}={getattr(self, c.name)}" for c in ordered)

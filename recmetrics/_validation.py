@@ -36,6 +36,8 @@ class RecmetricsWarning(UserWarning):
 # table column and command-line flag.
 
 Ties = Literal["average", "optimistic", "pessimistic"]
+#: The tie policies of the evaluation over many lists: the three above and trec_eval's order.
+EvalTies = Literal["average", "optimistic", "pessimistic", "trec"]
 Gain = Literal["exponential", "linear"]
 Ideal = Literal["truth", "list", "full"]
 Denominator = Literal["relevant", "min_k", "hits"]
@@ -47,6 +49,7 @@ RecallDenominator = Literal["relevant", "min_k"]
 Average = Literal["binary", "micro", "macro", "weighted"]
 
 TIES: tuple[Ties, ...] = get_args(Ties)
+EVAL_TIES: tuple[EvalTies, ...] = get_args(EvalTies)
 GAINS: tuple[Gain, ...] = get_args(Gain)
 IDEALS: tuple[Ideal, ...] = get_args(Ideal)
 DENOMINATORS: tuple[Denominator, ...] = get_args(Denominator)
@@ -416,6 +419,23 @@ def check_rbp_persistence(p) -> float:
         raise ValueError(f"p={p!r} must be a number strictly between 0 and 1 (the probability "
                          "that the user goes on to the next item), e.g. 0.8")
     return float(p)
+
+
+def check_min_grade(min_grade) -> float | None:
+    """The relevance threshold: None (relevant = grade > 0) or a finite number > 0."""
+    if min_grade is None:
+        return None
+    if not is_real_number(min_grade) or not math.isfinite(min_grade) or min_grade <= 0:
+        raise ValueError(f"min_grade={min_grade!r} must be a number > 0 (grades below it are not "
+                         "relevant, as trec_eval -l), or None for grade > 0")
+    return float(min_grade)
+
+
+def check_flag(name: str, value) -> bool:
+    """A true/false option (a bool, or numpy's)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}={value!r} must be True or False")
+    return bool(value)
 
 
 def check_max_grade(max_grade, top_judged: float) -> float | None:

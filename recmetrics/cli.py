@@ -119,6 +119,8 @@ def _read(path, args, progress: Progress, *, truth: bool = False, model: int = 0
     name = Path(path).name
     size = Path(path).stat().st_size if Path(path).is_file() else None
     progress.stage(f"reading {name}", total=size, unit="B")
+    if is_trec(path, args, truth=truth):
+        return _read_trec(path, args, truth=truth, model=model)
     optional: tuple[str, ...] = ()
     numbers: tuple[str, ...]
     grades: tuple[str, ...]
@@ -137,6 +139,42 @@ def _read(path, args, progress: Progress, *, truth: bool = False, model: int = 0
                            optional=optional, hints=hints, sep=args.sep,
                            encoding=_file_encoding(args, truth=truth),
                            progress=progress.bytes_read)
+
+
+#: File name endings read as TREC files (a run, or qrels for --truth) without --format-in trec.
+TREC_SUFFIXES = (".run", ".qrels", ".trec")
+
+
+def is_trec(path, args, *, truth: bool = False) -> bool:
+    """Read as TREC: ``--format-in trec``, or a name ending in one of :data:`TREC_SUFFIXES`;
+    the --truth file also when the scores files are TREC runs (qrels are often named
+    ``qrels.test`` or ``qrels.txt``)."""
+    wanted = getattr(args, "format_in", "auto")
+    if wanted != "auto":
+        return wanted == "trec"
+    named = [path] + ([getattr(args, "pred", None), *getattr(args, "models", ())] if truth else [])
+    return any(p is not None and Path(p).suffix.lower() in TREC_SUFFIXES for p in named)
+
+
+def _read_trec(path, args, *, truth: bool, model: int = 0) -> pd.DataFrame:
+    """A TREC run (``query Q0 doc rank score tag``) or, for --truth, qrels (``query iteration
+    doc grade``), under the column names the other options name. A qrels row with a negative
+    grade is left out: trec_eval reads it as pooled but not judged, neither relevant nor judged
+    non-relevant (bpref, --judged-only)."""
+    from .trec import read_trec_qrels, read_trec_run
+
+    if truth:
+        qrels = read_trec_qrels(path)  # the pooled but unjudged lines (grade < 0) dropped
+        return pd.DataFrame({args.user_col: qrels["user"], args.item_col: qrels["item"],
+                             args.label_col: qrels["label"]})
+    if args.truth is None:
+        raise UsageError(f"{path} is a TREC run, which holds no labels; pass the judgements with "
+                         "--truth QRELS")
+    run = read_trec_run(path)
+    score = args.score_col if isinstance(args.score_col, str) else \
+        args.score_col[min(model, len(args.score_col) - 1)]
+    return pd.DataFrame({args.user_col: run["user"], args.item_col: run["item"],
+                         score: run["score"]})
 
 
 def _file_encoding(args, *, truth: bool) -> str | None:
@@ -159,7 +197,7 @@ def metrics_wanted(args) -> set[str]:
 
 def _metric_rows(args) -> int:
     wanted = metrics_wanted(args)
-    at_k = {"precision", "recall", "hit_rate", "map", "ndcg", *BEYOND_METRICS}
+    at_k = {"precision", "recall", "hit_rate", "map", "ndcg", "mrr@k", "err", *BEYOND_METRICS}
     return len(wanted - at_k) + len(wanted & at_k) * len(set(args.k))
 
 
@@ -1042,6 +1080,20 @@ def _seed(text: str) -> int:
     return value
 
 
+def _convention_number(flag: str):
+    """The argparse type of a numeric convention: a finite number (its own check follows)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number; give {flag} a "
+                                             "number, e.g. 2")
+        return value
+    return parse
+
+
 def _share(text: str) -> float:
     try:
         value = float(text)
@@ -1125,6 +1177,12 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                        help="read this column of ranks instead of a score: 1 is the top, lower "
                             "is better" + ("; one name per file gives each model its own"
                                            if per_model else ""))
+    files.add_argument("--format-in", choices=("auto", "trec"), default="auto",
+                       help="how to read the input files: auto (from the name: "
+                            f"{', '.join(TREC_SUFFIXES)} are TREC files, a run and --truth qrels; "
+                            "else CSV, TSV, text or Parquet) or trec (every file is TREC: the "
+                            "scores files runs, --truth qrels; negative grades are pooled but "
+                            "unjudged, as in trec_eval)")
     files.add_argument("--sep", type=_separator, metavar="CHAR",
                        help="field separator of CSV files (default: ',' for .csv, a tab for "
                             ".tsv, found from the header for .txt); '\\t' or tab for a tab")
@@ -1161,8 +1219,14 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                                 "popularity) over the same candidate rows; adds a model column")
     conventions = parser.add_argument_group("conventions (the defaults are recmetrics.evaluate's)")
     for c in CONVENTIONS:
-        conventions.add_argument(c.flag, choices=c.choices, default=c.default,
-                                 help=f"{c.help} (default: {c.default})")
+        if c.choices:
+            conventions.add_argument(c.flag, choices=c.choices, default=c.default,
+                                     help=f"{c.help} (default: {c.default})")
+        elif c.is_flag:
+            conventions.add_argument(c.flag, action="store_true", help=c.help)
+        else:
+            conventions.add_argument(c.flag, type=_convention_number(c.flag), default=c.default,
+                                     metavar="X", help=c.help)
     stats = parser.add_argument_group("statistics")
     if ci_default is not False:
         stats.add_argument("--ci", type=_level, default=ci_default, metavar="LEVEL",

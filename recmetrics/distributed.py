@@ -71,7 +71,7 @@ from ._engine import (BOOTSTRAPS, Prepared, Summary, check_options, check_rank, 
                       rank_hint)
 from ._ids import integral_ids, keyed_users, user_hash
 from ._options import Options, conventions_of
-from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, check_columns,
+from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, EvalTies, check_columns,
                           check_n_resamples, check_option, check_probability, check_seed)
 
 __all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster", "connect"]
@@ -299,7 +299,8 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o
                  None if seed is None else np.zeros(0, dtype=np.uint64))
         return Summary(inputs=inputs), [empty] * n_buckets, None
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    check=False, integral_ids=integral, rank=names.get("rank"))
+                    check=False, integral_ids=integral, rank=names.get("rank"),
+                    min_grade=o.min_grade, judged_only=o.judged_only)
     per_user = _engine.per_user(prep, o)
     ratios = _engine.user_ratios(prep, per_user, o)
     s = _engine.summarize(prep, per_user, o, ratios)
@@ -412,10 +413,12 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
              score: str = "score", label: str = "label", rank: str | None = None,
-             ties: Ties = "average",
+             ties: EvalTies = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
-             no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
+             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
+             min_grade: float | None = None, judged_only: bool = False,
+             ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: str | None = None, npartitions: int | None = None
              ) -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Dask DataFrames: the same tidy pandas table.
@@ -463,9 +466,11 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
                       item: str = "item", score: str = "score", label: str = "label",
                       rank: str | None = None,
-                      ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+                      ties: EvalTies = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
+                      rbp_p: float = 0.8, max_grade: float | None = None,
+                      min_grade: float | None = None, judged_only: bool = False,
                       per_user_path=None, npartitions: int | None = None) -> pd.DataFrame | None:
     """:func:`recmetrics.evaluate_per_user` on Dask DataFrames.
 

@@ -42,7 +42,10 @@ orders of tied items (McSherry & Najork 2008); for AUC a tied pair counts 1/2.
 first) and ``"pessimistic"`` last, which bound the average from above and
 below. Peers break ties arbitrarily (trec_eval by document id, ranx by sort
 order), so a constant score can look good or bad by accident; under the
-default it scores exactly what random ordering would.
+default it scores exactly what random ordering would. ``"trec"`` is
+trec_eval's order (score descending, then the item id as text, descending),
+for numbers that match trec_eval's; AUC and GAUC have no such order and are
+refused under it (and left out of the default metrics).
 """
 from __future__ import annotations
 
@@ -54,11 +57,11 @@ import pandas as pd
 from . import _beyond, _engine
 from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, METRICS, POSITIVES_ONLY,
                       PROBABILITY_METRICS, Prepared, check_options, check_rank,
-                      labelled_truth, rank_hint)
+                      labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
 from ._compare import compare_models, models_of, sign_flip_p_value
-from ._options import ECE_BINS, conventions_of
-from ._validation import (Adjustment, Denominator, Gain, GaucWeight, Ideal, NoRelevant,
-                          Ties, Unseen, check_n_resamples, check_option,
+from ._options import CONVENTION, ECE_BINS, conventions_of
+from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          Unseen, check_n_resamples, check_option,
                           check_probability, check_seed)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
@@ -89,14 +92,29 @@ _PARAMETERS = r"""
         no other label column named) gives every row grade 1: the usual
         held-out format. ``result.attrs["notes"]`` says so.
     k : int or sequence of int, default 10
-        Cut-off(s) for precision, recall, hit rate, MAP and NDCG.
+        Cut-off(s) for precision, recall, hit rate, MAP, NDCG, ERR and MRR@k.
     metrics : sequence of str, optional
         Any of ``METRICS`` and of the beyond-accuracy metrics
         ``recmetrics.BEYOND_METRICS`` (catalog_coverage, ..., aplt: what the
         top-k lists hold, as :func:`recmetrics.beyond_accuracy` computes them,
         with the inputs ``history``, ``catalog`` and ``item_features``
         below; one row per cut-off, after the others); default
-        ``DEFAULT_METRICS`` (AUC, GAUC and the ranking metrics). ``"logloss"``, ``"ne"`` (normalized entropy),
+        ``DEFAULT_METRICS`` (AUC, GAUC and the ranking metrics; under
+        ``ties="trec"`` the ranking metrics only). The measures other
+        toolkits report, on request: ``"mrr@k"`` (MRR cut at each cut-off:
+        rows ``mrr`` with ``k`` set, per-user columns ``mrr@5``...; ``"mrr"``
+        stays uncut), ``"r_precision"`` (:func:`recmetrics.r_precision`),
+        ``"bpref"`` (:func:`recmetrics.bpref`: judged non-relevant items are
+        the truth rows of grade 0, or, without ``truth``, the rows of
+        ``pred`` with label 0), ``"rbp"`` (:func:`recmetrics.rbp` with
+        relevance grade / ``max_grade`` and persistence ``rbp_p``) and
+        ``"err"`` (:func:`recmetrics.err` at each cut-off, with ``max_grade``).
+        Under ``ties="average"`` each is the exact expected value over the
+        orders of tied rows (R-precision and RBP are linear in which rows sit
+        where; bpref's count of judged non-relevant rows above a relevant one
+        in a tie with b of them is uniform on 0..b); ERR is refused
+        (``ValueError``) when a tie in some top k mixes grades, for which it
+        has no closed form. ``"logloss"``, ``"ne"`` (normalized entropy),
         ``"brier"`` and ``"ece"`` (expected calibration error, 10 equal bins)
         read each score as the probability that the row is relevant and are
         computed over all scored rows when asked for; scores outside [0, 1]
@@ -112,8 +130,11 @@ _PARAMETERS = r"""
         below 0.4 and further below 0.5 than chance allows (5 standard errors
         of a random score) and no ``rank`` was given, a
         :class:`~recmetrics.RecmetricsWarning` suggests it.
-    ties : {"average", "optimistic", "pessimistic"}, default "average"
-        See the module docstring.
+    ties : {"average", "optimistic", "pessimistic", "trec"}, default "average"
+        See the module docstring. ``"trec"`` is trec_eval's order (score
+        descending, then the item id as text, descending; pytrec_eval the
+        same): the numbers of trec_eval, with ``gain="linear"`` for its
+        ``ndcg_cut``; AUC and GAUC are refused under it.
     gain, ideal : str
         NDCG conventions, as in :func:`recmetrics.ndcg` (defaults "exponential",
         "truth").
@@ -126,6 +147,26 @@ _PARAMETERS = r"""
         Users with no relevant item: left out of the ranking means (counted in
         ``n_skipped``), counted as 0, or refused; as in the single-list
         functions.
+    rbp_p : float, default 0.8
+        RBP's persistence (``p`` of :func:`recmetrics.rbp`; trec_eval's
+        default is 0.9), strictly between 0 and 1.
+    max_grade : float, optional
+        Top grade of the judging scale, for ``"err"`` (:math:`g_{max}`) and
+        ``"rbp"`` (relevance = grade / max_grade), below 1024. Default: the
+        top grade of the truth (of ``pred``'s labels without ``truth``), found
+        once over all users, so binary labels give ERR's R = 1/2 and RBP's
+        relevance 1. On Dask, pass it (a partition cannot see the others).
+        trec_eval's RBP divides by each query's own top grade instead; the two
+        agree on binary judgements.
+    min_grade : float, optional
+        Relevance threshold, as trec_eval's ``-l``: grades below it count as
+        0 (judged, not relevant) in every metric. Default: relevant means
+        grade > 0. trec_eval keeps those grades as NDCG gains; here they are
+        0 there too.
+    judged_only : bool, default False
+        Drop the rows of ``pred`` missing from ``truth`` before ranking
+        (condensed lists, Sakai 2007; trec_eval's ``-J``); without
+        ``truth`` every row is judged.
     history : pandas.DataFrame, optional
         The training log (``user``, ``item`` rows) of the beyond-accuracy
         metrics: popularity (novelty, ARP, APLT), co-occurrence similarity
@@ -144,10 +185,12 @@ _PARAMETERS = r"""
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
              score: str = "score", label: str = "label", rank: str | None = None,
-             ties: Ties = "average",
+             ties: EvalTies = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
-             no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
+             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
+             max_grade: float | None = None, min_grade: float | None = None,
+             judged_only: bool = False, ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: Bootstrap | None = None, history=None, catalog=None,
              item_features=None, head_share: float = 0.8, unseen: Unseen = "add_one",
              baselines: bool = False, by=None, users=None,
@@ -233,6 +276,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     efficiently in the presence of tied scores. *ECIR*.
     Hanley, J. A. & MacGibbon, B. (2006). Creating non-parametric bootstrap samples using
     Poisson frequencies. *Computer Methods and Programs in Biomedicine* 83(1), 57-62.
+    Sakai, T. (2007). Alternatives to bpref. *SIGIR*, 71-78 (condensed lists: ``judged_only``).
 
     Examples
     --------
@@ -241,6 +285,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     >>> table = evaluate(pred, k=2, metrics=["precision", "mrr"])
     >>> table[["metric", "value", "n_users"]].values.tolist()
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
+    >>> table = evaluate(pred, k=1, metrics=["mrr@k", "r_precision", "bpref"], ties="trec")
+    >>> table[["metric", "k", "value"]].values.tolist()
+    [['mrr', 1, 1.0], ['r_precision', <NA>, 0.75], ['bpref', <NA>, 0.75]]
     """
     conventions = conventions_of(locals())
     if (_is_dask(pred) or _is_dask(truth) or _is_spark(pred) or _is_spark(truth)) \
@@ -306,6 +353,10 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
 def _options_of(k, b: _beyond.BeyondOptions, conventions: dict):
     """The engine's options: its own metrics (none when only beyond metrics are asked for)."""
     o = check_options(k=k, metrics=b.standard or None, **conventions)
+    if b.metrics and (o.ties == "trec" or o.min_grade is not None or o.judged_only):
+        raise ValueError("the beyond-accuracy metrics take ties='average', 'optimistic' or "
+                         "'pessimistic' and no min_grade or judged_only; evaluate them "
+                         "separately from the trec_eval conventions")
     return o.replace(metrics=()) if b.only else o
 
 
@@ -321,7 +372,9 @@ def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, res
                     inputs=None) -> tuple[pd.DataFrame, object, Prepared]:
     """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
     beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows."""
-    prep = Prepared(pred, truth, ties=o.ties, **columns)
+    prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade, judged_only=o.judged_only,
+                    **columns)
+    o = resolve_max_grade(o, prep.top_grade)
     parts = []
     if o.metrics:
         parts.append(_engine.evaluate_prepared(prep, o, **resampling).table)
@@ -355,7 +408,9 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
                          "draws depend on the whole set of users, so a slice would not get the "
                          "interval it gets alone; use bootstrap='poisson' (the default)")
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank, keep_row_users=True)
+                    rank=rank, keep_row_users=True, min_grade=o.min_grade,
+                    judged_only=o.judged_only)
+    o = resolve_max_grade(o, prep.top_grade)
     if prep.row_users is None:  # keep_row_users=True sets them
         raise RuntimeError("the prepared rows lost their users")
     pred_rows, truth_rows = prep.row_users
@@ -376,11 +431,13 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
                       item: str = "item", score: str = "score", label: str = "label",
-                      rank: str | None = None, ties: Ties = "average", gain: Gain = "exponential",
-                      ideal: Ideal = "truth",
+                      rank: str | None = None, ties: EvalTies = "average",
+                      gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions",
-                      no_relevant: NoRelevant = "skip", per_user_path=None, history=None,
+                      no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
+                      max_grade: float | None = None, min_grade: float | None = None,
+                      judged_only: bool = False, per_user_path=None, history=None,
                       catalog=None, item_features=None, head_share: float = 0.8,
                       unseen: Unseen = "add_one") -> pd.DataFrame | None:
     r"""One row per user with every per-user value behind :func:`evaluate`'s means.
@@ -402,7 +459,11 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         when GAUC is requested). A user left out of a mean has NaN there: no
         relevant item (under ``no_relevant="skip"``) or, for ``auc``, one
         class only. ``n_items`` counts scored rows; ``n_relevant`` counts
-        relevant items, scored or not. ``gauc_weight`` is accepted for
+        relevant items, scored or not. With ``"rbp"``, ``rbp_residual`` is
+        the RBP weight the judgements leave open (:func:`recmetrics.rbp`'s
+        residual: :math:`p^d` below the list plus the expected weight of its
+        unjudged rows; the true RBP lies in [rbp, rbp + rbp_residual] on
+        relevance in [0, 1]). ``gauc_weight`` is accepted for
         symmetry with :func:`evaluate` and does not change any column. The
         beyond-accuracy metrics with a per-user value add a column per
         cut-off (``novelty@10``, ``diversity@10``, ...; NaN where undefined,
@@ -439,8 +500,11 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank)
+                    rank=rank, min_grade=o.min_grade, judged_only=o.judged_only)
+    o = resolve_max_grade(o, prep.top_grade)
     columns = _engine.per_user(prep, o).columns
+    if "rbp" in o.metrics:
+        columns["rbp_residual"] = _engine.rbp_residual(prep, o.rbp_p)
     if b.metrics:
         columns.update(_beyond.evaluate_rows(prep, pred, truth, o, b, user=user, item=item,
                                              score=score, label=label, rank=rank,
@@ -461,9 +525,11 @@ _sign_flip_p_value = sign_flip_p_value  # the name tests and older code import
 def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
             item: str = "item", score: str | Sequence[str] | Mapping[str, str] = "score",
             label: str = "label", rank: str | Sequence[str] | Mapping[str, str] | None = None,
-            ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+            ties: EvalTies = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
-            no_relevant: NoRelevant = "skip", n_resamples: int = 10_000,
+            no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
+            min_grade: float | None = None, judged_only: bool = False,
+            n_resamples: int = 10_000,
             seed=0, alpha: float = 0.05, baseline: str | None = None,
             correction: Adjustment = "holm", by=None, users=None,
             min_slice_size: int = 30) -> pd.DataFrame:
@@ -598,6 +664,12 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
         if pred_b is None:
             raise ValueError("by= compares two models, pred_a and pred_b; compare many models "
                              "without by=, or each pair by slice")
+        changed = [f"{name}={value!r}" for name, value in
+                   (("rbp_p", rbp_p), ("max_grade", max_grade), ("min_grade", min_grade),
+                    ("judged_only", judged_only)) if value != CONVENTION[name].default]
+        if changed:
+            raise ValueError(f"compare(by=...) does not take {', '.join(changed)} yet; compare "
+                             "without by=, or each slice's users separately")
         from .slices import compare_sliced
         return compare_sliced(pred_a, pred_b, truth, by=by, users=users,
                               min_slice_size=min_slice_size, user=user, item=item, label=label,
@@ -613,5 +685,8 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     for model in models:
         check_rank(model.rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    o = resolve_max_grade(o, top_grade_of([("truth", truth)] if truth is not None else
+                                          [(m.name, m.frame) for m in models], label,
+                                          o.min_grade))
     return compare_models(models, truth, o, user=user, item=item, label=label, baseline=baseline,
                           n_resamples=n_resamples, seed=seed, alpha=alpha, correction=correction)

@@ -67,7 +67,7 @@ from ._engine import (BOOTSTRAPS, Prepared, Summary, check_options, check_rank, 
                       rank_hint)
 from ._ids import keyed_users, user_hash
 from ._options import Options, conventions_of
-from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, check_columns,
+from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, EvalTies, check_columns,
                           check_n_resamples, check_option, check_probability, check_seed)
 
 __all__ = ["evaluate", "evaluate_per_user", "local_session", "connect"]
@@ -317,7 +317,7 @@ def _group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: Op
         return _rows(_SUMMARY, [(-1, Summary(inputs=inputs))])
     prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
                     label=label, ties=o.ties, check=False, integral_ids=integral,
-                    rank=names.get("rank"))
+                    rank=names.get("rank"), min_grade=o.min_grade, judged_only=o.judged_only)
     per_user = _engine.per_user(prep, o)
     if users is not None:
         table = _engine.user_table(prep, per_user.columns, user)
@@ -432,10 +432,12 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
              score: str = "score", label: str = "label", rank: str | None = None,
-             ties: Ties = "average",
+             ties: EvalTies = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
-             no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
+             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
+             min_grade: float | None = None, judged_only: bool = False,
+             ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: str | None = None, npartitions: int | None = None
              ) -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Spark DataFrames: the same tidy pandas table.
@@ -483,9 +485,11 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
                       item: str = "item", score: str = "score", label: str = "label",
                       rank: str | None = None,
-                      ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+                      ties: EvalTies = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
+                      rbp_p: float = 0.8, max_grade: float | None = None,
+                      min_grade: float | None = None, judged_only: bool = False,
                       per_user_path=None, npartitions: int | None = None) -> pd.DataFrame | None:
     """:func:`recmetrics.evaluate_per_user` on Spark DataFrames.
 

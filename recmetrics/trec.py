@@ -18,23 +18,29 @@ Conventions that change the number, spelled out:
 
 * **Order.** trec_eval ignores the ``rank`` field and sorts a query's
   documents by score, descending, breaking ties by document id, descending.
-  :func:`recmetrics.evaluate` also ranks by score but averages tied scores
-  over their orders (``ties="average"``). Runs without tied scores get the
-  same numbers; :func:`read_trec_run` keeps ``rank`` for reference only.
+  :func:`recmetrics.evaluate` also ranks by score; by default it averages
+  tied scores over their orders (``ties="average"``), and with
+  ``ties="trec"`` it uses trec_eval's order, so that its numbers are
+  trec_eval's (``gain="linear"`` for ``ndcg_cut``; tested on trec_eval's own
+  test collection). :func:`read_trec_run` keeps ``rank`` for reference only.
 * **Negative grades.** trec_eval reads a negative grade as "in the pool but
   not judged": neither relevant nor judged non-relevant (it matters for
-  bpref). :func:`read_trec_qrels` keeps the grade as written in the ``grade``
-  column and gives :func:`recmetrics.evaluate` the ``label`` column, the
-  grade with negatives set to 0 (relevant = grade > 0 in both). The judged
-  non-relevant documents of :func:`recmetrics.bpref` are the rows with
-  ``grade == 0``.
+  bpref and ``judged_only``). :func:`read_trec_qrels` leaves those lines out
+  by default (``unjudged="drop"``), so that :func:`recmetrics.evaluate`
+  reads them as trec_eval does; it keeps the grade as written in the
+  ``grade`` column and gives evaluate the ``label`` column (relevant = grade
+  > 0 in both). The judged non-relevant documents of
+  :func:`recmetrics.bpref` are the rows with ``grade == 0``.
 """
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 import numpy as np
 import pandas as pd
+
+from ._validation import check_option
 
 __all__ = ["read_trec_run", "read_trec_qrels"]
 
@@ -165,7 +171,8 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
                          "tag": frame["tag"].astype(str)})
 
 
-def read_trec_qrels(path: str | os.PathLike) -> pd.DataFrame:
+def read_trec_qrels(path: str | os.PathLike, *,
+                    unjudged: Literal["drop", "keep"] = "drop") -> pd.DataFrame:
     """Read a TREC qrels file (``query iteration doc grade``) into a frame.
 
     Parameters
@@ -174,6 +181,13 @@ def read_trec_qrels(path: str | os.PathLike) -> pd.DataFrame:
         The judgements: four fields a line, separated by spaces or tabs; the
         grade is a whole number, possibly negative. Blank lines are skipped;
         the iteration field is not used.
+    unjudged : {"drop", "keep"}, default "drop"
+        Lines with a negative grade, which trec_eval reads as "pooled but not
+        judged": neither relevant nor judged non-relevant. ``"drop"`` leaves
+        them out, so that :func:`recmetrics.evaluate` sees those documents as
+        unjudged too (bpref, ``judged_only``) and gives trec_eval's numbers.
+        ``"keep"`` keeps them with ``label`` 0, which evaluate would read as
+        judged non-relevant.
 
     Returns
     -------
@@ -181,11 +195,8 @@ def read_trec_qrels(path: str | os.PathLike) -> pd.DataFrame:
         Columns ``user`` (query id, text), ``item`` (document id, text),
         ``label`` (int64: the grade, negatives set to 0) and ``grade`` (int64,
         as written), one row per line in file order. Relevant means grade > 0,
-        as in trec_eval. A negative grade means "pooled but not judged" to
-        trec_eval; ``label`` turns it into 0 because
-        :func:`recmetrics.evaluate` takes labels >= 0 (it cannot change a
-        metric of evaluate: those count relevant items only). bpref's judged
-        non-relevant documents are ``grade == 0``.
+        as in trec_eval. bpref's judged non-relevant documents are
+        ``grade == 0``.
 
     Raises
     ------
@@ -200,12 +211,16 @@ def read_trec_qrels(path: str | os.PathLike) -> pd.DataFrame:
     Examples
     --------
     >>> import io
-    >>> qrels = read_trec_qrels(io.StringIO("q1 0 d7 2\\nq1 0 d3 0\\nq1 0 d9 -1\\n"))
-    >>> qrels.values.tolist()
+    >>> text = "q1 0 d7 2\\nq1 0 d3 0\\nq1 0 d9 -1\\n"
+    >>> read_trec_qrels(io.StringIO(text)).values.tolist()
+    [['q1', 'd7', 2, 2], ['q1', 'd3', 0, 0]]
+    >>> read_trec_qrels(io.StringIO(text), unjudged="keep").values.tolist()
     [['q1', 'd7', 2, 2], ['q1', 'd3', 0, 0], ['q1', 'd9', 0, -1]]
     """
+    unjudged = check_option("unjudged", unjudged, ("drop", "keep"))
     frame, line = _read_fields(path, _QRELS_FIELDS, "qrels")
     grade = _numbers(path, frame, "grade", line, whole=True).astype(np.int64)
     _unique(path, frame, line)
-    return pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
-                         "label": np.maximum(grade, 0), "grade": grade})
+    qrels = pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
+                          "label": np.maximum(grade, 0), "grade": grade})
+    return qrels[qrels["grade"] >= 0].reset_index(drop=True) if unjudged == "drop" else qrels

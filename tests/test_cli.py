@@ -646,3 +646,58 @@ def test_exit_codes_are_documented_in_help(capsys):
         text = " ".join(capsys.readouterr().out.split())
         assert "exit status: 0 success" in text and "3 a quality gate failed" in text
         assert "2 bad input" in text
+
+
+# --------------------------------------------------------------------------- issue 23: TREC input,
+# the new measures and the trec_eval conventions on the command line
+
+
+def _trec_files(tmp_path):
+    run_file = tmp_path / "sys.trec"
+    run_file.write_text("q1 Q0 a 1 3.0 s\nq1 Q0 b 2 2.0 s\nq1 Q0 c 3 2.0 s\nq1 Q0 d 4 1.0 s\n"
+                   "q2 Q0 a 1 1.0 s\nq2 Q0 b 2 0.5 s\n")
+    qrels = tmp_path / "judged.qrels"
+    qrels.write_text("q1 0 b 1\nq1 0 c 2\nq1 0 d 0\nq1 0 a -1\nq2 0 b 3\nq2 0 a 0\n")
+    return run_file, qrels
+
+
+def test_cli_evaluates_trec_files_with_the_new_measures_as_evaluate_does(tmp_path, capsys):
+    run_file, qrels = _trec_files(tmp_path)
+    out = tmp_path / "t.csv"
+    options = ["--ties", "trec", "--min-grade", "2", "--judged-only", "--rbp-p", "0.5",
+               "--max-grade", "3", "--k", "1", "2", "--metrics", "mrr@k", "r_precision",
+               "bpref", "rbp", "err"]
+    code, _, err = run(["evaluate", run_file, "--truth", qrels, "-o", out, "-q", *options], capsys)
+    assert code == 0, err
+    table = pd.read_csv(out)
+    expected = rm.evaluate(rm.read_trec_run(run_file), rm.read_trec_qrels(qrels), ties="trec",
+                           min_grade=2, judged_only=True, rbp_p=0.5, max_grade=3, k=[1, 2],
+                           metrics=["mrr@k", "r_precision", "bpref", "rbp", "err"])
+    assert table["metric"].tolist() == expected["metric"].tolist()
+    np.testing.assert_allclose(table["value"], expected["value"], rtol=0, atol=1e-12)
+    # by hand, q1 condensed to c, b, d (a unjudged and dropped; b and c tie, and trec puts the
+    # larger id first), relevant c only (grade 2 >= 2): RR 1 at both cut-offs; q2: a, then b
+    # (relevant): RR 0 at 1 and 1/2 at 2
+    assert value(table, "mrr", 1) == pytest.approx(0.5) and value(table, "mrr", 2) == 0.75
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ties", "trec", "--metrics", "auc"], "--ties trec orders tied documents by id"),
+    (["--rbp-p", "2", "--metrics", "rbp"], "--rbp-p 2.0 must be a number strictly between 0 and 1"),
+    (["--min-grade", "x"], "argument --min-grade: 'x' is not a finite number"),
+    (["--metrics", "err", "--ties", "average"],
+     "metric 'err' with --ties average: a tie of scores in some user's top 10 mixes relevance "
+     "grades, and ERR's expected value over the orders of such a tie has no closed form here; "
+     "use --ties optimistic or --ties pessimistic (the bounds) or --ties trec"),
+])
+def test_cli_refuses_bad_trec_options_in_one_line(tmp_path, capsys, argv, message):
+    run_file, qrels = _trec_files(tmp_path)
+    code, _, err = run(["evaluate", run_file, "--truth", qrels, "-q", *argv], capsys)
+    assert code == 2 and message in err, err
+
+
+def test_cli_a_trec_run_needs_its_qrels(tmp_path, capsys):
+    run_file, _ = _trec_files(tmp_path)
+    code, _, err = run(["evaluate", run_file, "-q"], capsys)
+    assert code == 2 and "is a TREC run, which holds no labels; pass the judgements with " \
+        "--truth QRELS" in err

@@ -165,7 +165,9 @@ def test_conventions_are_reported():
     table = rm.evaluate(pred, k=[1, 2], ties="pessimistic", gain="linear", denominator="hits")
     assert table.attrs["conventions"] == {"ties": "pessimistic", "gain": "linear", "ideal": "truth",
                                           "denominator": "hits", "gauc_weight": "impressions",
-                                          "no_relevant": "skip", "k": [1, 2]}
+                                          "no_relevant": "skip", "rbp_p": 0.8,
+                                          "max_grade": None, "min_grade": None,
+                                          "judged_only": False, "k": [1, 2]}
     assert table.loc[table.metric == "ndcg", "conventions"].iloc[0] == \
         "gain=linear, ideal=truth, ties=pessimistic, no_relevant=skip"
     assert table.k.tolist()[:2] == [pd.NA, pd.NA] or table.k.isna().sum() == 3
@@ -887,3 +889,248 @@ def test_hand_worked_ties_through_evaluate(column, options):
     assert per_user[column].tolist() == pytest.approx(expected, rel=1e-12)
     table = rm.evaluate(TIE_PRED, TIE_TRUTH, k=3, metrics=[metric], **kwargs)
     assert value(table, metric, None if metric == "mrr" else 3) == pytest.approx(np.mean(expected), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- issue 23: the
+# measures other toolkits test, in evaluate. Slow literal references from the formulas, on one
+# list in a fixed order; ties="average" is checked against the mean over every order of the
+# tied rows (brute force), the other policies against the order they name.
+
+
+def _rr_at(grades, k):
+    for i, g in enumerate(grades[:k], 1):
+        if g > 0:
+            return 1.0 / i
+    return 0.0
+
+
+def _r_precision(grades, big_r):
+    return sum(1 for g in grades[:big_r] if g > 0) / big_r if big_r else math.nan
+
+
+def _bpref(grades, judged, big_r, big_n):
+    """trec_eval's m_bpref.c, literally: judged non-relevant rows seen so far."""
+    total, nonrel_so_far = 0.0, 0
+    for g, j in zip(grades, judged):
+        if g > 0:
+            total += 1.0 - min(nonrel_so_far, big_r) / min(big_n, big_r) if nonrel_so_far else 1.0
+        elif j:
+            nonrel_so_far += 1
+    return total / big_r if big_r else math.nan
+
+
+def _rbp(grades, p, top):
+    return (1 - p) * sum(g / top * p ** i for i, g in enumerate(grades))
+
+
+def _rbp_residual(judged, p):
+    return p ** len(judged) + (1 - p) * sum(p ** i for i, j in enumerate(judged) if not j)
+
+
+def _err_at(grades, k, top):
+    value, go_on = 0.0, 1.0
+    for i, g in enumerate(grades[:k], 1):
+        stop = (2.0 ** g - 1) / 2.0 ** top
+        value += go_on * stop / i
+        go_on *= 1 - stop
+    return value
+
+
+def _orders(rows, ties):
+    """The orders of one user's rows (score, item, grade, judged) a tie policy stands for."""
+    if ties == "optimistic":
+        return [sorted(rows, key=lambda r: (-r[0], -r[2]))]
+    if ties == "pessimistic":
+        return [sorted(rows, key=lambda r: (-r[0], r[2]))]
+    if ties == "trec":
+        return [sorted(rows, key=lambda r: (r[0], str(r[1])), reverse=True)]
+    groups = [list(g) for _, g in itertools.groupby(sorted(rows, key=lambda r: -r[0]),
+                                                    key=lambda r: r[0])]
+    return [[row for part in parts for row in part]
+            for parts in itertools.product(*(list(itertools.permutations(g)) for g in groups))]
+
+
+@st.composite
+def tied_judged_users(draw):
+    """pred (user, item, score) with many ties, and truth with judged rows, unjudged scored
+    rows and relevant rows that were never scored."""
+    pred, truth = [], []
+    for user in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 5))
+        for item in range(n):
+            pred.append((user, f"i{item}", draw(st.sampled_from([0.0, 1.0, 2.0]))))
+            state = draw(st.sampled_from(["unjudged", 0, 0, 1, 2, 3]))
+            if state != "unjudged":
+                truth.append((user, f"i{item}", state))
+        for extra in range(draw(st.integers(0, 2))):
+            truth.append((user, f"x{extra}", draw(st.integers(0, 3))))
+    return (pd.DataFrame(pred, columns=["user", "item", "score"]),
+            pd.DataFrame(truth, columns=["user", "item", "label"]) if truth else
+            pd.DataFrame({"user": [0], "item": ["x9"], "label": [0]}))
+
+
+def _expected(pred, truth, user, ties, k, p, top):
+    grade = {(u, i): g for u, i, g in truth.itertuples(index=False)}
+    rows = [(s, i, grade.get((u, i), 0), (u, i) in grade)
+            for u, i, s in pred.itertuples(index=False) if u == user]
+    mine = truth[truth["user"] == user]
+    big_r, big_n = int((mine["label"] > 0).sum()), int((mine["label"] == 0).sum())
+    values: dict[str, list] = {}
+    for order in _orders(rows, ties):
+        grades = [r[2] for r in order]
+        judged = [r[3] for r in order]
+        one = {f"mrr@{k}": _rr_at(grades, k), "r_precision": _r_precision(grades, big_r),
+               "bpref": _bpref(grades, judged, big_r, big_n), "rbp": _rbp(grades, p, top),
+               f"err@{k}": _err_at(grades, k, top), "rbp_residual": _rbp_residual(judged, p)}
+        for name, value in one.items():
+            values.setdefault(name, []).append(value)
+    return {name: float(np.mean(v)) for name, v in values.items()}, values
+
+
+NEW_METRICS = ["mrr@k", "r_precision", "bpref", "rbp", "err"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(tied_judged_users(), st.sampled_from(["average", "optimistic", "pessimistic", "trec"]),
+       st.integers(1, 4), st.sampled_from([0.5, 0.8]))
+def test_new_measures_equal_their_literal_formulas_under_every_tie_policy(data, ties, k, p):
+    pred, truth = data
+    options = dict(k=k, metrics=NEW_METRICS, ties=ties, rbp_p=p, max_grade=3)
+    try:
+        per_user = rm.evaluate_per_user(pred, truth, **options)
+    except ValueError as error:  # ERR under averaged ties: refused only for a mixed tie in top k
+        assert ties == "average" and "mixes relevance grades" in str(error)
+        options["metrics"] = [m for m in NEW_METRICS if m != "err"]
+        per_user = rm.evaluate_per_user(pred, truth, **options)
+        refused = True
+    else:
+        refused = False
+    mixed_somewhere = False
+    for user, row in per_user.set_index("user").iterrows():
+        expected, spread = _expected(pred, truth, user, ties, k, p, 3.0)
+        relevant = int((truth[(truth["user"] == user)]["label"] > 0).sum())
+        for name, value in expected.items():
+            if name not in row:
+                continue
+            if relevant == 0 and name != "rbp_residual":
+                assert np.isnan(row[name]), name  # no_relevant="skip"
+                continue
+            if name == "rbp_residual" and ties in ("optimistic", "pessimistic"):
+                continue  # unjudged and judged rows of grade 0 may tie in any order there
+            assert row[name] == pytest.approx(value, abs=1e-12), (user, name, ties)
+        if relevant and ties == "average" and np.ptp(spread[f"err@{k}"]) > 1e-12:
+            mixed_somewhere = True
+    if ties == "average" and mixed_somewhere:
+        assert refused  # ERR differs between orders: it must be refused, never averaged wrongly
+
+
+_TIED = pd.DataFrame({"user": [1, 1, 1, 2, 2], "item": list("abcab"),
+                      "score": [0.9, 0.5, 0.5, 0.3, 0.8], "label": [2, 0, 1, 0, 1]})
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(metrics=["rbp"], rbp_p=1.0), r"rbp_p=1.0 must be a number strictly between 0 and 1"),
+    (dict(metrics=["rbp"], rbp_p="0.8"), r"rbp_p='0.8' must be a number"),
+    (dict(metrics=["err"], max_grade=0, ties="trec"), r"max_grade=0 must be a number > 0 and "
+                                                      r"below 1024"),
+    (dict(metrics=["err"], max_grade=1, ties="trec"),
+     r"a judged grade \(2\) is above max_grade=1; pass the top grade"),
+    (dict(min_grade=0), r"min_grade=0 must be a number > 0 \(grades below it are not relevant"),
+    (dict(judged_only="yes"), r"judged_only='yes' must be True or False"),
+    (dict(metrics=["auc", "ndcg"], ties="trec"),
+     r"ties='trec' orders tied documents by id.*auc compare\(s\).*use ties='average'"),
+    (dict(metrics=["gauc"], ties="trec"), r"gauc compare\(s\) rows across that order"),
+    (dict(metrics=["err"]), r"metric 'err' with ties='average': a tie of scores in some user's "
+                            r"top 10 mixes relevance grades.*use ties='optimistic' or "
+                            r"ties='pessimistic'.*or ties='trec'"),
+    (dict(metrics=["novelty"], ties="trec"), r"the beyond-accuracy metrics take ties="),
+    (dict(metrics=["mrr@x"]), r"metrics='mrr@x' is not a known option"),
+])
+def test_the_new_options_refuse_bad_values_by_name(options, message):
+    with pytest.raises(ValueError, match=message):
+        rm.evaluate(_TIED, **options)
+
+
+def test_err_under_average_ties_is_computed_when_every_tie_holds_one_grade():
+    """A tie of two rows of grade 1: every order gives the same ERR, so it is not refused."""
+    pred = pd.DataFrame({"user": 1, "item": list("abc"), "score": [0.5, 0.5, 0.1],
+                         "label": [1, 1, 0]})
+    table = rm.evaluate(pred, k=2, metrics=["err"], max_grade=1)
+    assert table["value"].iloc[0] == pytest.approx(0.5 + 0.5 * 0.5 / 2)
+
+
+def test_max_grade_defaults_to_the_top_grade_of_the_whole_truth():
+    """Even a grade only on an unscored truth row sets g_max (one scale for every user)."""
+    pred = pd.DataFrame({"user": [1, 2], "item": ["a", "a"], "score": [1.0, 1.0]})
+    truth = pd.DataFrame({"user": [1, 2], "item": ["a", "z"], "label": [1, 3]})
+    table = rm.evaluate(pred, truth, k=1, metrics=["err", "rbp"], rbp_p=0.5)
+    values = dict(zip(table["metric"], table["value"]))
+    # user 1: R = (2 - 1) / 2**3, ERR@1 = 1/8, RBP = 0.5 * 1/3; user 2: nothing found, 0
+    assert values["err"] == pytest.approx((1 / 8 + 0) / 2)
+    assert values["rbp"] == pytest.approx((0.5 / 3 + 0) / 2)
+    assert "max_grade=3.0" in table["conventions"].iloc[0]
+
+
+def test_default_metrics_under_trec_ties_leave_auc_and_gauc_out():
+    table = rm.evaluate(_TIED, k=1, ties="trec")
+    assert table["metric"].tolist() == ["precision", "recall", "hit_rate", "map", "mrr", "ndcg"]
+
+
+def test_min_grade_and_judged_only_literally():
+    pred = pd.DataFrame({"user": 1, "item": list("abcd"), "score": [4.0, 3.0, 2.0, 1.0]})
+    truth = pd.DataFrame({"user": 1, "item": ["b", "c", "d", "z"], "label": [1, 0, 2, 2]})
+    # relevant at min_grade=2: d (place 4) and z (never scored); a is unjudged
+    table = rm.evaluate(pred, truth, k=4, min_grade=2, metrics=["precision", "mrr", "bpref"])
+    values = dict(zip(table["metric"], table["value"]))
+    assert values["precision"] == pytest.approx(1 / 4) and values["mrr"] == pytest.approx(1 / 4)
+    # judged non-relevant: b (grade 1 < 2) and c; both above d: 1 - min(2, 2) / min(2, 2) = 0
+    assert values["bpref"] == 0.0
+    assert "min_grade=2.0" in table["conventions"].iloc[0]
+    condensed = rm.evaluate(pred, truth, k=4, min_grade=2, judged_only=True,
+                            metrics=["precision", "mrr"])
+    values = dict(zip(condensed["metric"], condensed["value"]))
+    # a is gone: b, c, d at places 1-3
+    assert values["precision"] == pytest.approx(1 / 4) and values["mrr"] == pytest.approx(1 / 3)
+    assert "judged_only=True" in condensed["conventions"].iloc[0]
+
+
+def test_compare_reads_the_new_measures_and_trec_order():
+    a = _TIED
+    b = _TIED.assign(score=[0.1, 0.5, 0.9, 0.8, 0.3])
+    table = rm.compare(a, b, k=2, metrics=["mrr@k", "r_precision", "bpref", "err"],
+                       ties="trec", n_resamples=100)
+    assert table["metric"].tolist() == ["mrr", "r_precision", "bpref", "err"]
+    for metric, k in zip(table["metric"], table["k"]):
+        cut = {} if pd.isna(k) else {"k": int(k)}
+        column = metric if pd.isna(k) else f"{metric}@{int(k)}"
+        for side, frame in (("a", a), ("b", b)):
+            one = rm.evaluate_per_user(frame, k=2, metrics=[metric + ("@k" if metric == "mrr"
+                                                                      else "")],
+                                       ties="trec", max_grade=2)
+            assert table.loc[(table.metric == metric), f"value_{side}"].iloc[0] == \
+                pytest.approx(one[column].mean()), (metric, side, cut)
+
+
+def test_compare_by_slices_refuses_the_options_it_does_not_pass_on():
+    users = pd.DataFrame({"user": [1, 2], "group": ["a", "b"]})
+    with pytest.raises(ValueError, match=r"compare\(by=...\) does not take min_grade=2"):
+        rm.compare(_TIED, _TIED, by="group", users=users, min_grade=2)
+
+
+def test_new_measures_get_bootstrap_intervals_and_slices_like_the_others():
+    rng = np.random.default_rng(7)
+    n = 60
+    pred = pd.DataFrame({"user": np.repeat(np.arange(n), 5), "item": np.tile(list("abcde"), n),
+                         "score": rng.integers(0, 3, 5 * n).astype(float),
+                         "label": rng.choice([0, 0, 1, 2], 5 * n)})
+    metrics = ["mrr@k", "r_precision", "bpref", "rbp", "err"]
+    table = rm.evaluate(pred, k=3, metrics=metrics, ties="trec", ci=0.9, n_resamples=200)
+    assert table[["ci_low", "ci_high"]].notna().all().all()
+    assert ((table.ci_low <= table.value) & (table.value <= table.ci_high)).all()
+    users = pd.DataFrame({"user": np.arange(n), "half": np.where(np.arange(n) < 30, "x", "y")})
+    sliced = rm.evaluate(pred, k=3, metrics=metrics, ties="trec", by="half", users=users,
+                         max_grade=2, min_slice_size=1)
+    alone = rm.evaluate(pred[pred.user < 30], k=3, metrics=metrics, ties="trec", max_grade=2)
+    mine = sliced[sliced["half"] == "x"]
+    assert mine["metric"].tolist() == alone["metric"].tolist()
+    np.testing.assert_allclose(mine["value"].to_numpy(), alone["value"].to_numpy(), atol=1e-12)

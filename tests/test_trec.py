@@ -1,11 +1,12 @@
 """TREC run/qrels readers, and the per-list metrics against trec_eval (pytrec_eval) per query."""
 import os
-import subprocess
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import pytrec_eval
+from hypothesis import given, settings, strategies as st
 
 import recmetrics as rm
 
@@ -100,10 +101,26 @@ def test_read_trec_run_keeps_ids_as_text_and_reads_every_field(tmp_path):
 
 def test_read_trec_qrels_keeps_negative_grades_and_clips_the_label(tmp_path):
     path = write(tmp_path / "qrels", ["q1 0 d1 2", "q1 0 d2 0", "q1 0 d3 -1", "q2 0 d1 1"])
-    qrels = rm.read_trec_qrels(path)
+    qrels = rm.read_trec_qrels(path, unjudged="keep")
     assert qrels.columns.tolist() == ["user", "item", "label", "grade"]
     assert qrels["grade"].tolist() == [2, 0, -1, 1]
     assert qrels["label"].tolist() == [2, 0, 0, 1]
+
+
+def test_read_trec_qrels_drops_pooled_unjudged_lines_by_default(tmp_path):
+    """Bug fixed with bpref in evaluate: a negative grade read as label 0 made the document
+    judged non-relevant, which trec_eval's bpref does not count."""
+    path = write(tmp_path / "qrels", ["q1 0 d1 2", "q1 0 d2 0", "q1 0 d3 -1", "q2 0 d1 1"])
+    qrels = rm.read_trec_qrels(path)
+    assert qrels["item"].tolist() == ["d1", "d2", "d1"] and qrels["grade"].tolist() == [2, 0, 1]
+    run = rm.read_trec_run(write(tmp_path / "run", ["q1 Q0 d3 1 3 s", "q1 Q0 d1 2 2 s"]))
+    per_user = rm.evaluate_per_user(run, qrels, metrics=["bpref"], ties="trec")
+    assert per_user.set_index("user").loc["q1", "bpref"] == 1.0  # d3 unjudged: nothing above d1
+    kept = rm.read_trec_qrels(path, unjudged="keep")
+    per_user = rm.evaluate_per_user(run, kept, metrics=["bpref"], ties="trec")
+    assert per_user.set_index("user").loc["q1", "bpref"] == 0.0  # d3 read as judged non-relevant
+    with pytest.raises(ValueError, match="unjudged='skip' is not a known option"):
+        rm.read_trec_qrels(path, unjudged="skip")
 
 
 @pytest.mark.parametrize("reader, lines, message", [
@@ -171,22 +188,74 @@ def test_trec_eval_tie_order_reproduced_in_the_ranked_list(tmp_path):
 
 
 def _trec_eval_test_files(tmp_path):
-    """trec_eval's own test collection, from a local copy of its repository (not shipped)."""
-    folder = os.environ.get("TREC_EVAL_TEST_DIR")
-    if folder and os.path.exists(os.path.join(folder, "results.test")):
-        return os.path.join(folder, "results.test"), os.path.join(folder, "qrels.test")
-    mirror = "/work/.mirror/usnistgov+trec_eval/repo"
-    if not os.path.isdir(mirror):
-        pytest.skip("trec_eval's test collection is not available (set TREC_EVAL_TEST_DIR)")
-    paths = []
-    for name in ("results.test", "qrels.test"):
-        text = subprocess.run(["git", "--git-dir", mirror, "show", f"HEAD:test/{name}"],
-                              capture_output=True, check=True).stdout
-        paths.append(write(tmp_path / name, text.decode().splitlines()))
-    return paths
+    """trec_eval's own test collection, committed under tests/data/trec_eval (see its README)."""
+    folder = os.path.join(os.path.dirname(__file__), "data", "trec_eval")
+    return os.path.join(folder, "results.test"), os.path.join(folder, "qrels.test")
 
 
 def test_trec_eval_own_test_collection_per_query(tmp_path):
     run_path, qrels_path = _trec_eval_test_files(tmp_path)
     run, qrels = rm.read_trec_run(run_path), rm.read_trec_qrels(qrels_path)
     assert compare_with_trec_eval(run, qrels) == len(set(run["user"]) & set(qrels["user"]))
+
+
+# --------------------------------------------------------------------------- evaluate vs trec_eval
+# evaluate(..., ties="trec") against pytrec_eval (trec_eval's C code) on random runs full of
+# tied scores, with document ids whose text order differs from their number order.
+
+EVAL_CUTS = (1, 3, 5, 10)
+
+
+@st.composite
+def tied_runs(draw):
+    """run frame (user, item, score), qrels {query: {doc: grade}} with grades -1..3."""
+    rows, qrels = [], {}
+    for q in range(draw(st.integers(1, 4))):
+        query = f"q{q}"
+        n = draw(st.integers(1, 12))
+        docs = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n, unique=True))
+        for d in docs:
+            rows.append((query, f"d{d}", float(draw(st.integers(0, 3)))))
+        judged = draw(st.lists(st.integers(0, 30), max_size=15, unique=True))
+        qrels[query] = {f"d{d}": draw(st.sampled_from([-1, 0, 0, 1, 1, 2, 3])) for d in judged}
+    return pd.DataFrame(rows, columns=["user", "item", "score"]), qrels
+
+
+def _pytrec(run, qrels, measures, **options):
+    scores = {q: dict(zip(r["item"], r["score"])) for q, r in run.groupby("user")}
+    return pytrec_eval.RelevanceEvaluator(qrels, measures, **options).evaluate(
+        {q: s for q, s in scores.items() if q in qrels})
+
+
+@settings(max_examples=120, deadline=None)
+@given(tied_runs(), st.sampled_from([None, 2]), st.booleans())
+def test_evaluate_with_trec_ties_equals_pytrec_eval(data, min_grade, judged_only):
+    run, qrels = data
+    truth = pd.DataFrame([(q, d, g) for q, docs in qrels.items() for d, g in docs.items()
+                          if g >= 0], columns=["user", "item", "label"])  # negative: unjudged
+    if truth.empty:
+        return
+    level = 1 if min_grade is None else min_grade
+    cuts = ",".join(map(str, EVAL_CUTS))
+    measures = {f"P.{cuts}", f"recall.{cuts}", f"map_cut.{cuts}", f"success.{cuts}", "Rprec",
+                "bpref", "recip_rank"} | ({f"ndcg_cut.{cuts}"} if level == 1 else set())
+    expected = _pytrec(run, qrels, measures, relevance_level=level,
+                       judged_docs_only_flag=judged_only)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        per_user = rm.evaluate_per_user(
+            run, truth, k=list(EVAL_CUTS), ties="trec", gain="linear", min_grade=min_grade,
+            judged_only=judged_only, metrics=["precision", "recall", "map", "hit_rate", "mrr",
+                                              "ndcg", "r_precision", "bpref"]).set_index("user")
+    names = {"Rprec": "r_precision", "bpref": "bpref", "recip_rank": "mrr"}
+    for k in EVAL_CUTS:
+        names |= {f"P_{k}": f"precision@{k}", f"recall_{k}": f"recall@{k}",
+                  f"map_cut_{k}": f"map@{k}", f"success_{k}": f"hit_rate@{k}",
+                  f"ndcg_cut_{k}": f"ndcg@{k}"}
+    for query, values in expected.items():
+        relevant = sum(g >= level for g in qrels[query].values())
+        if relevant == 0 or query not in per_user.index:
+            continue  # trec_eval prints 0 there; evaluate leaves the user out (no_relevant)
+        for measure, value in values.items():
+            assert per_user.loc[query, names[measure]] == pytest.approx(value, abs=1e-12), \
+                (query, measure)
