@@ -143,6 +143,10 @@ BAD_INPUTS = [
      lambda: rm.results_table_from_comparison(_SCORED),
      r"table has no column 'model_a', 'model_b', .*; pass the table that recmetrics.compare "
      r"returns"),
+    ("show: not a table", lambda: rm.show([1, 2]),
+     r"table must be a pandas DataFrame returned by recmetrics.evaluate or recmetrics.compare, "
+     r"got list"),
+    ("show: digits", lambda: rm.show(_SCORED, digits=0), r"digits=0 must be a whole number >= 1"),
     ("disparity: not a sliced table", lambda: rm.disparity(_SCORED),
      r"table must be a table returned by recmetrics.evaluate\(..., by=...\)"),
     ("per-user evaluation without a frame", lambda: rm.evaluate_per_user({"user": [1]}),
