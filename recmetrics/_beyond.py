@@ -52,17 +52,25 @@ def present(codes: np.ndarray, n: int) -> np.ndarray:
 
 
 class BeyondInputs:
-    """Validated, integer-coded input of :func:`beyond_accuracy` and its context."""
+    """Validated, integer-coded input of :func:`beyond_accuracy` and its context.
+
+    Built from the frames (:func:`recmetrics.beyond_accuracy`, which ranks the
+    rows itself) or, inside :func:`recmetrics.evaluate`, by
+    :meth:`from_prepared` from the rows the engine already checked, coded and
+    ranked (only history, catalogue and features are coded here).
+    """
+
+    #: with :meth:`from_prepared`: the Prepared's item ids, and their codes here
+    prepared_item_ids: pd.Index | None = None
+    item_map: np.ndarray | None = None
 
     def __init__(self, pred, *, history, truth, catalog, item_features, metrics, head_share,
-                 unseen, user, item, score, label, rank: str | None = None,
-                 checked: bool = False):
-        # checked: pred's and truth's (user, item) pairs are known to be unique (the engine's
-        # Prepared checked them), so the check is not repeated
+                 unseen, user, item, score, label, rank: str | None = None):
         as_frame("pred", pred, {"user": user, "item": item,
                                 **({"rank": rank} if rank is not None else {"score": score})})
         self.scores = -numeric_column("pred", pred, rank) if rank is not None \
             else numeric_column("pred", pred, score)
+        self.ranked = False
         frames = [("pred", pred)]
         if history is not None:
             as_frame("history", history, {"user": user, "item": item})
@@ -74,19 +82,18 @@ class BeyondInputs:
         item_frames = list(frames)
         if catalog is not None:
             item_frames.append(("catalog", as_catalog(catalog, item)))
-        uses_features = item_features is not None and bool(
-            {"diversity", "serendipity"} & set(self.metrics))
+        uses_features = self._uses_features(item_features)
         if uses_features:
             as_frame("item_features", item_features, {"item": item})
             item_frames.append(("item_features", item_features))
         user_codes, self.user_ids = codes(user, *frames)
         item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
         self.n_users, self.n_items = len(self.user_ids), len(self.item_ids)
+        self.n_lists = self.n_users
         by_name = {name: (u, i) for (name, _), u, i in zip(frames, user_codes, item_codes)}
         self.users, self.items = by_name["pred"]
         keys = self.users.astype(np.int64) * self.n_items + self.items
-        if not checked:
-            check_unique_keys("pred", keys, pred, user, item)
+        check_unique_keys("pred", keys, pred, user, item)
 
         # relevance grades of pred's rows, from truth
         self.grades = np.zeros(self.scores.size)
@@ -94,34 +101,100 @@ class BeyondInputs:
         if truth is not None:
             t_users, t_items = by_name["truth"]
             t_keys = t_users.astype(np.int64) * self.n_items + t_items
-            if not checked:
-                check_unique_keys("truth", t_keys, truth, user, item)
+            check_unique_keys("truth", t_keys, truth, user, item)
             t_grades = numeric_column("truth", truth, label, grades=True)
             where = locate(keys, t_keys, self.n_users * self.n_items)
             found = where >= 0
             self.grades[found] = t_grades[where[found]]
             truth_relevant = t_items[t_grades > 0]
+        self._build(listed=item_codes[:len(frames)], sources=[name for name, _ in frames],
+                    catalog=item_codes[len(frames)] if catalog is not None else None,
+                    history=by_name.get("history"), truth_relevant=truth_relevant,
+                    features=item_codes[-1] if uses_features else None,
+                    item_features=item_features, item=item, head_share=head_share,
+                    unseen=unseen)
 
-        # the catalogue
+    @classmethod
+    def from_prepared(cls, prep: _engine.Prepared, *, history, truth, catalog, item_features,
+                      metrics, head_share, unseen, user, item, label) -> BeyondInputs:
+        """The input of :func:`evaluate_rows`: ``prep``'s ranked rows, user and item codes.
+
+        ``truth`` is the relevance source (the truth frame, or pred's own
+        label column); ``prep`` judged pred's rows from it already, so its
+        item column is read only for the catalogue and, without history, for
+        popularity. History, the catalogue and the features are coded
+        jointly with ``prep``'s item ids, and history's users with its users.
+        """
+        self = object.__new__(cls)
+        self.ranked = True
+        self.metrics = cls._metrics(metrics, history, truth, item_features)
+        uses_features = self._uses_features(item_features)
+        self.users, self.scores, self.grades = prep.lists, prep.scores, prep.grades
+        self.user_ids, self.n_users = prep.users, prep.n_users
+        self.n_lists = prep.n_users
+        item_frames = [("pred", pd.DataFrame({item: np.asarray(prep.item_ids)})),
+                       ("truth", truth)]
+        h_users: np.ndarray | None = None
+        if history is not None:
+            as_frame("history", history, {"user": user, "item": item})
+            item_frames.append(("history", history))
+            (_, h_users), joint_users = codes(user, ("pred", pd.DataFrame({user: prep.users})),
+                                              ("history", history))
+            self.n_users = len(joint_users)    # history's own users count in co-occurrence
         if catalog is not None:
-            self.catalogue = np.zeros(self.n_items, dtype=bool)
-            self.catalogue[item_codes[len(frames)]] = True
+            item_frames.append(("catalog", as_catalog(catalog, item)))
+        if uses_features:
+            as_frame("item_features", item_features, {"item": item})
+            item_frames.append(("item_features", item_features))
+        item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
+        self.n_items = len(self.item_ids)
+        by_name = {name: c for (name, _), c in zip(item_frames, item_codes)}
+        # prep's item codes -> these codes (for a baseline's rows too, see reranked)
+        self.prepared_item_ids, self.item_map = prep.item_ids, by_name["pred"]
+        self.items = self.item_map[prep.items]
+        t_items = by_name["truth"]
+        truth_relevant = t_items[numeric_column("truth", truth, label, grades=True) > 0] \
+            if history is None else None
+        with_history = h_users is not None
+        self._build(listed=[self.items] + ([by_name["history"]] if with_history else []) + [t_items],
+                    sources=["pred"] + (["history"] if with_history else []) + ["truth"],
+                    catalog=by_name.get("catalog"),
+                    history=(h_users, by_name["history"]) if h_users is not None else None,
+                    truth_relevant=truth_relevant, features=by_name.get("item_features"),
+                    item_features=item_features, item=item, head_share=head_share,
+                    unseen=unseen)
+        return self
+
+    def _uses_features(self, item_features) -> bool:
+        return item_features is not None and bool({"diversity", "serendipity"} & set(self.metrics))
+
+    def _build(self, *, listed: list[np.ndarray], sources: list[str], catalog: np.ndarray | None,
+               history: tuple[np.ndarray, np.ndarray] | None, truth_relevant: np.ndarray | None,
+               features: np.ndarray | None, item_features, item: str, head_share: float,
+               unseen: str) -> None:
+        """The catalogue, popularity, similarity and the users' own history, from item codes:
+        ``listed`` those of the frames named ``sources`` (pred first), ``catalog``,
+        ``history`` (user and item codes), ``truth_relevant`` and ``features`` those of
+        ``catalog=``, history, truth's relevant rows and ``item_features=``."""
+        # the catalogue
+        self.catalogue = np.zeros(self.n_items, dtype=bool)
+        if catalog is not None:
+            self.catalogue[catalog] = True
             outside = np.flatnonzero(present(self.items, self.n_items) & ~self.catalogue)
             check_known_items("catalog", "that pred scores", outside, self.item_ids,
                               "add them to catalog, or drop their rows from pred")
             self.catalogue_source = "catalog"
         else:
-            self.catalogue = np.zeros(self.n_items, dtype=bool)
-            for codes_ in item_codes[:len(frames)]:
+            for codes_ in listed:
                 self.catalogue[codes_] = True
-            self.catalogue_source = " + ".join(name for name, _ in frames)
+            self.catalogue_source = " + ".join(sources)
 
         # popularity
         popularity = information = tail = None
         self.popularity_source = None
         if history is not None:
-            pop_items, self.popularity_source = by_name["history"][1], "history"
-        elif truth is not None and truth_relevant is not None:
+            pop_items, self.popularity_source = history[1], "history"
+        elif truth_relevant is not None:
             pop_items, self.popularity_source = truth_relevant, "truth's relevant rows"
         if self.popularity_source is not None and set(_POPULARITY) & set(self.metrics):
             popularity = np.bincount(pop_items, minlength=self.n_items).astype(np.float64)
@@ -137,39 +210,40 @@ class BeyondInputs:
         # similarity and the users' own history
         similarity: _kernels.FeatureSimilarity | _kernels.CooccurrenceSimilarity | None = None
         history_index = None
+        self.uses_features = features is not None
         if {"diversity", "serendipity"} & set(self.metrics):
-            if uses_features:
-                f_items = item_codes[len(item_frames) - 1]
+            if features is not None:
                 vectors = feature_matrix(item_features, item)
-                if np.unique(f_items).size < f_items.size:
-                    dup = pd.Index(f_items).duplicated()
+                if np.unique(features).size < features.size:
+                    dup = pd.Index(features).duplicated()
                     first = int(np.flatnonzero(dup)[0])
                     raise ValueError(f"item_features has {int(dup.sum())} duplicate item(s) (first: "
                                      f"{item}={item_features[item].iloc[first]!r} in row {first}); "
                                      "keep one row per item")
                 full = np.zeros((self.n_items, vectors.shape[1]))
-                full[f_items] = vectors
+                full[features] = vectors
                 self.has_features = np.zeros(self.n_items, dtype=bool)
-                self.has_features[f_items] = True
+                self.has_features[features] = True
                 similarity = _kernels.FeatureSimilarity(full)
                 self.similarity_source = "cosine of item_features"
             else:
-                h_users, h_items = by_name["history"]
+                h_users, h_items = _kernels._built(history, "history")
                 similarity = _kernels.CooccurrenceSimilarity(h_users, h_items, self.n_users,
                                                              self.n_items)
                 self.similarity_source = "cosine of the items' user sets in history"
             if "serendipity" in self.metrics:
-                h_users, h_items = by_name["history"]
+                h_users, h_items = _kernels._built(history, "history")
                 pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
                 pairs = pairs[_kernels.starts(pairs)]              # distinct (user, item) pairs
                 count = np.bincount(pairs // self.n_items, minlength=self.n_users)
-                history_index = (np.cumsum(count) - count, count, pairs % self.n_items)
-                if uses_features:
+                # by list (history's users without a list come after the listed ones)
+                history_index = ((np.cumsum(count) - count)[:self.n_lists],
+                                 count[:self.n_lists], pairs % self.n_items)
+                if features is not None:
                     lacking = np.flatnonzero(present(h_items, self.n_items) & ~self.has_features)
                     check_known_items("item_features", "of history", lacking,
                                       self.item_ids, "add their features (serendipity compares "
                                       "each recommended item with the user's history items)")
-        self.uses_features = uses_features
         self.context = _kernels.BeyondContext(
             n_items=self.n_items, catalogue=self.catalogue, popularity=popularity,
             information=information, tail=tail, similarity=similarity, history=history_index)
@@ -196,17 +270,23 @@ class BeyondInputs:
                                  f"{name!r} out of metrics")
         return names
 
-    def rescored(self, pred, *, score: str, rank: str | None) -> BeyondInputs:
-        """The same input with the scores of ``pred``, a frame of the same rows in the same
-        order (a baseline's): popularity, similarity and the catalogue are kept."""
+    def reranked(self, prep: _engine.Prepared) -> BeyondInputs:
+        """The same input with the ranked rows of ``prep``, the same rows as this input's
+        scored otherwise (a baseline's): popularity, similarity and the catalogue are kept."""
+        if self.item_map is None or not (prep.item_ids.equals(self.prepared_item_ids)
+                                         and prep.users.equals(self.user_ids)):
+            raise RuntimeError("a baseline's rows must be the model's own (user, item) rows")
         copy = object.__new__(BeyondInputs)
         copy.__dict__.update(self.__dict__)
-        copy.scores = -numeric_column("pred", pred, rank) if rank is not None \
-            else numeric_column("pred", pred, score)
+        copy.users, copy.scores, copy.grades = prep.lists, prep.scores, prep.grades
+        copy.items = self.item_map[prep.items]
         return copy
 
     def top_k(self, k: int, ties: str) -> _kernels.TopK:
-        return _kernels.top_k(self.users, self.items, self.scores, self.n_users, k,
+        if self.ranked:
+            return _kernels.top_k_ranked(self.users, self.items, self.scores, self.grades,
+                                         self.n_lists, k, ties=ties)
+        return _kernels.top_k(self.users, self.items, self.scores, self.n_lists, k,
                               grades=self.grades, ties=ties)
 
     def check_top(self, top: _kernels.TopK, unseen: str) -> None:
@@ -336,15 +416,6 @@ def _as_truth(pred, truth, *, user, item, label):
     return pred[[user, item, label]]
 
 
-def _positions(ids: pd.Index, wanted) -> np.ndarray:
-    """Position of each canonical id of ``ids`` among ``wanted`` (-1 where absent). Both hold
-    canonical ids (int64 or text); when one side is text, both are compared as text."""
-    a, b = np.asarray(ids), np.asarray(wanted)
-    if (a.dtype.kind in "iu") != (b.dtype.kind in "iu"):
-        a, b = a.astype(str), b.astype(str)
-    return pd.Index(b).get_indexer(a)
-
-
 @dataclass(frozen=True)
 class BeyondEvaluated:
     """The beyond rows of one model and their per-user columns over the engine's users."""
@@ -364,21 +435,20 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
     (the same kernels and sums). A per-user metric's column over ``prep``'s
     users is NaN where the metric is undefined; as (value, 1) and (0, 0)
     it is a ratio of per-user sums, and its interval comes from
-    :func:`recmetrics._engine.ratio_intervals`. ``inputs`` (a previous
-    result's, for a baseline's rows of the same pred) saves checking and
-    coding the input and building the similarity again.
+    :func:`recmetrics._engine.ratio_intervals`. The rows are ``prep``'s,
+    already checked, coded, judged and ranked (``pred`` is not read again;
+    ``score`` and ``rank`` are accepted for symmetry with the engine).
+    ``inputs`` (a previous result's, for a baseline's rows of the same pred)
+    saves coding history and building the similarity again.
     """
     if inputs is not None:
-        data = inputs.rescored(pred, score=score, rank=rank)
+        data = inputs.reranked(prep)
     else:
-        data = BeyondInputs(pred, history=b.history,
-                            truth=_as_truth(pred, truth, user=user, item=item, label=label),
-                            catalog=b.catalog, item_features=b.item_features,
-                            metrics=list(b.metrics), head_share=b.head_share, unseen=b.unseen,
-                            user=user, item=item, score=score, label=label, rank=rank,
-                            checked=True)
-    where = _positions(data.user_ids, prep.users)
-    mapped = where >= 0
+        data = BeyondInputs.from_prepared(
+            prep, history=b.history, truth=_as_truth(pred, truth, user=user, item=item,
+                                                     label=label),
+            catalog=b.catalog, item_features=b.item_features, metrics=list(b.metrics),
+            head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label)
     per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
     records, columns, ratios = [], {}, {}
     for cut in o.ks:
@@ -386,9 +456,7 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
         data.check_top(top, b.unseen)
         values_per_user = _kernels.beyond_per_user(top, data.context, per_user)
         for name in per_user:
-            column = np.full(prep.n_users, np.nan)
-            column[where[mapped]] = values_per_user[name][mapped]
-            columns[f"{name}@{cut}"] = column
+            columns[f"{name}@{cut}"] = values_per_user[name]    # prep's users, in its order
         if not rows:
             continue
         sums = _sums(top, data.context, values_per_user)

@@ -111,7 +111,7 @@ class Prepared:
         self.unmatched = Unmatched()
         if truth is None:
             (users,), user_ids = codes(user, ("pred", pred), integral=integral_ids)
-            (items,), _ = codes(item, ("pred", pred), ordered=False)
+            (items,), item_ids = codes(item, ("pred", pred), ordered=False)
             keys = users.astype(np.int64) * (int(items.max(initial=0)) + 1) + items
             check_unique_keys("pred", keys, pred, user, item)
             grades = numeric_column("pred", pred, label, grades=True)
@@ -160,6 +160,9 @@ class Prepared:
                 if keep_row_users else None
             user_ids = user_ids[present]
         self.users = user_ids
+        # the item ids of ``items`` (codes, in the ranked order below): the beyond-accuracy
+        # metrics read the ranked rows from here instead of ranking them again
+        self.item_ids = item_ids
         # with keep_row_users: each row's user (an index into ``users``; -1 for truth's users
         # left out), in the rows' own order, for attributes read from the rows (slices)
         self.row_users = (users, truth_rows) if keep_row_users else None
@@ -174,9 +177,10 @@ class Prepared:
                                                positive=positive)
         del positive, tiebreak
         self.lists = users[order]
+        self.items = items[order]
         self.scores = scores[order]
         self.grades = grades[order]
-        del order, users, scores, grades
+        del order, users, items, scores, grades
         new_group = _kernels.starts(self.scores) if ties == "average" else None
         layout = _kernels.Layout(self.lists, self.grades, self.n_users, new_group)
         relevant_rows = self.grades > 0

@@ -1003,8 +1003,16 @@ def top_k(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, n_lists: int
     grades = np.zeros(scores.size) if grades is None else grades
     tiebreak = None if ties == "average" else grades if ties == "optimistic" else -grades
     order, _ = rank_rows(lists, scores, n_lists, tiebreak=tiebreak)
-    lists, items, scores, grades = lists[order], items[order], scores[order], grades[order]
-    del order
+    return top_k_ranked(lists[order], items[order], scores[order], grades[order], n_lists, k,
+                        ties=ties)
+
+
+def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grades: np.ndarray,
+                 n_lists: int, k: int, *, ties: str = "average") -> TopK:
+    """:func:`top_k` of rows already ranked as :func:`rank_rows` ranks them with the same
+    ``ties`` (by list, then by descending score, and under ``"optimistic"`` /
+    ``"pessimistic"`` by descending / ascending grade within equal scores): the
+    ranked rows of :class:`recmetrics._engine.Prepared`."""
     n = scores.size
     new_list = starts(lists)
     new_group = new_list | starts(scores)
@@ -1210,9 +1218,12 @@ class CooccurrenceSimilarity:
         incidence.data[:] = 1                        # distinct (user, item) pairs
         self.norm = np.sqrt(np.bincount(np.repeat(np.arange(n_items), np.diff(incidence.indptr)),
                                         minlength=n_items).astype(np.float64))
-        co = (incidence @ incidence.T).tocsr()       # exact int32 counts (at most n_users)
+        co = incidence @ incidence.T                 # exact int32 counts (at most n_users)
         del incidence
-        co.sort_indices()
+        # The product's column indices are unsorted. Its CSC form has them sorted (the
+        # conversion is a counting sort, linear, where sort_indices sorts each row) and, the
+        # matrix being symmetric, reads as the CSR form of the same matrix.
+        co = co.tocsc()
         self.n_items = n_items
         self.keys = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(co.indptr))
         self.keys *= n_items
