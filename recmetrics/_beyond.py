@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
+from .slices import by_popularity
 from ._ids import codes, locate
 from ._validation import (
     UNSEEN,
@@ -359,8 +360,10 @@ class BeyondOptions:
 
     @classmethod
     def checked(cls, metrics, *, known: tuple[str, ...], history, catalog, item_features,
-                head_share, unseen, baselines) -> BeyondOptions:
-        """Split ``metrics=`` into the engine's and the beyond ones; check the rest."""
+                head_share, unseen, baselines, by=None) -> BeyondOptions:
+        """Split ``metrics=`` into the engine's and the beyond ones; check the rest.
+
+        ``by`` naming ``"popularity"`` (:mod:`recmetrics.slices`) uses ``history``."""
         standard: tuple[str, ...] | None
         beyond: tuple[str, ...]
         if metrics is None:
@@ -377,7 +380,7 @@ class BeyondOptions:
         if not beyond and not baselines:
             given = [name for name, value in (("history", history), ("catalog", catalog),
                                               ("item_features", item_features))
-                     if value is not None]
+                     if value is not None and not (name == "history" and by_popularity(by))]
             if given:
                 warnings.warn(f"{', '.join(given)} given but no beyond-accuracy metric asked for, "
                               f"so {'they are' if len(given) > 1 else 'it is'} not used; add e.g. "
