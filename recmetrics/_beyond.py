@@ -15,7 +15,7 @@ rows.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import _engine, _kernels
 from .slices import by_popularity
-from ._ids import codes, locate
+from ._ids import codes, locate, user_hash
 from ._validation import (
     UNSEEN,
     RecmetricsWarning,
@@ -395,17 +395,28 @@ class BeyondOptions:
         """Only beyond metrics were asked for."""
         return self.standard == ()
 
-    def refuse_dask(self, engine: str = "Dask") -> None:
-        """The distributed engines do not compute these yet: refuse, never leave rows out."""
+    def refuse_dask(self, engine: str = "Dask", *, baselines_only: bool = False) -> None:
+        """What the distributed engines do not compute yet: refuse, never leave rows out.
+
+        Their ``evaluate`` computes the beyond-accuracy rows but not the baselines
+        (``baselines_only``); their ``evaluate_per_user`` neither's columns.
+        """
+        if baselines_only:
+            if self.baselines:
+                raise ValueError(f"baselines=True: the random and most-popular baselines are "
+                                 f"computed on pandas input only, not on {engine} yet; pass "
+                                 "pandas DataFrames (e.g. a sample of users), or leave it out")
+            return
         asked = list(self.metrics) + (["baselines=True"] if self.baselines else [])
         given = [name for name, value in (("history", self.history), ("catalog", self.catalog),
                                           ("item_features", self.item_features))
                  if value is not None]
         if asked or given:
             raise ValueError(f"{', '.join(asked + [g + '=' for g in given])}: the beyond-accuracy "
-                             f"metrics and baselines are computed on pandas input only, not on "
-                             f"{engine} yet; pass pandas DataFrames (e.g. a sample of users), or "
-                             "leave them out")
+                             f"per-user columns and baselines are computed on pandas input only, "
+                             f"not on {engine} yet; pass pandas DataFrames (e.g. a sample of "
+                             "users), or leave them out (evaluate gives the beyond-accuracy rows "
+                             f"on {engine})")
 
     def conventions(self) -> dict:
         """What ``attrs["conventions"]`` records for the beyond rows."""
@@ -541,3 +552,208 @@ def baseline_scores(pred, history, model: str, *, user: str, item: str, score: s
         popularity = np.bincount(h_items, minlength=len(item_ids)).astype(np.float64)
         values = popularity[items] if rank is None else -popularity[items]
     return pred.assign(**{column: values})
+
+
+# --------------------------------------------------------------------------- on Dask
+
+
+@dataclass
+class PartitionSums:
+    """What one partition of whole users gives for the beyond-accuracy rows: per cut-off, its
+    :class:`recmetrics._kernels.BeyondSums`, and with intervals the Poisson resample sums of
+    each per-user metric (``"novelty@10"`` -> (n_resamples, 2): weighted values, weighted
+    users where defined). Partitions of disjoint users add up (``+``)."""
+
+    sums: dict[int, _kernels.BeyondSums]
+    resamples: dict[str, np.ndarray]
+
+    def __add__(self, other: PartitionSums) -> PartitionSums:
+        return PartitionSums(
+            {k: self.sums[k] + other.sums[k] for k in self.sums},
+            {name: self.resamples[name] + other.resamples[name] for name in self.resamples})
+
+
+class SharedBeyond:
+    """What every partition of a distributed evaluation shares, built once from the whole
+    input: the items (of pred, truth, history, ``catalog=``, ``item_features=``), the
+    catalogue, popularity, long tail, similarity, and each history user's distinct items.
+
+    Partitions map their own item and user ids to these (:meth:`partition_sums`), so every
+    per-item array and every per-user value is the one of :func:`recmetrics.evaluate` in
+    memory.
+    """
+
+    def __init__(self, pred_items: pd.DataFrame, truth_items: pd.DataFrame | None, *,
+                 history, catalog, item_features, b: BeyondOptions, user: str, item: str):
+        if history is None:
+            raise ValueError(f"{', '.join(b.metrics)}: on Dask the beyond-accuracy metrics need "
+                             "history= (the training log, a pandas DataFrame): popularity and "
+                             "co-occurrence are counted from it once and shared by every "
+                             "partition")
+        data = object.__new__(BeyondInputs)
+        data.ranked = True
+        data.metrics = BeyondInputs._metrics(list(b.metrics), history, True, item_features)
+        uses_features = data._uses_features(item_features)
+        as_frame("history", history, {"user": user, "item": item})
+        (h_users,), history_users = codes(user, ("history", history))
+        data.user_ids, data.n_users = history_users, len(history_users)
+        data.n_lists = data.n_users          # the history index runs over history's users
+        item_frames = [("pred", pred_items)] + ([("truth", truth_items)]
+                                                 if truth_items is not None else [])
+        item_frames.append(("history", history))
+        if catalog is not None:
+            item_frames.append(("catalog", as_catalog(catalog, item)))
+        if uses_features:
+            as_frame("item_features", item_features, {"item": item})
+            item_frames.append(("item_features", item_features))
+        item_codes, data.item_ids = codes(item, *item_frames, ordered=False)
+        data.n_items = len(data.item_ids)
+        by_name = {name: c for (name, _), c in zip(item_frames, item_codes)}
+        data.items = by_name["pred"]
+        listed = ["pred", "history"] + (["truth"] if truth_items is not None else [])
+        data._build(listed=[by_name[n] for n in listed], sources=listed,
+                    catalog=by_name.get("catalog"), history=(h_users, by_name["history"]),
+                    truth_relevant=None, features=by_name.get("item_features"),
+                    item_features=item_features, item=item, head_share=b.head_share,
+                    unseen=b.unseen)
+        self.data = data
+        self.user, self.item = user, item
+
+    def _codes(self, ids: pd.Index, shared: pd.Index, column: str) -> np.ndarray:
+        """Position of each of ``ids`` among ``shared`` (-1 where absent), by the id policy."""
+        (mine, theirs), joint = codes(column, ("partition", pd.DataFrame({column: np.asarray(ids)})),
+                                      ("shared", pd.DataFrame({column: np.asarray(shared)})),
+                                      ordered=False)
+        position = np.full(len(joint), -1, dtype=np.int64)
+        position[theirs] = np.arange(theirs.size)
+        return position[mine]
+
+    def partition_sums(self, prep: _engine.Prepared, *, ks, ties: str, unseen: str,
+                       seed: int | None, n_resamples: int) -> PartitionSums:
+        """The beyond-accuracy sums of one partition's prepared users."""
+        data = self.data
+        items = self._codes(prep.item_ids, data.item_ids, self.item)[prep.items]
+        if items.size and items.min() < 0:
+            raise RuntimeError("an item of pred is missing from the shared items")
+        ctx = data.context
+        if ctx.history is not None:
+            # the partition's users' own history items, by their place in the shared index
+            start, count, history_items = ctx.history
+            where = self._codes(prep.users, data.user_ids, self.user)
+            found = where >= 0
+            own_start = np.where(found, start[np.maximum(where, 0)], 0)
+            own_count = np.where(found, count[np.maximum(where, 0)], 0)
+            ctx = replace(ctx, history=(own_start, own_count, history_items))
+        per_user = [m for m in data.metrics
+                    if m in _kernels.PER_USER_BEYOND and m != "personalization"]
+        sums, ratios = {}, {}
+        for cut in ks:
+            top = _kernels.top_k_ranked(prep.lists, items, prep.scores, prep.grades,
+                                        prep.n_users, cut, ties=ties)
+            data.check_top(top, unseen)
+            values = _kernels.beyond_per_user(top, ctx, per_user)
+            sums[cut] = _sums(top, ctx, values)
+            for name, v in values.items():
+                defined = ~np.isnan(v)
+                ratios[f"{name}@{cut}"] = (np.where(defined, v, 0.0), defined.astype(np.float64))
+        resamples = {} if seed is None else _engine.poisson_sums(user_hash(prep.users), ratios,
+                                                                 seed, n_resamples)
+        return PartitionSums(sums, resamples)
+
+    def empty(self, ks, seed: int | None, n_resamples: int) -> PartitionSums:
+        """The sums of a partition without users."""
+        n = self.data.n_items
+        zero = _kernels.BeyondSums(exposure=np.zeros(n), certain=np.zeros(n, dtype=np.int64),
+                                   log_miss=np.zeros(n), p_square=np.zeros(n))
+        per_user = [m for m in self.data.metrics
+                    if m in _kernels.PER_USER_BEYOND and m != "personalization"]
+        zero.totals = {m: 0.0 for m in per_user}
+        zero.counts = {m: 0 for m in per_user}
+        resamples = {} if seed is None else {f"{m}@{cut}": np.zeros((n_resamples, 2))
+                                              for m in per_user for cut in ks}
+        return PartitionSums({cut: replace(zero) for cut in ks}, resamples)
+
+    def rows(self, total: PartitionSums, o, b: BeyondOptions, *, ci: float | None
+             ) -> pd.DataFrame:
+        """The beyond-accuracy rows from the sums of every partition, as in memory."""
+        data = self.data
+        records, intervals = [], {}
+        quantiles = [(1 - ci) / 2, (1 + ci) / 2] if ci is not None else None
+        for cut in o.ks:
+            sums = total.sums[cut]
+            values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
+            for name in data.metrics:
+                n = sums.counts.get(name, sums.n_lists)
+                note = note_of(name, n, sums.n_lists)
+                if np.isnan(values[name]):
+                    warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
+                                  RecmetricsWarning, stacklevel=caller_stacklevel())
+                row = f"{name}@{cut}"
+                if quantiles is not None and row in total.resamples and n > 1:
+                    pair = total.resamples[row]
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        resampled = pair[:, 0] / pair[:, 1]
+                    resampled = resampled[np.isfinite(resampled)]
+                    if resampled.size:
+                        low, high = np.quantile(resampled, quantiles)
+                        intervals[row] = (float(low), float(high))
+                elif ci is not None and name in AGGREGATE_ONLY:
+                    note = f"{note}; {NO_INTERVAL}" if note else NO_INTERVAL
+                records.append({"metric": name, "k": cut, "value": float(values[name]),
+                                "n_users": n, "n_skipped": sums.n_lists - n,
+                                "n_without_predictions": 0,
+                                "conventions": data.conventions(name, o.ties, b.head_share,
+                                                                b.unseen),
+                                "note": note})
+        table = pd.DataFrame(records, columns=["metric", "k", "value", "n_users", "n_skipped",
+                                               "n_without_predictions", "conventions", "note"])
+        table["k"] = table["k"].astype("Int64")
+        if ci is not None:
+            nan = (float("nan"), float("nan"))
+            names = [f"{m}@{c}" for m, c in zip(table["metric"], table["k"])]
+            table["ci_low"] = [intervals.get(n, nan)[0] for n in names]
+            table["ci_high"] = [intervals.get(n, nan)[1] for n in names]
+        return table
+
+
+def distributed_setup(b: BeyondOptions, o, *, ci: float | None, seed, n_resamples: int,
+                      pred_items: pd.DataFrame, judged_items: pd.DataFrame, user: str,
+                      item: str, engine: str) -> tuple[SharedBeyond, Any]:
+    """The shared part of a distributed engine's beyond rows, and the function of one
+    partition's Prepared rows that gives its :class:`PartitionSums`. ``pred_items`` and
+    ``judged_items`` hold the distinct items of pred and of truth (pred's, if the labels are
+    in pred)."""
+    if ci is not None and "personalization" in b.metrics:
+        raise ValueError(f"personalization has no interval on {engine}: a user's value compares "
+                         "the user's list with every other user's, which no partition holds; "
+                         "leave it out of metrics, or evaluate without ci=")
+    shared = SharedBeyond(pred_items, judged_items, history=b.history, catalog=b.catalog,
+                          item_features=b.item_features, b=b, user=user, item=item)
+    poisson = None if ci is None else _engine.poisson_seed(seed)
+
+    def partition(prep: _engine.Prepared) -> PartitionSums:
+        return shared.partition_sums(prep, ks=o.ks, ties=o.ties, unseen=b.unseen, seed=poisson,
+                                     n_resamples=n_resamples)
+
+    return shared, partition
+
+
+def distributed_table(table: pd.DataFrame | None, s: _engine.Summary, shared: SharedBeyond,
+                      parts: list, o, b: BeyondOptions, *, ci: float | None, truth_given: bool,
+                      positives_only: bool, n_resamples: int) -> pd.DataFrame:
+    """The engine's table (None when only beyond metrics were asked for) with the beyond
+    rows of the partitions' :class:`PartitionSums` (None for a partition without users)."""
+    if table is None:  # finish's attrs without its (empty) rows
+        s.unmatched.warn()
+        table = pd.DataFrame()
+        table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
+                                 **(s.inputs if truth_given else {})}
+        table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
+    total = sum((p for p in parts if p is not None),
+                shared.empty(o.ks, None if ci is None else 0, n_resamples))
+    rows = shared.rows(total, o, b, ci=ci)
+    attrs = table.attrs
+    table = pd.concat([table, rows], ignore_index=True) if len(table) else rows
+    table.attrs = attrs
+    table.attrs["conventions"] = {**o.conventions(), **b.conventions()}
+    return table

@@ -117,18 +117,21 @@ class Partial:
     summary: Summary
     pieces: list
     table: pd.DataFrame | None = None
+    beyond: object = None    # what ``beyond(prep)`` returned (see evaluate_group), if asked
 
 
 def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: Options,
                    names: dict, integral: bool, bounds: np.ndarray | None, seed: int | None,
-                   n_resamples: int, users: str | None, path: str | None) -> Partial:
+                   n_resamples: int, users: str | None, path: str | None,
+                   beyond=None) -> Partial:
     """Evaluate one partition of whole users with the in-memory steps.
 
     ``users`` None gives the Summary (with Poisson sums when ``seed`` is
     given) and the AUC pieces for ``bounds``; "collect" gives the per-user
     table with each user's first-row key ``_first``; "write" writes that
     table to ``path/part.NNNNN.parquet``. With ``users`` the Summary only
-    counts the rows.
+    counts the rows. ``beyond``, a function of the Prepared rows, adds its result
+    (the beyond-accuracy sums, :mod:`recmetrics._beyond`) from the same rows.
     """
     user, label = names["user"], names["label"]
     has_truth = truth is not None and len(truth) and \
@@ -161,7 +164,8 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
     if seed is not None:
         hashes = user_hash(prep.users)
         s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
-    return Partial(s, [] if bounds is None else pieces(prep, bounds, hashes))
+    return Partial(s, [] if bounds is None else pieces(prep, bounds, hashes),
+                   beyond=None if beyond is None else beyond(prep))
 
 
 def first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,

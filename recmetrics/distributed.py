@@ -65,11 +65,11 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from . import _engine, _partitions
+from . import _beyond, _engine, _partitions
 from ._engine import check_options, check_rank, labelled_truth
 from ._ids import integral_ids
 from ._options import Options, conventions_of
-from ._validation import Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties
+from ._validation import Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, Unseen
 
 __all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster", "connect"]
 
@@ -223,7 +223,7 @@ def _piece_of(result: _partitions.Partial, b: int):
 
 
 def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartitions, users,
-         path=None):
+         path=None, beyond=None):
     pred, truth = _as_dask(pred), _as_dask(truth)
     user, rank = names["user"], names.get("rank")
     inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
@@ -250,18 +250,20 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
     run = dask.delayed(_partition)
     results = [run(p, t, number, o=o, names=names, integral=integral, bounds=bounds,
-                   seed=poisson_seed, n_resamples=n_resamples, users=users, path=path)
+                   seed=poisson_seed, n_resamples=n_resamples, users=users, path=path,
+                   beyond=beyond)
                for number, (p, t) in enumerate(zip(pred_parts, truth_parts))]
     summaries = [r.summary for r in results]
     tables = [r.table for r in results] if users is not None else []
+    extras = [r.beyond for r in results] if beyond is not None else []
     buckets = []
     if bounds is not None:
         buckets = _bucket_tasks(results, bounds.size + 1, poisson_seed, n_resamples)
-    summaries, tables, buckets = dask.compute(summaries, tables, buckets)
+    summaries, tables, buckets, extras = dask.compute(summaries, tables, buckets, extras)
     s = _partitions.total(summaries)
     if buckets:
         _partitions.add_pairs(s, buckets, poisson_seed)
-    return s, tables
+    return s, tables, extras
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
@@ -270,8 +272,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: str | None = None, npartitions: int | None = None
-             ) -> pd.DataFrame:
+             seed=0, bootstrap: str | None = None, npartitions: int | None = None,
+             history=None, catalog=None, item_features=None, head_share: float = 0.8,
+             unseen: Unseen = "add_one") -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Dask DataFrames: the same tidy pandas table.
 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
@@ -288,18 +291,50 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     Errors found inside a partition (a duplicate pair, a missing id, a
     non-numeric score) are raised with the in-memory message, whose counts
     and row numbers are then those of the partition.
+
+    The beyond-accuracy metrics (``metrics=[..., "novelty", ...]`` with
+    ``history=``, a pandas DataFrame) are exact distributed sums: every
+    partition adds its users' per-item exposure (coverage, entropy, Gini,
+    personalization) and per-user values (novelty, diversity, serendipity,
+    ARP, APLT), with the history's popularity, long tail, similarity and
+    each user's history items built once and shared by every partition.
+    Personalization has no interval here (a user's value depends on every
+    other user's list: refused with ``ci``); ``baselines`` are pandas-only.
     """
-    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    conventions = conventions_of(locals())
+    b = _beyond.BeyondOptions.checked(metrics, known=_engine.METRICS, history=history,
+                                      catalog=catalog, item_features=item_features,
+                                      head_share=head_share, unseen=unseen, baselines=False)
+    o = check_options(k=k, metrics=b.standard or None, **conventions)
+    if b.only:
+        o = o.replace(metrics=())
     ci, n_resamples, seed = _partitions.check_intervals(ci=ci, n_resamples=n_resamples,
                                                         seed=seed, bootstrap=bootstrap,
                                                         engine="Dask")
     check_rank(rank, o)
     truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
-    s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
-                npartitions=npartitions, users=None)
-    return _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
-                              positives_only=positives_only, rank=rank, score=score)
+    shared, beyond = None, None
+    if b.metrics:
+        pred, truth = _as_dask(pred), _as_dask(truth)
+        _partitions.check_inputs(pred.columns, None if truth is None else truth.columns, names)
+        judged = truth if truth is not None else pred
+        pred_items, judged_items = dask.compute(pred[item].drop_duplicates(),
+                                                judged[item].drop_duplicates())
+        shared, beyond = _beyond.distributed_setup(
+            b, o, ci=ci, seed=seed, n_resamples=n_resamples, pred_items=pred_items.to_frame(item),
+            judged_items=judged_items.to_frame(item), user=user, item=item, engine="Dask")
+    s, _, extras = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples,
+                        seed=seed, npartitions=npartitions, users=None, beyond=beyond)
+    if shared is None:
+        return _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
+                                  positives_only=positives_only, rank=rank, score=score)
+    table = _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
+                               positives_only=positives_only, rank=rank, score=score) \
+        if o.metrics else None
+    return _beyond.distributed_table(table, s, shared, extras, o, b, ci=ci,
+                                     truth_given=truth is not None, positives_only=positives_only,
+                                     n_resamples=n_resamples)
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
@@ -326,7 +361,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         path = os.fspath(per_user_path)
         os.makedirs(path, exist_ok=True)
     o_users = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
-    _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
+    _, tables, _ = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
                      npartitions=npartitions, users="collect" if path is None else "write",
                      path=path)
     return None if path is not None else _partitions.user_rows(tables)

@@ -255,19 +255,22 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
                                       item_features=item_features, head_share=head_share,
                                       unseen=unseen, baselines=baselines, by=by)
     if _is_spark(pred) or _is_spark(truth):
-        b.refuse_dask("Spark")
+        b.refuse_dask("Spark", baselines_only=True)
         from . import spark
         return spark.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                               score=score, label=label, rank=rank, ci=ci,
                               n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
-                              **conventions)
+                              history=history, catalog=catalog, item_features=item_features,
+                              head_share=head_share, unseen=unseen, **conventions)
     if _is_dask(pred) or _is_dask(truth):
-        b.refuse_dask()
+        b.refuse_dask(baselines_only=True)
         from . import distributed
         return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                                     score=score, label=label, rank=rank, ci=ci,
                                     n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
-                                    **conventions)
+                                    history=history, catalog=catalog,
+                                    item_features=item_features, head_share=head_share,
+                                    unseen=unseen, **conventions)
     o = _options_of(k, b, conventions)
     check_rank(rank, o)
     _check_baselines(b, o)

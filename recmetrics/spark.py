@@ -61,10 +61,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from . import _engine, _partitions
+from . import _beyond, _engine, _partitions
 from ._engine import check_options, check_rank, labelled_truth
 from ._options import Options, conventions_of
-from ._validation import Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties
+from ._validation import Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties, Unseen
 
 __all__ = ["evaluate", "evaluate_per_user", "local_session", "connect"]
 
@@ -73,6 +73,8 @@ SAMPLE_QUANTILES = 256
 #: What a group returns: a Summary (kind 0), an AUC bucket's piece (1) or a per-user table (2).
 _OUT = "kind int, bucket int, payload binary"
 _SUMMARY, _PIECE, _USERS = 0, 1, 2
+#: Bucket of the beyond-accuracy sums' rows (the Summaries' is -1; AUC's buckets from 0).
+_BEYOND_BUCKET = -2
 _INTEGRAL_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 
@@ -228,13 +230,16 @@ def _group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, **kwargs
     if kwargs["users"] is not None:
         return _rows(_USERS, [] if result.table is None else [(-1, result.table)])
     out = [_rows(_SUMMARY, [(-1, result.summary)])]
+    if result.beyond is not None:
+        out.append(_rows(_SUMMARY, [(_BEYOND_BUCKET, result.beyond)]))
     if result.pieces:
         out.append(_rows(_PIECE, list(enumerate(result.pieces))))
     return pd.concat(out, ignore_index=True)
 
 
 def _reduce(key, rows: pd.DataFrame, *, seed: int | None, n_resamples: int) -> pd.DataFrame:
-    """One bucket's exact pair counts, or (bucket -1) the sum of every group's Summary."""
+    """One bucket's exact pair counts, or (bucket -1, -2) the sum of every group's Summary or
+    beyond-accuracy sums."""
     bucket = int(key[0])
     values = [pickle.loads(p) for p in rows["payload"]]
     result = sum(values[1:], values[0]) if bucket < 0 else \
@@ -243,7 +248,7 @@ def _reduce(key, rows: pd.DataFrame, *, seed: int | None, n_resamples: int) -> p
 
 
 def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartitions, users,
-         path=None):
+         path=None, beyond=None):
     spark = next(f for f in (pred, truth) if isinstance(f, DataFrame)).sparkSession
     pred, truth = _as_spark(pred, spark), _as_spark(truth, spark)
     user, score, rank = names["user"], names["score"], names.get("rank")
@@ -278,7 +283,7 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
         bounds = _partitions.boundaries([samples], n_rows, n_parts)
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
     kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
-                  n_resamples=n_resamples, users=users, path=path)
+                  n_resamples=n_resamples, users=users, path=path, beyond=beyond)
     if truth is None:
         out = keyed[0].applyInPandas(lambda key, p: _group(p, None, int(key[0]), **kwargs), _OUT)
     else:
@@ -293,11 +298,12 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
             _OUT).collect()
     results = {r["bucket"]: pickle.loads(r["payload"]) for r in reduced}
     s = _partitions.total([results.pop(-1)])
+    extras = [results.pop(_BEYOND_BUCKET, None)]
     if bounds is not None:
         buckets = [results.get(b, _partitions.empty_bucket(poisson_seed, n_resamples))
                    for b in range(bounds.size + 1)]
         _partitions.add_pairs(s, buckets, poisson_seed)
-    return s, []
+    return s, extras
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
@@ -306,8 +312,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: str | None = None, npartitions: int | None = None
-             ) -> pd.DataFrame:
+             seed=0, bootstrap: str | None = None, npartitions: int | None = None,
+             history=None, catalog=None, item_features=None, head_share: float = 0.8,
+             unseen: Unseen = "add_one") -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Spark DataFrames: the same tidy pandas table.
 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
@@ -323,19 +330,50 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     Errors found inside a group (a duplicate pair, a missing id, a
     non-numeric score) are raised as ValueError with the in-memory message,
     whose counts and row numbers are then those of the group.
+
+    The beyond-accuracy metrics (with ``history=``, a pandas DataFrame) are
+    exact sums over the groups, as on Dask (:func:`recmetrics.distributed.evaluate`):
+    popularity, long tail, similarity and the users' history items are built
+    once on the driver and shipped with the task; personalization has no
+    interval (refused with ``ci``).
     """
-    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    conventions = conventions_of(locals())
+    b = _beyond.BeyondOptions.checked(metrics, known=_engine.METRICS, history=history,
+                                      catalog=catalog, item_features=item_features,
+                                      head_share=head_share, unseen=unseen, baselines=False)
+    o = check_options(k=k, metrics=b.standard or None, **conventions)
+    if b.only:
+        o = o.replace(metrics=())
     ci, n_resamples, seed = _partitions.check_intervals(ci=ci, n_resamples=n_resamples,
                                                         seed=seed, bootstrap=bootstrap,
                                                         engine="Spark")
     check_rank(rank, o)
     truth, positives_only = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    shared, beyond = None, None
     with _quiet():
-        s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
-                    npartitions=npartitions, users=None)
-    return _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
-                              positives_only=positives_only, rank=rank, score=score)
+        if b.metrics:
+            spark = next(f for f in (pred, truth) if isinstance(f, DataFrame)).sparkSession
+            pred, truth = _as_spark(pred, spark), _as_spark(truth, spark)
+            _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
+                                     names)
+            judged = truth if truth is not None else pred
+            shared, beyond = _beyond.distributed_setup(
+                b, o, ci=ci, seed=seed, n_resamples=n_resamples,
+                pred_items=pred.select(item).distinct().toPandas(),
+                judged_items=judged.select(item).distinct().toPandas(), user=user, item=item,
+                engine="Spark")
+        s, extras = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples,
+                         seed=seed, npartitions=npartitions, users=None, beyond=beyond)
+    if shared is None:
+        return _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
+                                  positives_only=positives_only, rank=rank, score=score)
+    table = _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
+                               positives_only=positives_only, rank=rank, score=score) \
+        if o.metrics else None
+    return _beyond.distributed_table(table, s, shared, extras, o, b, ci=ci,
+                                     truth_given=truth is not None, positives_only=positives_only,
+                                     n_resamples=n_resamples)
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
