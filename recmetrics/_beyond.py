@@ -722,11 +722,18 @@ def distributed_setup(b: BeyondOptions, o, *, ci: float | None, seed, n_resample
     """The shared part of a distributed engine's beyond rows, and the function of one
     partition's Prepared rows that gives its :class:`PartitionSums`. ``pred_items`` and
     ``judged_items`` hold the distinct items of pred and of truth (pred's, if the labels are
-    in pred)."""
+    in pred). A Dask or Spark ``history`` is collected here: popularity and similarity need
+    all of it, once."""
     if ci is not None and "personalization" in b.metrics:
         raise ValueError(f"personalization has no interval on {engine}: a user's value compares "
                          "the user's list with every other user's, which no partition holds; "
                          "leave it out of metrics, or evaluate without ci=")
+    history = b.history
+    if hasattr(history, "compute"):          # a Dask frame: the whole log is read once, here
+        history = history.compute()
+    elif hasattr(history, "toPandas"):       # a Spark one
+        history = history.toPandas()
+    b = replace(b, history=history)
     shared = SharedBeyond(pred_items, judged_items, history=b.history, catalog=b.catalog,
                           item_features=b.item_features, b=b, user=user, item=item)
     poisson = None if ci is None else _engine.poisson_seed(seed)

@@ -130,3 +130,14 @@ def test_refusals(options, message):
     call = {"history": history, **options}
     with pytest.raises(ValueError, match=message):
         quiet(rm.evaluate, split(pred, 2), **call)
+
+
+def test_a_dask_history_is_read_once_and_gives_the_numbers_of_a_pandas_one():
+    rng = np.random.default_rng(9)
+    pred = pd.DataFrame({"user": np.repeat(np.arange(30), 4), "item": np.tile(np.arange(4), 30),
+                         "score": np.round(rng.random(120), 1),
+                         "label": rng.integers(0, 2, 120)})
+    history = pd.DataFrame({"user": rng.integers(0, 40, 200), "item": rng.integers(0, 6, 200)})
+    options = dict(k=2, metrics=BEYOND)
+    mine = quiet(rm.evaluate, split(pred, 3), history=split(history, 2), **options)
+    assert_same(mine, quiet(rm.evaluate, pred, history=history, **options))
