@@ -718,12 +718,14 @@ class SharedBeyond:
 
 def distributed_setup(b: BeyondOptions, o, *, ci: float | None, seed, n_resamples: int,
                       pred_items: pd.DataFrame, judged_items: pd.DataFrame, user: str,
-                      item: str, engine: str) -> tuple[SharedBeyond, Any]:
-    """The shared part of a distributed engine's beyond rows, and the function of one
-    partition's Prepared rows that gives its :class:`PartitionSums`. ``pred_items`` and
-    ``judged_items`` hold the distinct items of pred and of truth (pred's, if the labels are
-    in pred). A Dask or Spark ``history`` is collected here: popularity and similarity need
-    all of it, once."""
+                      item: str, engine: str) -> tuple[SharedBeyond, dict]:
+    """The shared part of a distributed engine's beyond rows, and the options of
+    :meth:`SharedBeyond.partition_sums` (which gives one partition's
+    :class:`PartitionSums` from its Prepared rows). ``pred_items`` and ``judged_items`` hold
+    the distinct items of pred and of truth (pred's, if the labels are in pred). A Dask or
+    Spark ``history`` is collected here: popularity and similarity need all of it, once. The
+    engine ships the shared part to its workers once (a graph key, a broadcast variable),
+    not with every task."""
     if ci is not None and "personalization" in b.metrics:
         raise ValueError(f"personalization has no interval on {engine}: a user's value compares "
                          "the user's list with every other user's, which no partition holds; "
@@ -736,13 +738,14 @@ def distributed_setup(b: BeyondOptions, o, *, ci: float | None, seed, n_resample
     b = replace(b, history=history)
     shared = SharedBeyond(pred_items, judged_items, history=b.history, catalog=b.catalog,
                           item_features=b.item_features, b=b, user=user, item=item)
-    poisson = None if ci is None else _engine.poisson_seed(seed)
+    options = {"ks": o.ks, "ties": o.ties, "unseen": b.unseen, "n_resamples": n_resamples,
+               "seed": None if ci is None else _engine.poisson_seed(seed)}
+    return shared, options
 
-    def partition(prep: _engine.Prepared) -> PartitionSums:
-        return shared.partition_sums(prep, ks=o.ks, ties=o.ties, unseen=b.unseen, seed=poisson,
-                                     n_resamples=n_resamples)
 
-    return shared, partition
+def broadcast_partition_sums(shared, prep: _engine.Prepared, **options) -> PartitionSums:
+    """:meth:`SharedBeyond.partition_sums` of a shared part held by a Spark broadcast."""
+    return shared.value.partition_sums(prep, **options)
 
 
 def distributed_table(table: pd.DataFrame | None, s: _engine.Summary, shared: SharedBeyond,

@@ -57,6 +57,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 
@@ -321,9 +322,13 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         judged = truth if truth is not None else pred
         pred_items, judged_items = dask.compute(pred[item].drop_duplicates(),
                                                 judged[item].drop_duplicates())
-        shared, beyond = _beyond.distributed_setup(
+        shared, options = _beyond.distributed_setup(
             b, o, ci=ci, seed=seed, n_resamples=n_resamples, pred_items=pred_items.to_frame(item),
             judged_items=judged_items.to_frame(item), user=user, item=item, engine="Dask")
+        # the shared part as one graph key: sent to each worker once, not with every task
+        beyond = dask.delayed(functools.partial)(
+            _beyond.SharedBeyond.partition_sums,
+            dask.delayed(shared, pure=True, traverse=False), **options)
     s, _, extras = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples,
                         seed=seed, npartitions=npartitions, users=None, beyond=beyond)
     if shared is None:

@@ -49,6 +49,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pickle
 import re
@@ -358,11 +359,14 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
             _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
                                      names)
             judged = truth if truth is not None else pred
-            shared, beyond = _beyond.distributed_setup(
+            shared, options = _beyond.distributed_setup(
                 b, o, ci=ci, seed=seed, n_resamples=n_resamples,
                 pred_items=pred.select(item).distinct().toPandas(),
                 judged_items=judged.select(item).distinct().toPandas(), user=user, item=item,
                 engine="Spark")
+            # the shared part as a broadcast variable: sent to each executor once
+            beyond = functools.partial(_beyond.broadcast_partition_sums,
+                                       spark.sparkContext.broadcast(shared), **options)
         s, extras = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples,
                          seed=seed, npartitions=npartitions, users=None, beyond=beyond)
     if shared is None:

@@ -141,3 +141,21 @@ def test_a_dask_history_is_read_once_and_gives_the_numbers_of_a_pandas_one():
     options = dict(k=2, metrics=BEYOND)
     mine = quiet(rm.evaluate, split(pred, 3), history=split(history, 2), **options)
     assert_same(mine, quiet(rm.evaluate, pred, history=history, **options))
+
+
+def test_a_two_process_cluster_gives_the_in_memory_numbers():
+    """The shared part travels to worker processes (pickled once, as a graph key)."""
+    distributed = import_extra("distributed")
+    rng = np.random.default_rng(12)
+    rows = [(u, int(i)) for u in range(60) for i in rng.choice(25, size=5, replace=False)]
+    pred = pd.DataFrame(rows, columns=["user", "item"]).assign(
+        score=np.round(rng.random(len(rows)), 1), label=rng.integers(0, 2, len(rows)))
+    history = pd.DataFrame({"user": rng.integers(0, 80, 300), "item": rng.integers(0, 28, 300)})
+    options = dict(k=3, metrics=["ndcg"] + BEYOND, history=history)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0", silence_logs=50) as local, \
+            distributed.Client(local) as client, dask.config.set(scheduler=client), \
+            distributed.get_task_stream(client) as stream:
+        mine = quiet(rm.evaluate, split(pred, 3), **options)
+    assert len(stream.data) > 0        # the tasks ran on the cluster's worker processes
+    assert_same(mine, quiet(rm.evaluate, pred, **options))
