@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_beyond.py            # 2*10^6 scored rows
     .venv/bin/python benchmarks/bench_beyond.py --quick    # 10x fewer users
+    .venv/bin/python benchmarks/bench_beyond.py --profile  # cProfile of evaluate(default + 9)
 
 The frame is bench_frame.py's shape: 2*10^4 users x 100 scored items (of 2*10^4, drawn with a
 Zipf popularity), scores rounded to 3 decimals (so ties straddle position 10 now and then), about
@@ -46,11 +47,23 @@ def make(n_users: int, per_user: int = 100, n_items: int = 20_000, seed: int = 0
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--profile", action="store_true",
+                        help="print where evaluate(metrics=default + the 9) spends its time")
     args = parser.parse_args()
     pred, truth, history = make(2_000 if args.quick else 20_000)
     beyond = list(rm.BEYOND_METRICS)
     cheap = [m for m in beyond if m not in ("diversity", "serendipity")]
     default = list(DEFAULT_METRICS)
+    if args.profile:
+        import cProfile
+        import pstats
+
+        small = pred[pred.user < 100], truth[truth.user < 100]   # imports, off the profile
+        rm.evaluate(*small, k=10, metrics=default + beyond, history=history)
+        with cProfile.Profile() as profile:
+            rm.evaluate(pred, truth, k=10, metrics=default + beyond, history=history)
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+        return
     evaluate = best_time(rm.evaluate, pred, truth, k=10)
     calls = [
         ("rm.beyond_accuracy (all 9 metrics)",

@@ -15,14 +15,15 @@ rows.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from ._ids import codes, locate
+from .slices import by_popularity
+from ._ids import codes, locate, user_hash
 from ._validation import (
     UNSEEN,
     RecmetricsWarning,
@@ -52,17 +53,25 @@ def present(codes: np.ndarray, n: int) -> np.ndarray:
 
 
 class BeyondInputs:
-    """Validated, integer-coded input of :func:`beyond_accuracy` and its context."""
+    """Validated, integer-coded input of :func:`beyond_accuracy` and its context.
+
+    Built from the frames (:func:`recmetrics.beyond_accuracy`, which ranks the
+    rows itself) or, inside :func:`recmetrics.evaluate`, by
+    :meth:`from_prepared` from the rows the engine already checked, coded and
+    ranked (only history, catalogue and features are coded here).
+    """
+
+    #: with :meth:`from_prepared`: the Prepared's item ids, and their codes here
+    prepared_item_ids: pd.Index | None = None
+    item_map: np.ndarray | None = None
 
     def __init__(self, pred, *, history, truth, catalog, item_features, metrics, head_share,
-                 unseen, user, item, score, label, rank: str | None = None,
-                 checked: bool = False):
-        # checked: pred's and truth's (user, item) pairs are known to be unique (the engine's
-        # Prepared checked them), so the check is not repeated
+                 unseen, user, item, score, label, rank: str | None = None):
         as_frame("pred", pred, {"user": user, "item": item,
                                 **({"rank": rank} if rank is not None else {"score": score})})
         self.scores = -numeric_column("pred", pred, rank) if rank is not None \
             else numeric_column("pred", pred, score)
+        self.ranked = False
         frames = [("pred", pred)]
         if history is not None:
             as_frame("history", history, {"user": user, "item": item})
@@ -74,19 +83,18 @@ class BeyondInputs:
         item_frames = list(frames)
         if catalog is not None:
             item_frames.append(("catalog", as_catalog(catalog, item)))
-        uses_features = item_features is not None and bool(
-            {"diversity", "serendipity"} & set(self.metrics))
+        uses_features = self._uses_features(item_features)
         if uses_features:
             as_frame("item_features", item_features, {"item": item})
             item_frames.append(("item_features", item_features))
         user_codes, self.user_ids = codes(user, *frames)
         item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
         self.n_users, self.n_items = len(self.user_ids), len(self.item_ids)
+        self.n_lists = self.n_users
         by_name = {name: (u, i) for (name, _), u, i in zip(frames, user_codes, item_codes)}
         self.users, self.items = by_name["pred"]
         keys = self.users.astype(np.int64) * self.n_items + self.items
-        if not checked:
-            check_unique_keys("pred", keys, pred, user, item)
+        check_unique_keys("pred", keys, pred, user, item)
 
         # relevance grades of pred's rows, from truth
         self.grades = np.zeros(self.scores.size)
@@ -94,34 +102,100 @@ class BeyondInputs:
         if truth is not None:
             t_users, t_items = by_name["truth"]
             t_keys = t_users.astype(np.int64) * self.n_items + t_items
-            if not checked:
-                check_unique_keys("truth", t_keys, truth, user, item)
+            check_unique_keys("truth", t_keys, truth, user, item)
             t_grades = numeric_column("truth", truth, label, grades=True)
             where = locate(keys, t_keys, self.n_users * self.n_items)
             found = where >= 0
             self.grades[found] = t_grades[where[found]]
             truth_relevant = t_items[t_grades > 0]
+        self._build(listed=item_codes[:len(frames)], sources=[name for name, _ in frames],
+                    catalog=item_codes[len(frames)] if catalog is not None else None,
+                    history=by_name.get("history"), truth_relevant=truth_relevant,
+                    features=item_codes[-1] if uses_features else None,
+                    item_features=item_features, item=item, head_share=head_share,
+                    unseen=unseen)
 
-        # the catalogue
+    @classmethod
+    def from_prepared(cls, prep: _engine.Prepared, *, history, truth, catalog, item_features,
+                      metrics, head_share, unseen, user, item, label) -> BeyondInputs:
+        """The input of :func:`evaluate_rows`: ``prep``'s ranked rows, user and item codes.
+
+        ``truth`` is the relevance source (the truth frame, or pred's own
+        label column); ``prep`` judged pred's rows from it already, so its
+        item column is read only for the catalogue and, without history, for
+        popularity. History, the catalogue and the features are coded
+        jointly with ``prep``'s item ids, and history's users with its users.
+        """
+        self = object.__new__(cls)
+        self.ranked = True
+        self.metrics = cls._metrics(metrics, history, truth, item_features)
+        uses_features = self._uses_features(item_features)
+        self.users, self.scores, self.grades = prep.lists, prep.scores, prep.grades
+        self.user_ids, self.n_users = prep.users, prep.n_users
+        self.n_lists = prep.n_users
+        item_frames = [("pred", pd.DataFrame({item: np.asarray(prep.item_ids)})),
+                       ("truth", truth)]
+        h_users: np.ndarray | None = None
+        if history is not None:
+            as_frame("history", history, {"user": user, "item": item})
+            item_frames.append(("history", history))
+            (_, h_users), joint_users = codes(user, ("pred", pd.DataFrame({user: prep.users})),
+                                              ("history", history))
+            self.n_users = len(joint_users)    # history's own users count in co-occurrence
         if catalog is not None:
-            self.catalogue = np.zeros(self.n_items, dtype=bool)
-            self.catalogue[item_codes[len(frames)]] = True
+            item_frames.append(("catalog", as_catalog(catalog, item)))
+        if uses_features:
+            as_frame("item_features", item_features, {"item": item})
+            item_frames.append(("item_features", item_features))
+        item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
+        self.n_items = len(self.item_ids)
+        by_name = {name: c for (name, _), c in zip(item_frames, item_codes)}
+        # prep's item codes -> these codes (for a baseline's rows too, see reranked)
+        self.prepared_item_ids, self.item_map = prep.item_ids, by_name["pred"]
+        self.items = self.item_map[prep.items]
+        t_items = by_name["truth"]
+        truth_relevant = t_items[numeric_column("truth", truth, label, grades=True) > 0] \
+            if history is None else None
+        with_history = h_users is not None
+        self._build(listed=[self.items] + ([by_name["history"]] if with_history else []) + [t_items],
+                    sources=["pred"] + (["history"] if with_history else []) + ["truth"],
+                    catalog=by_name.get("catalog"),
+                    history=(h_users, by_name["history"]) if h_users is not None else None,
+                    truth_relevant=truth_relevant, features=by_name.get("item_features"),
+                    item_features=item_features, item=item, head_share=head_share,
+                    unseen=unseen)
+        return self
+
+    def _uses_features(self, item_features) -> bool:
+        return item_features is not None and bool({"diversity", "serendipity"} & set(self.metrics))
+
+    def _build(self, *, listed: list[np.ndarray], sources: list[str], catalog: np.ndarray | None,
+               history: tuple[np.ndarray, np.ndarray] | None, truth_relevant: np.ndarray | None,
+               features: np.ndarray | None, item_features, item: str, head_share: float,
+               unseen: str) -> None:
+        """The catalogue, popularity, similarity and the users' own history, from item codes:
+        ``listed`` those of the frames named ``sources`` (pred first), ``catalog``,
+        ``history`` (user and item codes), ``truth_relevant`` and ``features`` those of
+        ``catalog=``, history, truth's relevant rows and ``item_features=``."""
+        # the catalogue
+        self.catalogue = np.zeros(self.n_items, dtype=bool)
+        if catalog is not None:
+            self.catalogue[catalog] = True
             outside = np.flatnonzero(present(self.items, self.n_items) & ~self.catalogue)
             check_known_items("catalog", "that pred scores", outside, self.item_ids,
                               "add them to catalog, or drop their rows from pred")
             self.catalogue_source = "catalog"
         else:
-            self.catalogue = np.zeros(self.n_items, dtype=bool)
-            for codes_ in item_codes[:len(frames)]:
+            for codes_ in listed:
                 self.catalogue[codes_] = True
-            self.catalogue_source = " + ".join(name for name, _ in frames)
+            self.catalogue_source = " + ".join(sources)
 
         # popularity
         popularity = information = tail = None
         self.popularity_source = None
         if history is not None:
-            pop_items, self.popularity_source = by_name["history"][1], "history"
-        elif truth is not None and truth_relevant is not None:
+            pop_items, self.popularity_source = history[1], "history"
+        elif truth_relevant is not None:
             pop_items, self.popularity_source = truth_relevant, "truth's relevant rows"
         if self.popularity_source is not None and set(_POPULARITY) & set(self.metrics):
             popularity = np.bincount(pop_items, minlength=self.n_items).astype(np.float64)
@@ -137,39 +211,40 @@ class BeyondInputs:
         # similarity and the users' own history
         similarity: _kernels.FeatureSimilarity | _kernels.CooccurrenceSimilarity | None = None
         history_index = None
+        self.uses_features = features is not None
         if {"diversity", "serendipity"} & set(self.metrics):
-            if uses_features:
-                f_items = item_codes[len(item_frames) - 1]
+            if features is not None:
                 vectors = feature_matrix(item_features, item)
-                if np.unique(f_items).size < f_items.size:
-                    dup = pd.Index(f_items).duplicated()
+                if np.unique(features).size < features.size:
+                    dup = pd.Index(features).duplicated()
                     first = int(np.flatnonzero(dup)[0])
                     raise ValueError(f"item_features has {int(dup.sum())} duplicate item(s) (first: "
                                      f"{item}={item_features[item].iloc[first]!r} in row {first}); "
                                      "keep one row per item")
                 full = np.zeros((self.n_items, vectors.shape[1]))
-                full[f_items] = vectors
+                full[features] = vectors
                 self.has_features = np.zeros(self.n_items, dtype=bool)
-                self.has_features[f_items] = True
+                self.has_features[features] = True
                 similarity = _kernels.FeatureSimilarity(full)
                 self.similarity_source = "cosine of item_features"
             else:
-                h_users, h_items = by_name["history"]
+                h_users, h_items = _kernels._built(history, "history")
                 similarity = _kernels.CooccurrenceSimilarity(h_users, h_items, self.n_users,
                                                              self.n_items)
                 self.similarity_source = "cosine of the items' user sets in history"
             if "serendipity" in self.metrics:
-                h_users, h_items = by_name["history"]
+                h_users, h_items = _kernels._built(history, "history")
                 pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
                 pairs = pairs[_kernels.starts(pairs)]              # distinct (user, item) pairs
                 count = np.bincount(pairs // self.n_items, minlength=self.n_users)
-                history_index = (np.cumsum(count) - count, count, pairs % self.n_items)
-                if uses_features:
+                # by list (history's users without a list come after the listed ones)
+                history_index = ((np.cumsum(count) - count)[:self.n_lists],
+                                 count[:self.n_lists], pairs % self.n_items)
+                if features is not None:
                     lacking = np.flatnonzero(present(h_items, self.n_items) & ~self.has_features)
                     check_known_items("item_features", "of history", lacking,
                                       self.item_ids, "add their features (serendipity compares "
                                       "each recommended item with the user's history items)")
-        self.uses_features = uses_features
         self.context = _kernels.BeyondContext(
             n_items=self.n_items, catalogue=self.catalogue, popularity=popularity,
             information=information, tail=tail, similarity=similarity, history=history_index)
@@ -196,17 +271,23 @@ class BeyondInputs:
                                  f"{name!r} out of metrics")
         return names
 
-    def rescored(self, pred, *, score: str, rank: str | None) -> BeyondInputs:
-        """The same input with the scores of ``pred``, a frame of the same rows in the same
-        order (a baseline's): popularity, similarity and the catalogue are kept."""
+    def reranked(self, prep: _engine.Prepared) -> BeyondInputs:
+        """The same input with the ranked rows of ``prep``, the same rows as this input's
+        scored otherwise (a baseline's): popularity, similarity and the catalogue are kept."""
+        if self.item_map is None or not (prep.item_ids.equals(self.prepared_item_ids)
+                                         and prep.users.equals(self.user_ids)):
+            raise RuntimeError("a baseline's rows must be the model's own (user, item) rows")
         copy = object.__new__(BeyondInputs)
         copy.__dict__.update(self.__dict__)
-        copy.scores = -numeric_column("pred", pred, rank) if rank is not None \
-            else numeric_column("pred", pred, score)
+        copy.users, copy.scores, copy.grades = prep.lists, prep.scores, prep.grades
+        copy.items = self.item_map[prep.items]
         return copy
 
     def top_k(self, k: int, ties: str) -> _kernels.TopK:
-        return _kernels.top_k(self.users, self.items, self.scores, self.n_users, k,
+        if self.ranked:
+            return _kernels.top_k_ranked(self.users, self.items, self.scores, self.grades,
+                                         self.n_lists, k, ties=ties)
+        return _kernels.top_k(self.users, self.items, self.scores, self.n_lists, k,
                               grades=self.grades, ties=ties)
 
     def check_top(self, top: _kernels.TopK, unseen: str) -> None:
@@ -279,8 +360,10 @@ class BeyondOptions:
 
     @classmethod
     def checked(cls, metrics, *, known: tuple[str, ...], history, catalog, item_features,
-                head_share, unseen, baselines) -> BeyondOptions:
-        """Split ``metrics=`` into the engine's and the beyond ones; check the rest."""
+                head_share, unseen, baselines, by=None) -> BeyondOptions:
+        """Split ``metrics=`` into the engine's and the beyond ones; check the rest.
+
+        ``by`` naming ``"popularity"`` (:mod:`recmetrics.slices`) uses ``history``."""
         standard: tuple[str, ...] | None
         beyond: tuple[str, ...]
         if metrics is None:
@@ -297,7 +380,7 @@ class BeyondOptions:
         if not beyond and not baselines:
             given = [name for name, value in (("history", history), ("catalog", catalog),
                                               ("item_features", item_features))
-                     if value is not None]
+                     if value is not None and not (name == "history" and by_popularity(by))]
             if given:
                 warnings.warn(f"{', '.join(given)} given but no beyond-accuracy metric asked for, "
                               f"so {'they are' if len(given) > 1 else 'it is'} not used; add e.g. "
@@ -312,17 +395,28 @@ class BeyondOptions:
         """Only beyond metrics were asked for."""
         return self.standard == ()
 
-    def refuse_dask(self, engine: str = "Dask") -> None:
-        """The distributed engines do not compute these yet: refuse, never leave rows out."""
+    def refuse_dask(self, engine: str = "Dask", *, baselines_only: bool = False) -> None:
+        """What the distributed engines do not compute yet: refuse, never leave rows out.
+
+        Their ``evaluate`` computes the beyond-accuracy rows but not the baselines
+        (``baselines_only``); their ``evaluate_per_user`` neither's columns.
+        """
+        if baselines_only:
+            if self.baselines:
+                raise ValueError(f"baselines=True: the random and most-popular baselines are "
+                                 f"computed on pandas input only, not on {engine} yet; pass "
+                                 "pandas DataFrames (e.g. a sample of users), or leave it out")
+            return
         asked = list(self.metrics) + (["baselines=True"] if self.baselines else [])
         given = [name for name, value in (("history", self.history), ("catalog", self.catalog),
                                           ("item_features", self.item_features))
                  if value is not None]
         if asked or given:
             raise ValueError(f"{', '.join(asked + [g + '=' for g in given])}: the beyond-accuracy "
-                             f"metrics and baselines are computed on pandas input only, not on "
-                             f"{engine} yet; pass pandas DataFrames (e.g. a sample of users), or "
-                             "leave them out")
+                             f"per-user columns and baselines are computed on pandas input only, "
+                             f"not on {engine} yet; pass pandas DataFrames (e.g. a sample of "
+                             "users), or leave them out (evaluate gives the beyond-accuracy rows "
+                             f"on {engine})")
 
     def conventions(self) -> dict:
         """What ``attrs["conventions"]`` records for the beyond rows."""
@@ -334,15 +428,6 @@ def _as_truth(pred, truth, *, user, item, label):
     if truth is not None:
         return truth
     return pred[[user, item, label]]
-
-
-def _positions(ids: pd.Index, wanted) -> np.ndarray:
-    """Position of each canonical id of ``ids`` among ``wanted`` (-1 where absent). Both hold
-    canonical ids (int64 or text); when one side is text, both are compared as text."""
-    a, b = np.asarray(ids), np.asarray(wanted)
-    if (a.dtype.kind in "iu") != (b.dtype.kind in "iu"):
-        a, b = a.astype(str), b.astype(str)
-    return pd.Index(b).get_indexer(a)
 
 
 @dataclass(frozen=True)
@@ -364,21 +449,20 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
     (the same kernels and sums). A per-user metric's column over ``prep``'s
     users is NaN where the metric is undefined; as (value, 1) and (0, 0)
     it is a ratio of per-user sums, and its interval comes from
-    :func:`recmetrics._engine.ratio_intervals`. ``inputs`` (a previous
-    result's, for a baseline's rows of the same pred) saves checking and
-    coding the input and building the similarity again.
+    :func:`recmetrics._engine.ratio_intervals`. The rows are ``prep``'s,
+    already checked, coded, judged and ranked (``pred`` is not read again;
+    ``score`` and ``rank`` are accepted for symmetry with the engine).
+    ``inputs`` (a previous result's, for a baseline's rows of the same pred)
+    saves coding history and building the similarity again.
     """
     if inputs is not None:
-        data = inputs.rescored(pred, score=score, rank=rank)
+        data = inputs.reranked(prep)
     else:
-        data = BeyondInputs(pred, history=b.history,
-                            truth=_as_truth(pred, truth, user=user, item=item, label=label),
-                            catalog=b.catalog, item_features=b.item_features,
-                            metrics=list(b.metrics), head_share=b.head_share, unseen=b.unseen,
-                            user=user, item=item, score=score, label=label, rank=rank,
-                            checked=True)
-    where = _positions(data.user_ids, prep.users)
-    mapped = where >= 0
+        data = BeyondInputs.from_prepared(
+            prep, history=b.history, truth=_as_truth(pred, truth, user=user, item=item,
+                                                     label=label),
+            catalog=b.catalog, item_features=b.item_features, metrics=list(b.metrics),
+            head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label)
     per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
     records, columns, ratios = [], {}, {}
     for cut in o.ks:
@@ -386,9 +470,7 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
         data.check_top(top, b.unseen)
         values_per_user = _kernels.beyond_per_user(top, data.context, per_user)
         for name in per_user:
-            column = np.full(prep.n_users, np.nan)
-            column[where[mapped]] = values_per_user[name][mapped]
-            columns[f"{name}@{cut}"] = column
+            columns[f"{name}@{cut}"] = values_per_user[name]    # prep's users, in its order
         if not rows:
             continue
         sums = _sums(top, data.context, values_per_user)
@@ -470,3 +552,218 @@ def baseline_scores(pred, history, model: str, *, user: str, item: str, score: s
         popularity = np.bincount(h_items, minlength=len(item_ids)).astype(np.float64)
         values = popularity[items] if rank is None else -popularity[items]
     return pred.assign(**{column: values})
+
+
+# --------------------------------------------------------------------------- on Dask
+
+
+@dataclass
+class PartitionSums:
+    """What one partition of whole users gives for the beyond-accuracy rows: per cut-off, its
+    :class:`recmetrics._kernels.BeyondSums`, and with intervals the Poisson resample sums of
+    each per-user metric (``"novelty@10"`` -> (n_resamples, 2): weighted values, weighted
+    users where defined). Partitions of disjoint users add up (``+``)."""
+
+    sums: dict[int, _kernels.BeyondSums]
+    resamples: dict[str, np.ndarray]
+
+    def __add__(self, other: PartitionSums) -> PartitionSums:
+        return PartitionSums(
+            {k: self.sums[k] + other.sums[k] for k in self.sums},
+            {name: self.resamples[name] + other.resamples[name] for name in self.resamples})
+
+
+class SharedBeyond:
+    """What every partition of a distributed evaluation shares, built once from the whole
+    input: the items (of pred, truth, history, ``catalog=``, ``item_features=``), the
+    catalogue, popularity, long tail, similarity, and each history user's distinct items.
+
+    Partitions map their own item and user ids to these (:meth:`partition_sums`), so every
+    per-item array and every per-user value is the one of :func:`recmetrics.evaluate` in
+    memory.
+    """
+
+    def __init__(self, pred_items: pd.DataFrame, truth_items: pd.DataFrame | None, *,
+                 history, catalog, item_features, b: BeyondOptions, user: str, item: str):
+        if history is None:
+            raise ValueError(f"{', '.join(b.metrics)}: on Dask the beyond-accuracy metrics need "
+                             "history= (the training log, a pandas DataFrame): popularity and "
+                             "co-occurrence are counted from it once and shared by every "
+                             "partition")
+        data = object.__new__(BeyondInputs)
+        data.ranked = True
+        data.metrics = BeyondInputs._metrics(list(b.metrics), history, True, item_features)
+        uses_features = data._uses_features(item_features)
+        as_frame("history", history, {"user": user, "item": item})
+        (h_users,), history_users = codes(user, ("history", history))
+        data.user_ids, data.n_users = history_users, len(history_users)
+        data.n_lists = data.n_users          # the history index runs over history's users
+        item_frames = [("pred", pred_items)] + ([("truth", truth_items)]
+                                                 if truth_items is not None else [])
+        item_frames.append(("history", history))
+        if catalog is not None:
+            item_frames.append(("catalog", as_catalog(catalog, item)))
+        if uses_features:
+            as_frame("item_features", item_features, {"item": item})
+            item_frames.append(("item_features", item_features))
+        item_codes, data.item_ids = codes(item, *item_frames, ordered=False)
+        data.n_items = len(data.item_ids)
+        by_name = {name: c for (name, _), c in zip(item_frames, item_codes)}
+        data.items = by_name["pred"]
+        listed = ["pred", "history"] + (["truth"] if truth_items is not None else [])
+        data._build(listed=[by_name[n] for n in listed], sources=listed,
+                    catalog=by_name.get("catalog"), history=(h_users, by_name["history"]),
+                    truth_relevant=None, features=by_name.get("item_features"),
+                    item_features=item_features, item=item, head_share=b.head_share,
+                    unseen=b.unseen)
+        self.data = data
+        self.user, self.item = user, item
+
+    def _codes(self, ids: pd.Index, shared: pd.Index, column: str) -> np.ndarray:
+        """Position of each of ``ids`` among ``shared`` (-1 where absent), by the id policy."""
+        (mine, theirs), joint = codes(column, ("partition", pd.DataFrame({column: np.asarray(ids)})),
+                                      ("shared", pd.DataFrame({column: np.asarray(shared)})),
+                                      ordered=False)
+        position = np.full(len(joint), -1, dtype=np.int64)
+        position[theirs] = np.arange(theirs.size)
+        return position[mine]
+
+    def partition_sums(self, prep: _engine.Prepared, *, ks, ties: str, unseen: str,
+                       seed: int | None, n_resamples: int) -> PartitionSums:
+        """The beyond-accuracy sums of one partition's prepared users."""
+        data = self.data
+        items = self._codes(prep.item_ids, data.item_ids, self.item)[prep.items]
+        if items.size and items.min() < 0:
+            raise RuntimeError("an item of pred is missing from the shared items")
+        ctx = data.context
+        if ctx.history is not None:
+            # the partition's users' own history items, by their place in the shared index
+            start, count, history_items = ctx.history
+            where = self._codes(prep.users, data.user_ids, self.user)
+            found = where >= 0
+            own_start = np.where(found, start[np.maximum(where, 0)], 0)
+            own_count = np.where(found, count[np.maximum(where, 0)], 0)
+            ctx = replace(ctx, history=(own_start, own_count, history_items))
+        per_user = [m for m in data.metrics
+                    if m in _kernels.PER_USER_BEYOND and m != "personalization"]
+        sums, ratios = {}, {}
+        for cut in ks:
+            top = _kernels.top_k_ranked(prep.lists, items, prep.scores, prep.grades,
+                                        prep.n_users, cut, ties=ties)
+            data.check_top(top, unseen)
+            values = _kernels.beyond_per_user(top, ctx, per_user)
+            sums[cut] = _sums(top, ctx, values)
+            for name, v in values.items():
+                defined = ~np.isnan(v)
+                ratios[f"{name}@{cut}"] = (np.where(defined, v, 0.0), defined.astype(np.float64))
+        resamples = {} if seed is None else _engine.poisson_sums(user_hash(prep.users), ratios,
+                                                                 seed, n_resamples)
+        return PartitionSums(sums, resamples)
+
+    def empty(self, ks, seed: int | None, n_resamples: int) -> PartitionSums:
+        """The sums of a partition without users."""
+        n = self.data.n_items
+        zero = _kernels.BeyondSums(exposure=np.zeros(n), certain=np.zeros(n, dtype=np.int64),
+                                   log_miss=np.zeros(n), p_square=np.zeros(n))
+        per_user = [m for m in self.data.metrics
+                    if m in _kernels.PER_USER_BEYOND and m != "personalization"]
+        zero.totals = {m: 0.0 for m in per_user}
+        zero.counts = {m: 0 for m in per_user}
+        resamples = {} if seed is None else {f"{m}@{cut}": np.zeros((n_resamples, 2))
+                                              for m in per_user for cut in ks}
+        return PartitionSums({cut: replace(zero) for cut in ks}, resamples)
+
+    def rows(self, total: PartitionSums, o, b: BeyondOptions, *, ci: float | None
+             ) -> pd.DataFrame:
+        """The beyond-accuracy rows from the sums of every partition, as in memory."""
+        data = self.data
+        records, intervals = [], {}
+        quantiles = [(1 - ci) / 2, (1 + ci) / 2] if ci is not None else None
+        for cut in o.ks:
+            sums = total.sums[cut]
+            values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
+            for name in data.metrics:
+                n = sums.counts.get(name, sums.n_lists)
+                note = note_of(name, n, sums.n_lists)
+                if np.isnan(values[name]):
+                    warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
+                                  RecmetricsWarning, stacklevel=caller_stacklevel())
+                row = f"{name}@{cut}"
+                if quantiles is not None and row in total.resamples and n > 1:
+                    pair = total.resamples[row]
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        resampled = pair[:, 0] / pair[:, 1]
+                    resampled = resampled[np.isfinite(resampled)]
+                    if resampled.size:
+                        low, high = np.quantile(resampled, quantiles)
+                        intervals[row] = (float(low), float(high))
+                elif ci is not None and name in AGGREGATE_ONLY:
+                    note = f"{note}; {NO_INTERVAL}" if note else NO_INTERVAL
+                records.append({"metric": name, "k": cut, "value": float(values[name]),
+                                "n_users": n, "n_skipped": sums.n_lists - n,
+                                "n_without_predictions": 0,
+                                "conventions": data.conventions(name, o.ties, b.head_share,
+                                                                b.unseen),
+                                "note": note})
+        table = pd.DataFrame(records, columns=["metric", "k", "value", "n_users", "n_skipped",
+                                               "n_without_predictions", "conventions", "note"])
+        table["k"] = table["k"].astype("Int64")
+        if ci is not None:
+            nan = (float("nan"), float("nan"))
+            names = [f"{m}@{c}" for m, c in zip(table["metric"], table["k"])]
+            table["ci_low"] = [intervals.get(n, nan)[0] for n in names]
+            table["ci_high"] = [intervals.get(n, nan)[1] for n in names]
+        return table
+
+
+def distributed_setup(b: BeyondOptions, o, *, ci: float | None, seed, n_resamples: int,
+                      pred_items: pd.DataFrame, judged_items: pd.DataFrame, user: str,
+                      item: str, engine: str) -> tuple[SharedBeyond, dict]:
+    """The shared part of a distributed engine's beyond rows, and the options of
+    :meth:`SharedBeyond.partition_sums` (which gives one partition's
+    :class:`PartitionSums` from its Prepared rows). ``pred_items`` and ``judged_items`` hold
+    the distinct items of pred and of truth (pred's, if the labels are in pred). A Dask or
+    Spark ``history`` is collected here: popularity and similarity need all of it, once. The
+    engine ships the shared part to its workers once (a graph key, a broadcast variable),
+    not with every task."""
+    if ci is not None and "personalization" in b.metrics:
+        raise ValueError(f"personalization has no interval on {engine}: a user's value compares "
+                         "the user's list with every other user's, which no partition holds; "
+                         "leave it out of metrics, or evaluate without ci=")
+    history = b.history
+    if hasattr(history, "compute"):          # a Dask frame: the whole log is read once, here
+        history = history.compute()
+    elif hasattr(history, "toPandas"):       # a Spark one
+        history = history.toPandas()
+    b = replace(b, history=history)
+    shared = SharedBeyond(pred_items, judged_items, history=b.history, catalog=b.catalog,
+                          item_features=b.item_features, b=b, user=user, item=item)
+    options = {"ks": o.ks, "ties": o.ties, "unseen": b.unseen, "n_resamples": n_resamples,
+               "seed": None if ci is None else _engine.poisson_seed(seed)}
+    return shared, options
+
+
+def broadcast_partition_sums(shared, prep: _engine.Prepared, **options) -> PartitionSums:
+    """:meth:`SharedBeyond.partition_sums` of a shared part held by a Spark broadcast."""
+    return shared.value.partition_sums(prep, **options)
+
+
+def distributed_table(table: pd.DataFrame | None, s: _engine.Summary, shared: SharedBeyond,
+                      parts: list, o, b: BeyondOptions, *, ci: float | None, truth_given: bool,
+                      positives_only: bool, n_resamples: int) -> pd.DataFrame:
+    """The engine's table (None when only beyond metrics were asked for) with the beyond
+    rows of the partitions' :class:`PartitionSums` (None for a partition without users)."""
+    if table is None:  # finish's attrs without its (empty) rows
+        s.unmatched.warn()
+        table = pd.DataFrame()
+        table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
+                                 **(s.inputs if truth_given else {})}
+        table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
+    total = sum((p for p in parts if p is not None),
+                shared.empty(o.ks, None if ci is None else 0, n_resamples))
+    rows = shared.rows(total, o, b, ci=ci)
+    attrs = table.attrs
+    table = pd.concat([table, rows], ignore_index=True) if len(table) else rows
+    table.attrs = attrs
+    table.attrs["conventions"] = {**o.conventions(), **b.conventions()}
+    return table

@@ -186,6 +186,9 @@ class Prepared:
                 if keep_row_users else None
             user_ids = user_ids[present]
         self.users = user_ids
+        # the item ids of ``items`` (codes, in the ranked order below): the beyond-accuracy
+        # metrics read the ranked rows from here instead of ranking them again
+        self.item_ids = item_ids
         # with keep_row_users: each row's user (an index into ``users``; -1 for truth's users
         # left out), in the rows' own order, for attributes read from the rows (slices)
         self.row_users = (users, truth_rows) if keep_row_users else None
@@ -202,6 +205,7 @@ class Prepared:
                                                positive=positive)
         del positive, tiebreak
         self.lists = users[order]
+        self.items = items[order]
         self.scores = scores[order]
         self.grades = grades[order]
         self.judged = judged[order]

@@ -80,6 +80,10 @@ What the partitions share is computed once from the whole input: item
 popularity, the long-tail set and the similarity (``_kernels.BeyondContext``);
 serendipity also needs each partition's users' own history rows, and a
 user's own personalization value needs the exposure summed over everyone.
+:func:`recmetrics.evaluate` on Dask or Spark DataFrames adds them this way
+(``_beyond.SharedBeyond``): every value equals the in-memory one, intervals
+included, except that personalization has no interval there (a user's value
+needs every other user's list).
 
 Cost
 ----

@@ -57,35 +57,25 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
-from pathlib import Path
 
 import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels
-from ._engine import (BOOTSTRAPS, Prepared, Summary, check_options, check_rank, labelled_truth,
-                      rank_hint)
-from ._ids import integral_ids, keyed_users, user_hash
+from . import _beyond, _engine, _partitions
+from ._engine import check_options, check_rank, labelled_truth
+from ._ids import integral_ids
 from ._options import Options, conventions_of
-from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, EvalTies, check_columns,
-                          check_n_resamples, check_option, check_probability, check_seed)
+from ._validation import Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant, Unseen
 
 __all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster", "connect"]
 
 #: Score quantiles taken from each input partition to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 64
-#: Rows of pred per partition after the shuffle by user (a worker evaluates one partition at
-#: a time, at about 150 bytes a row); ``npartitions=`` overrides it.
-PARTITION_ROWS = 250_000
-#: Scored rows per bucket of global AUC (a bucket's rows meet in one task): at most as many
-#: buckets as partitions, and one bucket per this many rows.
-BUCKET_ROWS = 2_000_000
-#: Key of a truth-only user's first row, after every pred row (users keep the in-memory order).
-_TRUTH_ORDER = 1 << 62
 
 
 def read_parquet(path, *, columns=None) -> dd.DataFrame:
@@ -180,9 +170,8 @@ def _integral_users(columns) -> bool:
 def _keyed(part: pd.DataFrame, *, name: str, user: str, keep: list[str], integral: bool,
            order: bool, partition_info=None) -> pd.DataFrame:
     """Rows with canonical user ids, the shuffle key ``_h`` and, if asked, an order key."""
-    canonical, hashes = keyed_users(part[user], name=name, column=user, integral=integral)
-    out = part[keep].copy()
-    out[user] = canonical
+    out, hashes = _partitions.keyed_rows(part, name=name, user=user, keep=keep,
+                                         integral=integral)
     out["_h"] = hashes
     if order:
         number = partition_info["number"] if partition_info else 0
@@ -200,127 +189,10 @@ def _quantiles(scores: pd.Series) -> tuple[np.ndarray, int]:
     return np.quantile(values, np.linspace(0, 1, SAMPLE_QUANTILES + 1)), n
 
 
-def _boundaries(samples: list[np.ndarray], n_buckets: int) -> np.ndarray:
-    """Inner bucket boundaries: a bucket holds the scores s with b[i - 1] <= s < b[i]."""
-    values = np.concatenate([s for s in samples if s.size] or [np.zeros(0)])
-    if values.size == 0 or n_buckets < 2:
-        return np.zeros(0)
-    return np.unique(np.quantile(values, np.linspace(0, 1, n_buckets + 1))[1:-1])
-
-
-def _compact(scores: np.ndarray) -> np.ndarray:
-    """The scores as float32 when that loses nothing (CTR models write float32), else float64."""
-    narrow = scores.astype(np.float32)
-    return narrow if np.array_equal(narrow, scores) else scores
-
-
-def _pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> list:
-    """Scored rows per score bucket, as small as exactness allows.
-
-    Each piece is (scores, positive, extra): the distinct (score, positive)
-    pairs with their counts (``extra`` None when every count is 1), or, when
-    the Poisson bootstrap needs them, the rows with their users' hashes.
-    Scores are kept as float32 when that is exact. These pieces wait in
-    worker memory until every partition is done.
-    """
-    scores, positive = prep.scores, prep.grades > 0
-    order = np.lexsort((positive, scores))
-    scores, positive = scores[order], positive[order]
-    if hashes is None:
-        first = np.flatnonzero(_kernels.starts(scores) | _kernels.starts(positive))
-        count = np.diff(np.append(first, scores.size))
-        scores, positive = scores[first], positive[first]
-        extra = None if count.size == 0 or count.max() == 1 else \
-            count.astype(np.int32 if count.max() < 2**31 else np.int64)
-    else:
-        extra = hashes[prep.lists[order]]
-    cut = np.searchsorted(scores, bounds, side="left")
-    edges = np.r_[0, cut, scores.size]
-    scores = _compact(scores)
-    return [(scores[a:b], positive[a:b], None if extra is None else extra[a:b])
-            for a, b in zip(edges[:-1], edges[1:])]
-
-
-def _bucket_counts(pieces: list, seed: int | None, n_resamples: int):
-    """Exact wins, wins-or-ties, positives and negatives of one bucket (Python ints), and the
-    Poisson resample sums when ``seed`` is given."""
-    pieces = [p for p in pieces if p[0].size]
-    if not pieces:
-        return (0, 0, 0, 0), (None if seed is None else np.zeros((n_resamples, 4)))
-    scores = np.concatenate([p[0].astype(np.float64) for p in pieces])
-    positive = np.concatenate([p[1] for p in pieces])
-    if seed is None:
-        count = np.concatenate([np.ones(p[0].size, dtype=np.int64) if p[2] is None
-                                else p[2].astype(np.int64) for p in pieces])
-    else:
-        count = np.ones(scores.size, dtype=np.int64)
-    order = np.argsort(scores, kind="stable")
-    scores, positive, count = scores[order], positive[order], count[order]
-    first = np.flatnonzero(_kernels.starts(scores))
-    pos = np.add.reduceat(np.where(positive, count, 0), first)
-    neg = np.add.reduceat(np.where(positive, 0, count), first)
-    below = np.cumsum(neg) - neg
-    wins = int(np.dot(pos, below))
-    ties = int(np.dot(pos, neg))
-    exact = (wins, wins + ties, int(pos.sum()), int(neg.sum()))
-    if seed is None:
-        return exact, None
-    hashes = np.concatenate([p[2] for p in pieces])[order]
-    return exact, _engine.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
-
-
-def _first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
-                user: str) -> np.ndarray:
-    """Each user's first row in the input (pred's rows, then truth's), as an int64 key."""
-    key = np.full(len(users), -1, dtype=np.int64)
-    for frame, offset in ((pred, 0), (truth, _TRUTH_ORDER)):
-        lacking = np.flatnonzero(key < 0)
-        if frame is None or not lacking.size:
-            continue
-        first = frame.groupby(user, sort=False)["_first"].min()
-        where = first.index.get_indexer(users[lacking])
-        found = where >= 0
-        key[lacking[found]] = first.to_numpy(dtype=np.int64)[where[found]] + offset
-    return key
-
-
-def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: Options,
-               names: dict, integral: bool, bounds: np.ndarray | None, seed: int | None,
-               n_resamples: int, users: str | None, path: str | None):
-    """Evaluate one partition of whole users: (Summary, AUC bucket pieces, per-user table)."""
-    user, item, score, label = names["user"], names["item"], names["score"], names["label"]
-    n_buckets = 0 if bounds is None else bounds.size + 1
-    has_truth = truth is not None and len(truth) and \
-        (pd.to_numeric(truth[label], errors="coerce") > 0).any()
-    inputs = {"truth_rows": 0 if truth is None else len(truth),
-              "truth_users": 0 if truth is None else int(truth[user].nunique())}
-    if len(pred) == 0 and not has_truth:
-        empty = (np.zeros(0), np.zeros(0, dtype=bool),
-                 None if seed is None else np.zeros(0, dtype=np.uint64))
-        return Summary(inputs=inputs), [empty] * n_buckets, None
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    check=False, integral_ids=integral, rank=names.get("rank"),
-                    min_grade=o.min_grade, judged_only=o.judged_only)
-    per_user = _engine.per_user(prep, o)
-    ratios = _engine.user_ratios(prep, per_user, o)
-    s = _engine.summarize(prep, per_user, o, ratios)
-    s.inputs = inputs
-    hashes = None
-    if seed is not None:
-        hashes = user_hash(prep.users)
-        s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
-    pieces = _pieces(prep, bounds, hashes) if bounds is not None else []
-    table = None
-    if users is not None:
-        table = _engine.user_table(prep, per_user.columns, user)
-        if users == "collect":
-            table["_first"] = _first_rows(prep.users, pred, truth, user)
-        else:
-            if path is None:
-                raise ValueError(f"users={users!r} writes the per-user table, so it needs a path")
-            table.to_parquet(Path(path) / f"part.{number:05d}.parquet", index=False)
-            table = None
-    return s, pieces, table
+def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, **kwargs
+               ) -> _partitions.Partial:
+    """Evaluate one partition of whole users (see :func:`recmetrics._partitions.evaluate_group`)."""
+    return _partitions.evaluate_group(pred, truth, number, **kwargs)
 
 
 def _bucket_tasks(results: list, n_buckets: int, seed, n_resamples: int) -> list:
@@ -341,37 +213,29 @@ def _bucket_tasks(results: list, n_buckets: int, seed, n_resamples: int) -> list
         for b in range(n_buckets):
             layer[(piece, i, b)] = (_piece_of, r.key, b)
     for b in range(n_buckets):
-        layer[(bucket, b)] = (_bucket_counts, [(piece, i, b) for i in range(len(results))],
-                              seed, n_resamples)
+        layer[(bucket, b)] = (_partitions.bucket_counts,
+                              [(piece, i, b) for i in range(len(results))], seed, n_resamples)
     graph = HighLevelGraph.from_collections(bucket, layer, dependencies=results)
     return [Delayed((bucket, b), graph, layer=bucket) for b in range(n_buckets)]
 
 
-def _piece_of(result: tuple, b: int):
-    return result[1][b]
+def _piece_of(result: _partitions.Partial, b: int):
+    return result.pieces[b]
 
 
 def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartitions, users,
-         path=None):
+         path=None, beyond=None):
     pred, truth = _as_dask(pred), _as_dask(truth)
-    user, item, score, label = names["user"], names["item"], names["score"], names["label"]
-    rank = names.get("rank")
-    pred_columns = {"user": user, "item": item,
-                    **({"score": score} if rank is None else {"rank": rank})}
-    if truth is None:
-        pred_columns["label"] = label
-    check_columns("pred", pred.columns, pred_columns)
-    if truth is not None:
-        check_columns("truth", truth.columns, {"user": user, "item": item, "label": label})
-    frames = [("pred", pred, list(pred_columns.values()))]
-    if truth is not None:
-        frames.append(("truth", truth, [user, item, label]))
+    user, rank = names["user"], names.get("rank")
+    inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
+                                      names)
+    frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
     integral = _integral_users([f[user] for _, f, _ in frames])
     # one pass over the scores: the rows to split, and the boundaries of AUC's buckets
     samples = dask.compute(*[dask.delayed(_quantiles)(p)
-                             for p in pred[pred_columns.get("score", rank)].to_delayed()])
+                             for p in pred[names["score"] if rank is None else rank].to_delayed()])
     n_rows = sum(n for _, n in samples)
-    n_parts = int(npartitions or max(1, -(-n_rows // PARTITION_ROWS)))
+    n_parts = _partitions.n_partitions(n_rows, npartitions)
     order = users == "collect"
     shuffled = []
     for name, frame, keep in frames:
@@ -383,32 +247,24 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
     truth_parts = shuffled[1] if truth is not None else [None] * n_parts
     bounds = None
     if "auc" in o.metrics:
-        n_buckets = int(min(n_parts, max(1, -(-n_rows // BUCKET_ROWS))))
-        bounds = _boundaries([q for q, _ in samples], n_buckets)
+        bounds = _partitions.boundaries([q for q, _ in samples], n_rows, n_parts)
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
-    run = dask.delayed(_partition, nout=3)
+    run = dask.delayed(_partition)
     results = [run(p, t, number, o=o, names=names, integral=integral, bounds=bounds,
-                   seed=poisson_seed, n_resamples=n_resamples, users=users, path=path)
+                   seed=poisson_seed, n_resamples=n_resamples, users=users, path=path,
+                   beyond=beyond)
                for number, (p, t) in enumerate(zip(pred_parts, truth_parts))]
-    summaries = [r[0] for r in results]
-    tables = [r[2] for r in results] if users is not None else []
+    summaries = [r.summary for r in results]
+    tables = [r.table for r in results] if users is not None else []
+    extras = [r.beyond for r in results] if beyond is not None else []
     buckets = []
     if bounds is not None:
         buckets = _bucket_tasks(results, bounds.size + 1, poisson_seed, n_resamples)
-    summaries, tables, buckets = dask.compute(summaries, tables, buckets)
-    s = sum(summaries[1:], summaries[0])
-    if s.n_rows == 0:
-        raise ValueError("pred has no rows; pass at least one scored item")
+    summaries, tables, buckets, extras = dask.compute(summaries, tables, buckets, extras)
+    s = _partitions.total(summaries)
     if buckets:
-        wins = wins_or_ties = negatives_below = 0
-        for (w, wt, p, n), _ in buckets:
-            wins += w + p * negatives_below
-            wins_or_ties += wt + p * negatives_below
-            negatives_below += n
-        s.pairs = (wins, wins_or_ties)
-        if poisson_seed is not None:
-            s.resamples["auc"] = _engine.combine_auc_sums([b for _, b in buckets])
-    return s, tables
+        _partitions.add_pairs(s, buckets, poisson_seed)
+    return s, tables, extras
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
@@ -419,14 +275,15 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
              min_grade: float | None = None, judged_only: bool = False,
              ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: str | None = None, npartitions: int | None = None
-             ) -> pd.DataFrame:
+             seed=0, bootstrap: str | None = None, npartitions: int | None = None,
+             history=None, catalog=None, item_features=None, head_share: float = 0.8,
+             unseen: Unseen = "add_one") -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Dask DataFrames: the same tidy pandas table.
 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
     to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
     one process and is refused). ``npartitions`` sets how many partitions the
-    users are shuffled into (default: one per ``PARTITION_ROWS`` = 250,000 rows
+    users are shuffled into (default: one per 250,000 rows, ``_partitions.PARTITION_ROWS``,
     of ``pred``); a worker evaluates one at a time (about 150 bytes a row), so
     it bounds a worker's memory. The
     computation runs on the current Dask scheduler (a ``distributed.Client``
@@ -437,30 +294,54 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     Errors found inside a partition (a duplicate pair, a missing id, a
     non-numeric score) are raised with the in-memory message, whose counts
     and row numbers are then those of the partition.
+
+    The beyond-accuracy metrics (``metrics=[..., "novelty", ...]`` with
+    ``history=``, a pandas DataFrame) are exact distributed sums: every
+    partition adds its users' per-item exposure (coverage, entropy, Gini,
+    personalization) and per-user values (novelty, diversity, serendipity,
+    ARP, APLT), with the history's popularity, long tail, similarity and
+    each user's history items built once and shared by every partition.
+    Personalization has no interval here (a user's value depends on every
+    other user's list: refused with ``ci``); ``baselines`` are pandas-only.
     """
-    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
-    bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap, BOOTSTRAPS)
-    if bootstrap != "poisson":
-        raise ValueError("bootstrap='multinomial' draws users from one list held in one process; "
-                         "on Dask use bootstrap='poisson' (the default here), which gives the "
-                         "same interval as evaluate(..., bootstrap='poisson') on pandas")
-    if ci is not None:
-        ci = check_probability("ci", ci)
-        n_resamples = check_n_resamples(n_resamples)
-    seed = check_seed(seed)
+    conventions = conventions_of(locals())
+    b = _beyond.BeyondOptions.checked(metrics, known=_engine.METRICS, history=history,
+                                      catalog=catalog, item_features=item_features,
+                                      head_share=head_share, unseen=unseen, baselines=False)
+    o = check_options(k=k, metrics=b.standard or None, **conventions)
+    if b.only:
+        o = o.replace(metrics=())
+    ci, n_resamples, seed = _partitions.check_intervals(ci=ci, n_resamples=n_resamples,
+                                                        seed=seed, bootstrap=bootstrap,
+                                                        engine="Dask")
     check_rank(rank, o)
     truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
-    s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
-                npartitions=npartitions, users=None)
-    s.unmatched.warn()
-    intervals = _engine.poisson_intervals(s, o, ci) if ci is not None else None
-    table = _engine.assemble(s, o, ci=ci, intervals=intervals)
-    table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
-                             **({} if truth is None else s.inputs)}
-    table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
-    rank_hint(table, rank, score, s.n_positive, s.n_rows - s.n_positive)
-    return table
+    shared, beyond = None, None
+    if b.metrics:
+        pred, truth = _as_dask(pred), _as_dask(truth)
+        _partitions.check_inputs(pred.columns, None if truth is None else truth.columns, names)
+        judged = truth if truth is not None else pred
+        pred_items, judged_items = dask.compute(pred[item].drop_duplicates(),
+                                                judged[item].drop_duplicates())
+        shared, options = _beyond.distributed_setup(
+            b, o, ci=ci, seed=seed, n_resamples=n_resamples, pred_items=pred_items.to_frame(item),
+            judged_items=judged_items.to_frame(item), user=user, item=item, engine="Dask")
+        # the shared part as one graph key: sent to each worker once, not with every task
+        beyond = dask.delayed(functools.partial)(
+            _beyond.SharedBeyond.partition_sums,
+            dask.delayed(shared, pure=True, traverse=False), **options)
+    s, _, extras = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples,
+                        seed=seed, npartitions=npartitions, users=None, beyond=beyond)
+    if shared is None:
+        return _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
+                                  positives_only=positives_only, rank=rank, score=score)
+    table = _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
+                               positives_only=positives_only, rank=rank, score=score) \
+        if o.metrics else None
+    return _beyond.distributed_table(table, s, shared, extras, o, b, ci=ci,
+                                     truth_given=truth is not None, positives_only=positives_only,
+                                     n_resamples=n_resamples)
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
@@ -489,13 +370,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         path = os.fspath(per_user_path)
         os.makedirs(path, exist_ok=True)
     o_users = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
-    _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
+    _, tables, _ = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
                      npartitions=npartitions, users="collect" if path is None else "write",
                      path=path)
-    if path is not None:
-        return None
-    tables = [t for t in tables if t is not None]
-    if not tables:
-        raise ValueError("pred has no rows; pass at least one scored item")
-    table = pd.concat(tables, ignore_index=True)
-    return table.sort_values("_first", kind="stable").drop(columns="_first").reset_index(drop=True)
+    return None if path is not None else _partitions.user_rows(tables)

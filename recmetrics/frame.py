@@ -236,7 +236,11 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         equals this function on that slice's users alone, intervals
         included (Poisson bootstrap only: with ``ci``, ``"multinomial"`` is
         refused, since its draws depend on the whole set of users).
-        :func:`recmetrics.disparity` reads the table.
+        :func:`recmetrics.disparity` reads the table. ``"popularity"``
+        slices items instead: head, torso and tail items by their rows in
+        ``history``, each row counting only that class's relevant items
+        (precision, recall, hit rate, MAP, MRR, NDCG; see
+        :mod:`recmetrics.slices`).
     users : pandas.DataFrame, optional
         User attributes for ``by``: the ``user`` column (each user once) and
         attribute columns.
@@ -296,21 +300,24 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
                          "first (e.g. a sample of users), or evaluate each slice's users separately")
     b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
                                       item_features=item_features, head_share=head_share,
-                                      unseen=unseen, baselines=baselines)
+                                      unseen=unseen, baselines=baselines, by=by)
     if _is_spark(pred) or _is_spark(truth):
-        b.refuse_dask("Spark")
+        b.refuse_dask("Spark", baselines_only=True)
         from . import spark
         return spark.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                               score=score, label=label, rank=rank, ci=ci,
                               n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
-                              **conventions)
+                              history=history, catalog=catalog, item_features=item_features,
+                              head_share=head_share, unseen=unseen, **conventions)
     if _is_dask(pred) or _is_dask(truth):
-        b.refuse_dask()
+        b.refuse_dask(baselines_only=True)
         from . import distributed
         return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                                     score=score, label=label, rank=rank, ci=ci,
                                     n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
-                                    **conventions)
+                                    history=history, catalog=catalog,
+                                    item_features=item_features, head_share=head_share,
+                                    unseen=unseen, **conventions)
     o = _options_of(k, b, conventions)
     check_rank(rank, o)
     _check_baselines(b, o)
@@ -329,7 +336,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         return _evaluate_sliced(pred, truth, o, by=by, users=users,
                                 min_slice_size=min_slice_size, user=user, item=item, score=score,
                                 label=label, rank=rank, ci=ci, n_resamples=n_resamples, seed=seed,
-                                bootstrap=bootstrap, positives_only=positives_only)
+                                bootstrap=bootstrap, positives_only=positives_only,
+                                history=history, named_metrics=metrics is not None)
     columns = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
     resampling = {"ci": ci, "n_resamples": n_resamples, "seed": seed, "bootstrap": bootstrap}
     table, inputs, prep = _evaluate_model(pred, truth, o, b, columns, resampling)
@@ -392,7 +400,8 @@ evaluate.__doc__ = (evaluate.__doc__ or "").format(parameters=_PARAMETERS)  # No
 
 
 def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, score, label,
-                     rank, ci, n_resamples, seed, bootstrap, positives_only) -> pd.DataFrame:
+                     rank, ci, n_resamples, seed, bootstrap, positives_only, history=None,
+                     named_metrics=True) -> pd.DataFrame:
     """``evaluate(by=...)``: the checks of the slicing, then :mod:`recmetrics.slices`."""
     from . import slices
 
@@ -407,6 +416,14 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
         raise ValueError("bootstrap='multinomial' cannot give per-slice intervals with by=: its "
                          "draws depend on the whole set of users, so a slice would not get the "
                          "interval it gets alone; use bootstrap='poisson' (the default)")
+    if slices.by_popularity(by, [pred, truth, users]):
+        table = slices.evaluate_popularity(
+            pred, truth, o, history=history, named_metrics=named_metrics, users=users, by=by,
+            ci=ci, n_resamples=n_resamples, seed=seed, min_slice_size=min_slice_size, user=user,
+            item=item, score=score, label=label, rank=rank)
+        if positives_only:
+            table.attrs["notes"].insert(0, POSITIVES_ONLY)
+        return table
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
                     rank=rank, keep_row_users=True, min_grade=o.min_grade,
                     judged_only=o.judged_only)

@@ -31,8 +31,45 @@ Where the attribute comes from (``by``)
 
 Several names give their crossing: one slice per combination present. A user
 with no value (absent from ``users``, or only in ``truth`` when the column is
-in ``pred``) is in the slice ``"(missing)"``. Item-level slicing by item
-popularity is not offered.
+in ``pred``) is in the slice ``"(missing)"``.
+
+Items by popularity (``by="popularity"``)
+-----------------------------------------
+``evaluate(pred, truth, by="popularity", history=...)`` slices the relevant
+*items* instead of the users: is the model right about popular items only?
+Items are classed by their rows in ``history`` (the training log), sorted
+most popular first, with the cumulative shares of Abdollahpouri et al.
+(2020) (:data:`POPULARITY_SHARES`):
+
+* **head**: the fewest most popular items whose rows reach 20% of all rows;
+* **tail**: every item outside the fewest that reach 80%, i.e. the least
+  popular items holding the last 20% of the rows (APLT's long tail at its
+  default ``head_share=0.8``), and every item history never saw;
+* **torso**: the rest.
+
+An item tied in popularity with the last item of the head (or of the
+not-tail) goes with it, so no class depends on the order of ties. A class's
+row is :func:`recmetrics.evaluate` with only that class's relevant items
+counted as relevant: the other relevant rows are judged 0, and the lists are
+left whole (a head item ranked first pushes the tail items down, as in
+Cremonesi et al. 2010's long-tail recall). So recall@k of the tail is the
+share of each user's relevant tail items in the top k, precision@k the tail
+hits per slot, MRR the first relevant tail item, NDCG's ideal is built from
+the tail items. It applies to the metrics that read which items are
+relevant, :data:`POPULARITY_METRICS` (precision, recall, hit rate, MAP, MRR,
+NDCG; the default then); AUC and GAUC are refused (they would count another
+class's relevant items as negatives), as are the probability metrics (they
+judge rows, not relevant items) and the beyond-accuracy metrics. A class
+averages over the users with a relevant item of it (``slice_size``; under
+``no_relevant="skip"``; ``"error"`` is refused); intervals are each class's
+own Poisson bootstrap over users. It is not crossed with user slicings, and
+a column named ``popularity`` wins over it.
+
+References: Abdollahpouri, H., Mansoury, M., Burke, R. & Mobasher, B.
+(2020). The connection between popularity bias, calibration, and fairness
+in recommendation. *RecSys*. Cremonesi, P., Koren, Y. & Turrin, R. (2010).
+Performance of recommender algorithms on top-N recommendation tasks.
+*RecSys*.
 
 Small slices
 ------------
@@ -53,11 +90,13 @@ import pandas as pd
 from . import _engine, _kernels
 from ._engine import PROBABILITY_METRICS, Prepared, Summary
 from ._ids import canonical_ids, user_hash
+from ._ids import codes as id_codes
 from ._kernels import DEFAULT_EPS
 from ._options import ECE_BINS, Options
-from ._validation import RecmetricsWarning, as_frame, check_id_codes, plain
+from ._validation import RecmetricsWarning, as_frame, check_id_codes, numeric_column, plain
 
-__all__ = ["disparity", "ALL", "MISSING", "ACTIVITY", "ACTIVITY_BUCKETS", "MIN_SLICE_SIZE"]
+__all__ = ["disparity", "ALL", "MISSING", "ACTIVITY", "ACTIVITY_BUCKETS", "MIN_SLICE_SIZE",
+           "POPULARITY", "POPULARITY_CLASSES", "POPULARITY_SHARES", "POPULARITY_METRICS"]
 
 #: Slice value of the overall row.
 ALL = "(all)"
@@ -738,4 +777,131 @@ def compare_sliced(pred_a, pred_b, truth, *, by, users, min_slice_size, user, it
         "*_adjusted columns are Holm-adjusted across the slices of each metric, not across "
         "metrics (the "
         f"{ALL!r} row is not in the family)"]
+    return result
+
+
+# --------------------------------------------------------------------------- evaluate(by="popularity")
+
+#: The derived item-level slicing by history popularity.
+POPULARITY = "popularity"
+#: Its classes, most popular first.
+POPULARITY_CLASSES = ("head", "torso", "tail")
+#: Cumulative shares of history rows that cut the items: the head reaches the first, the tail
+#: holds what lies beyond the second (APLT's long tail at its default ``head_share``).
+POPULARITY_SHARES = (0.2, 0.8)
+#: The metrics a popularity class applies to: those that read which items are relevant.
+POPULARITY_METRICS = ("precision", "recall", "hit_rate", "map", "mrr", "ndcg")
+
+
+def by_popularity(by, frames: Sequence[pd.DataFrame | None] = ()) -> bool:
+    """Whether ``by`` asks for the popularity slicing (a column of that name wins over it)."""
+    names = [by] if isinstance(by, str) else list(by) if isinstance(by, (list, tuple)) else []
+    return POPULARITY in names and not any(
+        frame is not None and POPULARITY in frame.columns for frame in frames)
+
+
+def popularity_classes(popularity: np.ndarray) -> np.ndarray:
+    r"""Per item: 0 (head), 1 (torso) or 2 (tail) from its history rows.
+
+    Items sorted by popularity, descending: the head is the fewest most
+    popular items whose rows reach :data:`POPULARITY_SHARES`\[0] (20%) of all
+    rows, the tail every item outside the fewest that reach
+    :data:`POPULARITY_SHARES`\[1] (80%), the torso the rest; an item tied in
+    popularity with the last item of a head goes with it (so no cut depends
+    on the order of ties), and an item never seen is in the tail.
+    """
+    head = ~_kernels.long_tail(popularity, POPULARITY_SHARES[0])
+    tail = _kernels.long_tail(popularity, POPULARITY_SHARES[1])
+    return np.where(head, 0, np.where(tail, 2, 1)).astype(np.int8)
+
+
+def _popularity_metrics(o: Options, named: bool) -> Options:
+    """The metrics of ``o`` a popularity class applies to; a named other one is refused."""
+    other = [m for m in o.metrics if m not in POPULARITY_METRICS]
+    if other and named:
+        raise ValueError(
+            f"by={POPULARITY!r} slices the relevant items by popularity, which applies to "
+            f"{', '.join(POPULARITY_METRICS)}; not to {', '.join(other)} (AUC and GAUC would "
+            "count another class's relevant items as negatives, the probability metrics judge "
+            "rows, not relevant items); leave them out of metrics")
+    if o.no_relevant == "error":
+        raise ValueError(f"by={POPULARITY!r} with no_relevant='error' would refuse every user "
+                         "without a relevant item of some class; pass no_relevant='skip' (the "
+                         "default: a class counts the users with a relevant item of it) or 'zero'")
+    return o.replace(metrics=tuple(m for m in o.metrics if m in POPULARITY_METRICS))
+
+
+def evaluate_popularity(pred, truth, o: Options, *, history, named_metrics: bool, users,
+                        by: list[str], ci: float | None, n_resamples: int, seed,
+                        min_slice_size: int, user: str, item: str, score: str, label: str,
+                        rank: str | None) -> pd.DataFrame:
+    """``evaluate(by="popularity")`` (see the module docstring): each class's row is
+    :func:`recmetrics.evaluate` with only the relevant items of that class counted as
+    relevant, and the overall row. ``named_metrics``: ``metrics=`` was given (a metric
+    that does not apply is then refused; else the default is the ones that apply).
+
+    One evaluation per class (four in all), each of the whole pred: the classes change
+    the judged grades, and under ``ties="optimistic"``/``"pessimistic"`` the order too.
+    """
+    if len(by) > 1 or users is not None:
+        raise ValueError(f"by={POPULARITY!r} slices items, not users, and is not crossed with "
+                         "other slicings; pass by='popularity' alone, and slice by user "
+                         "attributes in a separate call")
+    if history is None:
+        raise ValueError(f"by={POPULARITY!r} needs history= (the training log: user, item "
+                         "rows) to count each item's popularity")
+    o = _popularity_metrics(o, named_metrics)
+    as_frame("history", history, {"user": user, "item": item})
+    # relevance lives in truth, or in pred's own label column
+    judged = ("truth", truth) if truth is not None else ("pred", pred)
+    (j_items, h_items), item_ids = id_codes(item, judged, ("history", history), ordered=False)
+    popularity = np.bincount(h_items, minlength=len(item_ids)).astype(np.float64)
+    row_class = popularity_classes(popularity)[j_items]
+    grades = numeric_column(judged[0], judged[1], label, grades=True)
+    seed = _engine.poisson_seed(seed)
+    tables, resampled, sizes = [], {}, []
+    for c, name in enumerate((ALL,) + POPULARITY_CLASSES):
+        # the class's relevant items keep their grade, every other judged row gets 0
+        frame = judged[1] if c == 0 else judged[1].assign(
+            **{label: np.where(row_class == c - 1, grades, 0.0)})
+        prep = Prepared(frame if truth is None else pred, None if truth is None else frame,
+                        user=user, item=item, score=score, label=label, ties=o.ties, rank=rank)
+        per_user = _engine.per_user(prep, o)
+        ratios = _engine.user_ratios(prep, per_user, o)
+        s = _engine.summarize(prep, per_user, o, ratios)
+        s.pairs = prep.pairs
+        intervals = None
+        if ci is not None:
+            s.resamples = _engine.prepared_resamples(prep, ratios, o, seed, n_resamples)
+            intervals = _engine.poisson_intervals(s, o, ci)
+            for row, values in resample_values(s, o).items():
+                resampled[(name, row)] = values
+        if c == 0:
+            prep.unmatched.warn()
+        table = _engine.assemble(s, o, ci=ci, intervals=intervals, warn=c == 0)
+        size = prep.n_users if c == 0 else int(np.count_nonzero(prep.ranked.n_relevant))
+        table.insert(0, POPULARITY, name)
+        table.insert(1, "slice_size", size)
+        table.insert(2, "small_slice", c > 0 and size < min_slice_size)
+        tables.append(table)
+        sizes.append(size)
+    result = pd.concat(tables, ignore_index=True)
+    result["k"] = result["k"].astype("Int64")
+    result.attrs["conventions"] = tables[0].attrs["conventions"]
+    notes = [f"sliced by {POPULARITY}: items classed by their rows in history (head: the most "
+             f"popular items holding {POPULARITY_SHARES[0]:.0%} of the rows, tail: the least "
+             f"popular holding the last {1 - POPULARITY_SHARES[1]:.0%} and every item history "
+             "never saw, torso: the rest); a class's rows count only its relevant items as "
+             f"relevant, the lists are unchanged; slice_size = users with a relevant item of the "
+             f"class; the rows of {ALL!r} count every relevant item"]
+    small = [name for name, size in zip(POPULARITY_CLASSES, sizes[1:]) if size < min_slice_size]
+    if small:
+        notes.append(f"{len(small):,} class(es) have fewer than {min_slice_size:,} users with a "
+                     f"relevant item of the class (small_slice=True): {', '.join(small)}; their "
+                     "values are noisy")
+    result.attrs["notes"] = notes
+    result.attrs["slice_columns"] = [POPULARITY]
+    if ci is not None:
+        result.attrs["ci"] = ci
+        result.attrs["resamples"] = resampled
     return result

@@ -49,12 +49,12 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pickle
 import re
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -62,29 +62,20 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from . import _engine, _kernels
-from ._engine import (BOOTSTRAPS, Prepared, Summary, check_options, check_rank, labelled_truth,
-                      rank_hint)
-from ._ids import keyed_users, user_hash
+from . import _beyond, _engine, _partitions
+from ._engine import check_options, check_rank, labelled_truth
 from ._options import Options, conventions_of
-from ._validation import (Denominator, Gain, GaucWeight, Ideal, NoRelevant, EvalTies, check_columns,
-                          check_n_resamples, check_option, check_probability, check_seed)
+from ._validation import Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant, Unseen
 
 __all__ = ["evaluate", "evaluate_per_user", "local_session", "connect"]
 
 #: Score quantiles taken of the whole input to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 256
-#: Rows of pred per group of users (a Python worker evaluates one group at a time, at about
-#: 150 bytes a row); ``npartitions=`` overrides it.
-PARTITION_ROWS = 250_000
-#: Scored rows per bucket of global AUC: at most as many buckets as groups, and one bucket per
-#: this many rows.
-BUCKET_ROWS = 2_000_000
-#: Key of a truth-only user's first row, after every pred row (users keep the input order).
-_TRUTH_ORDER = 1 << 62
 #: What a group returns: a Summary (kind 0), an AUC bucket's piece (1) or a per-user table (2).
 _OUT = "kind int, bucket int, payload binary"
 _SUMMARY, _PIECE, _USERS = 0, 1, 2
+#: Bucket of the beyond-accuracy sums' rows (the Summaries' is -1; AUC's buckets from 0).
+_BEYOND_BUCKET = -2
 _INTEGRAL_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 
@@ -219,83 +210,12 @@ def _keyed(batches, *, name: str, user: str, keep: list[str], integral: bool, or
            n_parts: int):
     """Rows with canonical user ids, the group ``_p`` of their user and, if asked, the order."""
     for part in batches:
-        canonical, hashes = keyed_users(part[user], name=name, column=user, integral=integral)
-        out = part[keep].copy()
-        out[user] = canonical
+        out, hashes = _partitions.keyed_rows(part, name=name, user=user, keep=keep,
+                                             integral=integral)
         out["_p"] = (hashes % np.uint64(n_parts)).astype(np.int32)
         if order:
             out["_first"] = part["_first"].to_numpy(dtype=np.int64)
         yield out
-
-
-def _first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
-                user: str) -> np.ndarray:
-    """Each user's first row in the input (pred's rows, then truth's), as an int64 key."""
-    key = np.full(len(users), -1, dtype=np.int64)
-    for frame, offset in ((pred, 0), (truth, _TRUTH_ORDER)):
-        lacking = np.flatnonzero(key < 0)
-        if frame is None or not lacking.size or not len(frame):
-            continue
-        first = frame.groupby(user, sort=False)["_first"].min()
-        where = first.index.get_indexer(users[lacking])
-        found = where >= 0
-        key[lacking[found]] = first.to_numpy(dtype=np.int64)[where[found]] + offset
-    return key
-
-
-def _compact(scores: np.ndarray) -> np.ndarray:
-    """The scores as float32 when that loses nothing, else float64."""
-    narrow = scores.astype(np.float32)
-    return narrow if np.array_equal(narrow, scores) else scores
-
-
-def _pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> list:
-    """Scored rows per score bucket: distinct (score, positive) pairs and their counts (None
-    when every count is 1), or, for the Poisson bootstrap, the rows and their users' hashes."""
-    scores, positive = prep.scores, prep.grades > 0
-    order = np.lexsort((positive, scores))
-    scores, positive = scores[order], positive[order]
-    if hashes is None:
-        first = np.flatnonzero(_kernels.starts(scores) | _kernels.starts(positive))
-        count = np.diff(np.append(first, scores.size))
-        scores, positive = scores[first], positive[first]
-        extra = None if count.size == 0 or count.max() == 1 else \
-            count.astype(np.int32 if count.max() < 2**31 else np.int64)
-    else:
-        extra = hashes[prep.lists[order]]
-    cut = np.searchsorted(scores, bounds, side="left")
-    edges = np.r_[0, cut, scores.size]
-    scores = _compact(scores)
-    return [(scores[a:b], positive[a:b], None if extra is None else extra[a:b])
-            for a, b in zip(edges[:-1], edges[1:])]
-
-
-def _bucket_counts(pieces: list, seed: int | None, n_resamples: int):
-    """Exact wins, wins-or-ties, positives and negatives of one bucket (Python ints), and the
-    Poisson resample sums when ``seed`` is given."""
-    pieces = [p for p in pieces if p[0].size]
-    if not pieces:
-        return (0, 0, 0, 0), (None if seed is None else np.zeros((n_resamples, 4)))
-    scores = np.concatenate([p[0].astype(np.float64) for p in pieces])
-    positive = np.concatenate([p[1] for p in pieces])
-    if seed is None:
-        count = np.concatenate([np.ones(p[0].size, dtype=np.int64) if p[2] is None
-                                else p[2].astype(np.int64) for p in pieces])
-    else:
-        count = np.ones(scores.size, dtype=np.int64)
-    order = np.argsort(scores, kind="stable")
-    scores, positive, count = scores[order], positive[order], count[order]
-    first = np.flatnonzero(_kernels.starts(scores))
-    pos = np.add.reduceat(np.where(positive, count, 0), first)
-    neg = np.add.reduceat(np.where(positive, 0, count), first)
-    below = np.cumsum(neg) - neg
-    wins = int(np.dot(pos, below))
-    ties = int(np.dot(pos, neg))
-    exact = (wins, wins + ties, int(pos.sum()), int(neg.sum()))
-    if seed is None:
-        return exact, None
-    hashes = np.concatenate([p[2] for p in pieces])[order]
-    return exact, _engine.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
 
 
 def _rows(kind: int, payloads: list[tuple[int, object]]) -> pd.DataFrame:
@@ -304,68 +224,38 @@ def _rows(kind: int, payloads: list[tuple[int, object]]) -> pd.DataFrame:
                          "payload": [pickle.dumps(p, protocol=5) for _, p in payloads]})
 
 
-def _group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: Options,
-           names: dict, integral: bool, bounds: np.ndarray | None, seed: int | None,
-           n_resamples: int, users: str | None, path: str | None) -> pd.DataFrame:
+def _group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, **kwargs
+           ) -> pd.DataFrame:
     """Evaluate one group of whole users; its Summary, AUC pieces or per-user table as rows."""
-    user, label = names["user"], names["label"]
-    has_truth = truth is not None and len(truth) and \
-        (pd.to_numeric(truth[label], errors="coerce") > 0).any()
-    inputs = {"truth_rows": 0 if truth is None else len(truth),
-              "truth_users": 0 if truth is None else int(truth[user].nunique())}
-    if len(pred) == 0 and not has_truth:
-        return _rows(_SUMMARY, [(-1, Summary(inputs=inputs))])
-    prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
-                    label=label, ties=o.ties, check=False, integral_ids=integral,
-                    rank=names.get("rank"), min_grade=o.min_grade, judged_only=o.judged_only)
-    per_user = _engine.per_user(prep, o)
-    if users is not None:
-        table = _engine.user_table(prep, per_user.columns, user)
-        if users == "write":
-            if path is None:
-                raise ValueError("writing the per-user table needs a folder; pass per_user_path=")
-            table.to_parquet(Path(path) / f"part.{number:05d}.parquet", index=False)
-            return _rows(_USERS, [])
-        table["_first"] = _first_rows(prep.users, pred, truth, user)
-        return _rows(_USERS, [(-1, table)])
-    ratios = _engine.user_ratios(prep, per_user, o)
-    s = _engine.summarize(prep, per_user, o, ratios)
-    s.inputs = inputs
-    hashes = None
-    if seed is not None:
-        hashes = user_hash(prep.users)
-        s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
-    out = [_rows(_SUMMARY, [(-1, s)])]
-    if bounds is not None:
-        out.append(_rows(_PIECE, list(enumerate(_pieces(prep, bounds, hashes)))))
+    result = _partitions.evaluate_group(pred, truth, number, **kwargs)
+    if kwargs["users"] is not None:
+        return _rows(_USERS, [] if result.table is None else [(-1, result.table)])
+    out = [_rows(_SUMMARY, [(-1, result.summary)])]
+    if result.beyond is not None:
+        out.append(_rows(_SUMMARY, [(_BEYOND_BUCKET, result.beyond)]))
+    if result.pieces:
+        out.append(_rows(_PIECE, list(enumerate(result.pieces))))
     return pd.concat(out, ignore_index=True)
 
 
 def _reduce(key, rows: pd.DataFrame, *, seed: int | None, n_resamples: int) -> pd.DataFrame:
-    """One bucket's exact pair counts, or (bucket -1) the sum of every group's Summary."""
+    """One bucket's exact pair counts, or (bucket -1, -2) the sum of every group's Summary or
+    beyond-accuracy sums."""
     bucket = int(key[0])
     values = [pickle.loads(p) for p in rows["payload"]]
     result = sum(values[1:], values[0]) if bucket < 0 else \
-        _bucket_counts(values, seed, n_resamples)
+        _partitions.bucket_counts(values, seed, n_resamples)
     return _rows(_SUMMARY if bucket < 0 else _PIECE, [(bucket, result)])
 
 
 def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartitions, users,
-         path=None):
+         path=None, beyond=None):
     spark = next(f for f in (pred, truth) if isinstance(f, DataFrame)).sparkSession
     pred, truth = _as_spark(pred, spark), _as_spark(truth, spark)
-    user, item, score, label = names["user"], names["item"], names["score"], names["label"]
-    rank = names.get("rank")
-    pred_columns = {"user": user, "item": item,
-                    **({"score": score} if rank is None else {"rank": rank})}
-    if truth is None:
-        pred_columns["label"] = label
-    check_columns("pred", pred.columns, pred_columns)
-    if truth is not None:
-        check_columns("truth", truth.columns, {"user": user, "item": item, "label": label})
-    frames = [("pred", pred, list(pred_columns.values()))]
-    if truth is not None:
-        frames.append(("truth", truth, [user, item, label]))
+    user, score, rank = names["user"], names["score"], names.get("rank")
+    inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
+                                      names)
+    frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
     integral = _integral_users([f for _, f, _ in frames], user)
     # one pass over the scores: the rows to split, and the quantiles behind AUC's buckets
     ranked = F.col(score) if rank is None else -F.col(rank)
@@ -377,7 +267,7 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
     n_rows = int(first["n"])
     if n_rows == 0:
         raise ValueError("pred has no rows; pass at least one scored item")
-    n_parts = int(npartitions or max(1, -(-n_rows // PARTITION_ROWS)))
+    n_parts = _partitions.n_partitions(n_rows, npartitions)
     order = users == "collect"
     keyed = []
     for name, frame, keep in frames:
@@ -389,16 +279,12 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
         keyed.append(frame.mapInPandas(lambda b, kwargs=kwargs: _keyed(b, **kwargs), schema)
                      .groupBy("_p"))
     bounds = None
-    if "auc" in o.metrics and first["q"]:
-        n_buckets = int(min(n_parts, max(1, -(-n_rows // BUCKET_ROWS))))
-        samples = np.asarray(first["q"], dtype=np.float64)
-        bounds = np.zeros(0) if n_buckets < 2 else \
-            np.unique(np.quantile(samples, np.linspace(0, 1, n_buckets + 1))[1:-1])
-    elif "auc" in o.metrics:
-        bounds = np.zeros(0)
+    if "auc" in o.metrics:
+        samples = np.asarray(first["q"] or [], dtype=np.float64)
+        bounds = _partitions.boundaries([samples], n_rows, n_parts)
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
     kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
-                  n_resamples=n_resamples, users=users, path=path)
+                  n_resamples=n_resamples, users=users, path=path, beyond=beyond)
     if truth is None:
         out = keyed[0].applyInPandas(lambda key, p: _group(p, None, int(key[0]), **kwargs), _OUT)
     else:
@@ -412,22 +298,13 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
             lambda key, rows: _reduce(key, rows, seed=poisson_seed, n_resamples=n_resamples),
             _OUT).collect()
     results = {r["bucket"]: pickle.loads(r["payload"]) for r in reduced}
-    s = results.pop(-1)
-    if s.n_rows == 0:
-        raise ValueError("pred has no rows; pass at least one scored item")
+    s = _partitions.total([results.pop(-1)])
+    extras = [results.pop(_BEYOND_BUCKET, None)]
     if bounds is not None:
-        buckets = [results.get(b, ((0, 0, 0, 0), None if poisson_seed is None
-                                   else np.zeros((n_resamples, 4))))
+        buckets = [results.get(b, _partitions.empty_bucket(poisson_seed, n_resamples))
                    for b in range(bounds.size + 1)]
-        wins = wins_or_ties = negatives_below = 0
-        for (w, wt, p, n), _ in buckets:
-            wins += w + p * negatives_below
-            wins_or_ties += wt + p * negatives_below
-            negatives_below += n
-        s.pairs = (wins, wins_or_ties)
-        if poisson_seed is not None:
-            s.resamples["auc"] = _engine.combine_auc_sums([b for _, b in buckets])
-    return s, []
+        _partitions.add_pairs(s, buckets, poisson_seed)
+    return s, extras
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
@@ -438,14 +315,15 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
              min_grade: float | None = None, judged_only: bool = False,
              ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: str | None = None, npartitions: int | None = None
-             ) -> pd.DataFrame:
+             seed=0, bootstrap: str | None = None, npartitions: int | None = None,
+             history=None, catalog=None, item_features=None, head_share: float = 0.8,
+             unseen: Unseen = "add_one") -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Spark DataFrames: the same tidy pandas table.
 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
     to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
     one process and is refused). ``npartitions`` sets how many groups the
-    users are hashed into (default: one per ``PARTITION_ROWS`` = 250,000 rows
+    users are hashed into (default: one per 250,000 rows, ``_partitions.PARTITION_ROWS``,
     of ``pred``); a Python worker evaluates one group at a time (about 150
     bytes a row). The work runs on the session of the Spark DataFrame passed
     (a pandas ``truth`` is converted on that session).
@@ -455,31 +333,53 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     Errors found inside a group (a duplicate pair, a missing id, a
     non-numeric score) are raised as ValueError with the in-memory message,
     whose counts and row numbers are then those of the group.
+
+    The beyond-accuracy metrics (with ``history=``, a pandas DataFrame) are
+    exact sums over the groups, as on Dask (:func:`recmetrics.distributed.evaluate`):
+    popularity, long tail, similarity and the users' history items are built
+    once on the driver and shipped with the task; personalization has no
+    interval (refused with ``ci``).
     """
-    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
-    bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap, BOOTSTRAPS)
-    if bootstrap != "poisson":
-        raise ValueError("bootstrap='multinomial' draws users from one list held in one process; "
-                         "on Spark use bootstrap='poisson' (the default here), which gives the "
-                         "same interval as evaluate(..., bootstrap='poisson') on pandas")
-    if ci is not None:
-        ci = check_probability("ci", ci)
-        n_resamples = check_n_resamples(n_resamples)
-    seed = check_seed(seed)
+    conventions = conventions_of(locals())
+    b = _beyond.BeyondOptions.checked(metrics, known=_engine.METRICS, history=history,
+                                      catalog=catalog, item_features=item_features,
+                                      head_share=head_share, unseen=unseen, baselines=False)
+    o = check_options(k=k, metrics=b.standard or None, **conventions)
+    if b.only:
+        o = o.replace(metrics=())
+    ci, n_resamples, seed = _partitions.check_intervals(ci=ci, n_resamples=n_resamples,
+                                                        seed=seed, bootstrap=bootstrap,
+                                                        engine="Spark")
     check_rank(rank, o)
     truth, positives_only = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    shared, beyond = None, None
     with _quiet():
-        s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
-                    npartitions=npartitions, users=None)
-    s.unmatched.warn()
-    intervals = _engine.poisson_intervals(s, o, ci) if ci is not None else None
-    table = _engine.assemble(s, o, ci=ci, intervals=intervals)
-    table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
-                             **({} if truth is None else s.inputs)}
-    table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
-    rank_hint(table, rank, score, s.n_positive, s.n_rows - s.n_positive)
-    return table
+        if b.metrics:
+            spark = next(f for f in (pred, truth) if isinstance(f, DataFrame)).sparkSession
+            pred, truth = _as_spark(pred, spark), _as_spark(truth, spark)
+            _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
+                                     names)
+            judged = truth if truth is not None else pred
+            shared, options = _beyond.distributed_setup(
+                b, o, ci=ci, seed=seed, n_resamples=n_resamples,
+                pred_items=pred.select(item).distinct().toPandas(),
+                judged_items=judged.select(item).distinct().toPandas(), user=user, item=item,
+                engine="Spark")
+            # the shared part as a broadcast variable: sent to each executor once
+            beyond = functools.partial(_beyond.broadcast_partition_sums,
+                                       spark.sparkContext.broadcast(shared), **options)
+        s, extras = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples,
+                         seed=seed, npartitions=npartitions, users=None, beyond=beyond)
+    if shared is None:
+        return _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
+                                  positives_only=positives_only, rank=rank, score=score)
+    table = _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
+                               positives_only=positives_only, rank=rank, score=score) \
+        if o.metrics else None
+    return _beyond.distributed_table(table, s, shared, extras, o, b, ci=ci,
+                                     truth_given=truth is not None, positives_only=positives_only,
+                                     n_resamples=n_resamples)
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
@@ -513,9 +413,4 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
                          npartitions=npartitions, users="collect" if path is None else "write",
                          path=path)
-    if path is not None:
-        return None
-    if not tables:
-        raise ValueError("pred has no rows; pass at least one scored item")
-    table = pd.concat(tables, ignore_index=True)
-    return table.sort_values("_first", kind="stable").drop(columns="_first").reset_index(drop=True)
+    return None if path is not None else _partitions.user_rows(tables)

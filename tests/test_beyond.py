@@ -665,3 +665,18 @@ def test_sample_history_is_shaped_as_documented():
     assert not history.duplicated().any()
     top = history.item.value_counts()
     assert top.iloc[0] > 20 * top.median()                         # the sample's Zipf skew
+
+
+@pytest.mark.parametrize("n_items", [40, 50_000])   # int32 keys, and int64 past ~46,000 items
+def test_cooccurrence_similarity_equals_the_literal_cosine_with_either_key_width(n_items):
+    rng = np.random.default_rng(n_items)
+    users = rng.integers(0, 30, 300)
+    items = rng.choice([0, 1, 2, 7, n_items // 2, n_items - 1], 300)
+    history = list(zip(users.tolist(), items.tolist()))
+    similarity = _kernels.CooccurrenceSimilarity(users, items, 30, n_items)
+    assert similarity.keys.dtype == (np.int32 if n_items < 46_000 else np.int64)
+    pairs = np.array([(i, j) for i in (0, 1, 2, 3, 7, n_items // 2, n_items - 1)
+                      for j in (0, 2, 5, 7, n_items // 2, n_items - 1)])
+    got = similarity(pairs[:, 0], pairs[:, 1])
+    literal = cooccurrence_sim(history)
+    np.testing.assert_allclose(got, [literal(i, j) for i, j in pairs], rtol=1e-14, atol=1e-15)

@@ -268,14 +268,15 @@ def test_history_without_a_beyond_metric_warns_that_it_is_unused(sample):
         rm.evaluate(pred, truth, history=history)
 
 
-def test_dask_input_is_refused_for_beyond_metrics_not_silently_dropped(sample):
+def test_dask_refuses_what_it_does_not_compute_yet_not_silently_dropped(sample):
+    # evaluate's beyond rows on Dask: tests/test_beyond_distributed.py
     dd = pytest.importorskip("dask.dataframe")
     pred, truth, history = sample
     with pytest.raises(ValueError, match="pandas input only, not on Dask"):
-        rm.evaluate(dd.from_pandas(pred, npartitions=2), truth, metrics=["ndcg", "novelty"],
-                    history=history)
-    with pytest.raises(ValueError, match="pandas input only, not on Dask"):
         rm.evaluate_per_user(dd.from_pandas(pred, npartitions=2), truth, metrics=["gini"])
+    with pytest.raises(ValueError, match="pandas input only, not on Dask"):
+        rm.evaluate(dd.from_pandas(pred, npartitions=2), truth, metrics=["ndcg"],
+                    history=history, baselines=True)
 
 
 # --------------------------------------------------------------------------- command line

@@ -25,6 +25,7 @@ distributed = import_extra("distributed")
 
 import recmetrics as rm  # noqa: E402
 from recmetrics import distributed as rmd  # noqa: E402
+from recmetrics import _partitions  # noqa: E402
 from recmetrics._engine import poisson_auc_sums  # noqa: E402
 from recmetrics._ids import user_hash  # noqa: E402
 
@@ -34,8 +35,8 @@ from recmetrics._ids import user_hash  # noqa: E402
 def many_buckets():
     """Partitions of 40 rows and AUC score buckets of 2, so that tiny logs are cut as big ones."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(rmd, "BUCKET_ROWS", 2)
-        patch.setattr(rmd, "PARTITION_ROWS", 40)
+        patch.setattr(_partitions, "BUCKET_ROWS", 2)
+        patch.setattr(_partitions, "PARTITION_ROWS", 40)
         yield
 
 

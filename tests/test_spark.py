@@ -20,6 +20,7 @@ pyspark = import_extra("pyspark")  # skipped without the spark extra, a failure 
 import recmetrics as rm  # noqa: E402
 from recmetrics import cli  # noqa: E402
 from recmetrics import spark as rms  # noqa: E402
+from recmetrics import _partitions  # noqa: E402
 
 # PySpark warns that it does not yet fully support pandas 3 each time a test converts a frame
 pytestmark = pytest.mark.filterwarnings(
@@ -36,8 +37,8 @@ def spark():
 def many_buckets():
     """Groups of 40 rows and AUC score buckets of 2, so that tiny logs are cut as big ones."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(rms, "BUCKET_ROWS", 2)
-        patch.setattr(rms, "PARTITION_ROWS", 40)
+        patch.setattr(_partitions, "BUCKET_ROWS", 2)
+        patch.setattr(_partitions, "PARTITION_ROWS", 40)
         yield
 
 
