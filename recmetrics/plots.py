@@ -65,6 +65,20 @@ __all__ = ["describe", "roc_curve", "precision_recall_curve", "calibration", "sc
 _SUMMARIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 _CHANCE: dict[str, Any] = dict(ls="--", color="0.45", lw=1)
+#: gid of a model's curve: a second call on the same Axes continues the colour cycle after it
+_MODEL_GID = "recmetrics-model"
+
+
+def _first_colour(ax: Axes) -> int:
+    """How many model curves these functions already drew on ``ax`` (the next colour's index),
+    so that curves of several calls on one Axes (e.g. two data sets) get distinct colours."""
+    return sum(1 for line in ax.get_lines() if line.get_gid() == _MODEL_GID)
+
+
+def _reference_line(ax: Axes, xs, ys, label: str) -> None:
+    """A dashed reference line (chance, base rate), drawn once per label on an Axes."""
+    if not any(line.get_label() == label for line in ax.get_lines()):
+        ax.plot(xs, ys, **_CHANCE, label=label)
 
 
 # --------------------------------------------------------------------------- shared steps
@@ -277,14 +291,15 @@ def roc_curve(y_true, y_score, ax: Axes | None = None, *, name: str | None = Non
         fpr, tpr, _ = auc.roc_curve(labels, ordered)
         curves.append((label, ordered, fpr, tpr, auc.roc_auc(labels, scores)))
     grid = np.linspace(0, 1, 201)
-    for i, (label, scores, fpr, tpr, value) in enumerate(curves):
-        ax.plot(fpr, tpr, color=f"C{i}", lw=2, label=f"{label} (AUC = {value:.3f})")
+    for i, (label, scores, fpr, tpr, value) in enumerate(curves, start=_first_colour(ax)):
+        ax.plot(fpr, tpr, color=f"C{i}", lw=2, label=f"{label} (AUC = {value:.3f})",
+                gid=_MODEL_GID)
         if ci is not None:
             low, high = _roc_band(labels, scores, grid, ci, n_resamples, rng)
             ax.fill_between(grid, low, high, color=f"C{i}", alpha=0.2, lw=0,
                             label=f"{ci:.0%} bootstrap band ({n_resamples} resamples)"
-                            if i == 0 else None)
-    ax.plot([0, 1], [0, 1], **_CHANCE, label="chance (AUC = 0.500)")
+                            if label == curves[0][0] else None)
+    _reference_line(ax, [0, 1], [0, 1], "chance (AUC = 0.500)")
     ax.legend(loc="lower right")
     aucs = ", ".join(f"{label} AUC {value:.3f}" for label, _, _, _, value in curves)
     return _finish(ax, f"ROC curve of {len(curves)} model{'s' * (len(curves) > 1)}: {aucs}"
@@ -354,10 +369,10 @@ def precision_recall_curve(y_true, y_score, ax: Axes | None = None, *,
         precision, recall, _ = probability.precision_recall_curve(labels, scores)
         curves.append((label, precision, recall, probability.pr_auc(labels, scores)))
     base = float(labels.mean())
-    for i, (label, precision, recall, value) in enumerate(curves):
+    for i, (label, precision, recall, value) in enumerate(curves, start=_first_colour(ax)):
         ax.plot(recall, precision, drawstyle="steps-post", color=f"C{i}", lw=2,
-                label=f"{label} (AP = {value:.3f})")
-    ax.axhline(base, **_CHANCE, label=f"base rate {base:.3f} (a random score)")
+                label=f"{label} (AP = {value:.3f})", gid=_MODEL_GID)
+    _reference_line(ax, [0, 1], [base, base], f"base rate {base:.3f} (a random score)")
     ax.legend(loc="upper right")
     aps = ", ".join(f"{label} AP {value:.3f}" for label, _, _, value in curves)
     return _finish(ax, f"Precision-recall curve of {len(curves)} model"
@@ -1003,26 +1018,26 @@ def _gain_or_lift(y_true, y_score, ax, name, *, lift: bool) -> Axes:
     base = float(labels.mean())
     ax = _axes(ax)
     summary = []
-    for i, (label, targeted, gain) in enumerate(curves):
+    for i, (label, targeted, gain) in enumerate(curves, start=_first_colour(ax)):
         # the first point with at least 10% of the rows targeted, for the legend
         at = int(np.searchsorted(targeted, 0.1))
         if lift:
-            ax.plot(targeted[1:], gain[1:] / targeted[1:], color=f"C{i}", lw=2,
+            ax.plot(targeted[1:], gain[1:] / targeted[1:], color=f"C{i}", lw=2, gid=_MODEL_GID,
                     label=f"{label} (lift {gain[at] / targeted[at]:.2f} at the top "
                           f"{targeted[at]:.1%})")
             summary.append(f"{label} lift {gain[at] / targeted[at]:.2f} at the top {targeted[at]:.1%}")
         else:
-            ax.plot(targeted, gain, color=f"C{i}", lw=2,
+            ax.plot(targeted, gain, color=f"C{i}", lw=2, gid=_MODEL_GID,
                     label=f"{label} ({gain[at]:.1%} of positives in the top {targeted[at]:.1%})")
             summary.append(f"{label} captures {gain[at]:.1%} of positives in the top "
                            f"{targeted[at]:.1%}")
     if lift:
-        ax.axhline(1, **_CHANCE, label="random targeting (lift 1)")
+        _reference_line(ax, [0, 1], [1, 1], "random targeting (lift 1)")
         ax.set(xlim=(0, 1), title="Lift curve", ylabel="lift (positive rate of the targeted rows\n"
                                                         "divided by the base rate)")
         ax.set_ylim(bottom=0)
     else:
-        ax.plot([0, 1], [0, 1], **_CHANCE, label="random targeting")
+        _reference_line(ax, [0, 1], [0, 1], "random targeting")
         ax.plot([0, base, 1], [0, 1, 1], ls=":", color="0.3", lw=1.2,
                 label=f"perfect score (base rate {base:.3f})")
         ax.set(xlim=(0, 1), ylim=(0, 1.02), aspect="equal", title="Cumulative gain curve",

@@ -98,6 +98,33 @@ def test_roc_lines_are_roc_curve_and_the_legend_shows_roc_auc(sample):
     assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title() == "ROC curve"
 
 
+def test_curves_of_two_data_sets_on_one_axes_get_their_own_colours_and_one_reference():
+    """Two calls on one Axes (two data sets, e.g. 50% and 1% positives): the second call's
+    curves continue the colour cycle; a reference line with the same label is drawn once."""
+    rng = np.random.default_rng(7)
+    y1, y2 = rng.integers(0, 2, 200), (rng.random(400) < 0.05).astype(int)
+    s1, s2 = y1 + rng.normal(0, 1, 200), y2 + rng.normal(0, 1, 400)
+    for draw, reference in ((plots.roc_curve, "chance (AUC = 0.500)"),
+                            (plots.gain_curve, "random targeting"),
+                            (plots.lift_curve, "random targeting (lift 1)")):
+        fig, ax = plt.subplots()
+        draw(y1, s1, ax=ax, name="balanced")
+        draw(y2, s2, ax=ax, name="rare")
+        models = [line for line in ax.get_lines() if line.get_label().startswith(("balanced", "rare"))]
+        assert [line.get_color() for line in models] == ["C0", "C1"], draw.__name__
+        assert sum(line.get_label() == reference for line in ax.get_lines()) == 1, draw.__name__
+        plt.close(fig)
+    fig, ax = plt.subplots()
+    plots.precision_recall_curve(y1, s1, ax=ax, name="balanced")
+    plots.precision_recall_curve(y2, s2, ax=ax, name="rare")
+    bases = sorted(line.get_ydata()[0] for line in ax.get_lines()
+                   if line.get_label().startswith("base rate"))
+    assert bases == pytest.approx(sorted([y1.mean(), y2.mean()]))  # one base rate per data set
+    assert [line.get_color() for line in ax.get_lines() if line.get_label().startswith(
+        ("balanced", "rare"))] == ["C0", "C1"]
+    plt.close(fig)
+
+
 def test_roc_bootstrap_band_is_seeded_and_surrounds_the_curve(sample):
     y, scores = sample["y"][:3000], sample["scores"]["model A"][:3000]
 
