@@ -21,6 +21,9 @@ are, every pair of rows is counted once, within a bucket or across two.
 """
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,11 +31,11 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from ._engine import BOOTSTRAPS, Prepared, Summary, rank_hint
+from ._engine import BOOTSTRAPS, Prepared, Summary, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
-from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
-                          check_seed)
+from ._validation import (RecmetricsWarning, caller_stacklevel, check_columns,
+                          check_n_resamples, check_option, check_probability, check_seed)
 
 #: Rows of pred per partition of users (a worker evaluates one partition at a time, at about
 #: 150 bytes a row); ``npartitions=`` overrides it.
@@ -293,3 +296,376 @@ def user_rows(tables: list) -> pd.DataFrame:
     table = pd.concat(tables, ignore_index=True)
     return table.sort_values("_first", kind="stable").drop(columns="_first").reset_index(drop=True)
 
+
+
+# --------------------------------------------------------------------------- compare
+#
+# recmetrics.compare on partitions of whole users. Every model's rows and the truth are put in
+# one frame of standard columns (the user's user and item columns with canonical ids, "_s" the
+# signed score: the score, or minus the rank, "_y" the label, "_m" the model's position or
+# TRUTH for the truth, "_first" the input order), shuffled by user. Each partition then gives
+# (compare_group): per model, the Summary of its evaluation on the partition's users that every
+# model scored and its global-AUC pieces; per shared user, every model's per-user values, GAUC
+# weight and first-row key; per pair of models, the rows both scored, split by score bucket
+# under each model, for DeLong's test.
+#
+# DeLong's test needs each row's doubled placement among the pair's rows (2 x negatives below
+# it + ties, per positive; 2 x positives above + ties, per negative) under both models, paired
+# by row. A bucket task finds the placements within its bucket (placement_bucket); the rows of
+# lower (or higher) buckets add the same offset to every row of a bucket, known once every
+# bucket is counted. So each partition's rows are then summed by (bucket under A, bucket under
+# B) (placement_sums): count, sum and sum of squares of the within-bucket difference B - A,
+# and the sums of each side; the driver adds the offsets to these sums exactly, in Python
+# integers (delong_of).
+
+#: ``_m`` of the truth's rows in the standard frame of a comparison.
+TRUTH = -1
+STANDARD = ("_s", "_y", "_m", "_first")
+
+
+def standard_rows(part: pd.DataFrame, *, model: int, arg: str, user: str, item: str,
+                  column: str | None, negate: bool, label: str | None, integral_users: bool,
+                  integral_items: bool) -> tuple[pd.DataFrame, np.ndarray]:
+    """One input partition in the standard columns of a comparison, and each row's user hash.
+
+    ``column`` is the model's score (or rank, with ``negate``) column, None for the truth;
+    ``label`` the label column to keep, None when there is none.
+    """
+    from ._ids import canonical_ids
+    from ._validation import numeric_column
+
+    users, hashes = keyed_users(part[user], name=arg, column=user, integral=integral_users)
+    codes_, uniques = pd.factorize(part[item])
+    from ._ids import check_id_codes
+    check_id_codes(arg, item, codes_)
+    canonical = canonical_ids(pd.Series(uniques), integral=integral_items)[0]
+    items = canonical[codes_] if isinstance(canonical, np.ndarray) else \
+        pd.Series(canonical.array.take(codes_), index=part.index)
+    out = pd.DataFrame({user: users, item: items}, index=part.index)
+    scores = np.full(len(part), np.nan) if column is None else numeric_column(arg, part, column)
+    out["_s"] = -scores if negate else scores
+    out["_y"] = np.full(len(part), np.nan) if label is None else \
+        numeric_column(arg, part, label, grades=True)
+    out["_m"] = np.int32(model)
+    return out.reset_index(drop=True), hashes
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """The checked options of a distributed comparison besides :class:`Options`."""
+
+    models: list
+    pairs: list
+    n_resamples: int
+    seed: object
+    alpha: float
+    correction: str
+
+
+def check_compare(pred_a, pred_b, truth, o: Options, *, score, rank, n_resamples, seed, alpha,
+                  correction, baseline) -> CompareOptions:
+    """The options of :func:`recmetrics.compare` checked as in memory, and its models and
+    pairs."""
+    from ._compare import models_of, pairs_of
+    from ._validation import ADJUSTMENTS
+
+    n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
+    alpha = check_probability("alpha", alpha)
+    correction = check_option("correction", correction, ADJUSTMENTS)
+    models = models_of(pred_a, pred_b, truth, score=score, rank=rank)
+    for m in models:
+        check_rank(m.rank, o)
+    return CompareOptions(models, pairs_of([m.name for m in models], baseline), n_resamples,
+                          seed, alpha, correction)
+
+
+def compare_inputs(models: list, model_columns: list, truth_columns, *, user: str, item: str,
+                   label: str) -> list[dict]:
+    """Check the columns of every model (and of the truth, unless its columns are None): the
+    options of :func:`standard_rows` for each, the models first."""
+    out = []
+    for i, (m, columns) in enumerate(zip(models, model_columns)):
+        column = m.score if m.rank is None else m.rank
+        wanted = {"user": user, "item": item,
+                  **({"score": column} if m.rank is None else {"rank": column}),
+                  **({"label": label} if truth_columns is None else {})}
+        check_columns(m.arg, columns, wanted)
+        out.append(dict(model=i, arg=m.arg, column=column, negate=m.rank is not None,
+                        label=label if truth_columns is None else None))
+    if truth_columns is not None:
+        check_columns("truth", truth_columns, {"user": user, "item": item, "label": label})
+        out.append(dict(model=TRUTH, arg="truth", column=None, negate=False, label=label))
+    return out
+
+
+@dataclass
+class ComparePartial:
+    """What one partition of whole users gives to a comparison (see compare_group)."""
+
+    summaries: list[Summary]        # per model, on the partition's shared users
+    pieces: list[list]              # per model: global-AUC pieces by bucket
+    users: pd.DataFrame | None      # per shared user: _first<i>, <i>:<column>, _w<i>
+    n_scored: np.ndarray            # users each model scored
+    rows: np.ndarray                # per pair: rows of A, rows of B, rows both scored
+    delong: dict                    # (pair, side) -> pieces by bucket: (scores, positive, row)
+
+
+def compare_group(rows: pd.DataFrame, number: int, *, models: list, pairs: list, o: Options,
+                  user: str, item: str, label: str, has_truth: bool, integral: bool,
+                  bounds: list | None) -> ComparePartial:
+    """One partition of whole users of a comparison: each model evaluated on the users every
+    model scored, as :func:`recmetrics._compare.evaluate_models` does in memory."""
+    from ._compare import Model, shared_truth
+    from ._ids import codes
+    from ._validation import check_unique_keys
+
+    n = len(models)
+    frames = []
+    for i in range(n):
+        f = rows[rows["_m"] == i]
+        frames.append(f.assign(**{label: f["_y"]}) if not has_truth else f)
+    if has_truth:
+        t = rows[rows["_m"] == TRUTH]
+        truth = pd.DataFrame({user: t[user].to_numpy(), item: t[item].to_numpy(),
+                              label: t["_y"].to_numpy()})
+    else:
+        local = [Model(m.name, m.arg, f[[user, item, label]], m.score, m.rank)
+                 for m, f in zip(models, frames) if len(f)]
+        truth = shared_truth(local, user=user, item=item, label=label) if local else \
+            pd.DataFrame({user: rows[user].iloc[:0], item: rows[item].iloc[:0],
+                          label: np.zeros(0)})
+    named = [(m.arg, f) for m, f in zip(models, frames)]
+    if n and any(len(f) for f in frames):
+        user_codes, _ = codes(user, *named, integral=integral)
+        item_codes, item_ids = codes(item, *named, ordered=False)
+        for m, f, u, it in zip(models, frames, user_codes, item_codes):
+            check_unique_keys(m.arg, u.astype(np.int64) * len(item_ids) + it, f, user, item)
+    scored = [pd.Index(pd.unique(f[user])) for f in frames]
+    shared = scored[0]
+    for s in scored[1:]:
+        shared = shared.intersection(s, sort=False)
+    n_scored = np.array([len(s) for s in scored], dtype=np.int64)
+    keep = [f[f[user].isin(shared)] for f in frames]
+    truth = truth[truth[user].isin(shared)]
+    summaries, pieces_, tables = [], [], {}
+    empty = (np.zeros(0), np.zeros(0, dtype=bool), None)
+    position = pd.Index(shared)
+    for i, (m, f) in enumerate(zip(models, keep)):
+        if not len(shared):
+            summaries.append(Summary())
+            pieces_.append([] if bounds is None else [empty] * (bounds[i].size + 1))
+            continue
+        column = m.score if m.rank is None else m.rank
+        frame = pd.DataFrame({user: f[user].to_numpy(), item: f[item].to_numpy(),
+                              column: -f["_s"].to_numpy() if m.rank is not None
+                              else f["_s"].to_numpy(), "_first": f["_first"].to_numpy()})
+        prep = Prepared(frame, truth, user=user, item=item, score=column, label=label,
+                        ties=o.ties, check=False, integral_ids=integral, rank=m.rank)
+        per_user = _engine.per_user(prep, o)
+        ratios = _engine.user_ratios(prep, per_user, o)
+        summaries.append(_engine.summarize(prep, per_user, o, ratios))
+        pieces_.append([] if bounds is None else pieces(prep, bounds[i], None))
+        at = position.get_indexer(prep.users)
+        tables[f"_first{i}"] = _scatter(len(shared), at, first_rows(prep.users, frame, None,
+                                                                    user), np.int64)
+        for name, values in per_user.columns.items():
+            tables[f"{i}:{name}"] = _scatter(len(shared), at, values, np.float64)
+        if "gauc" in o.metrics:
+            pos = np.bincount(prep.lists[prep.grades > 0], minlength=prep.n_users)
+            tables[f"_w{i}"] = _scatter(len(shared), at, _kernels.gauc_weights(
+                pos, prep.ranked.n_rows - pos, o.gauc_weight), np.float64)
+    users = pd.DataFrame(tables) if len(shared) else None
+    counts = np.zeros((len(pairs), 3), dtype=np.int64)
+    delong: dict = {}
+    if "auc" in o.metrics and bounds is not None:
+        grades = truth.set_index([user, item])[label] if len(truth) else None
+        for p, (i, j) in enumerate(pairs):
+            a, b = keep[i], keep[j]
+            both = a[[user, item, "_s"]].merge(b[[user, item, "_s"]], on=[user, item],
+                                               suffixes=("_a", "_b"))
+            counts[p] = len(a), len(b), len(both)
+            positive = np.zeros(len(both), dtype=bool)
+            if grades is not None and len(both):
+                where = grades.index.get_indexer(pd.MultiIndex.from_frame(both[[user, item]]))
+                found = where >= 0
+                positive[found] = grades.to_numpy()[where[found]] > 0
+            row = np.arange(len(both), dtype=np.int64)
+            for side, (model, s) in enumerate(((i, both["_s_a"]), (j, both["_s_b"]))):
+                delong[p, side] = _split(s.to_numpy(dtype=np.float64), positive, row,
+                                         bounds[model])
+    return ComparePartial(summaries, pieces_, users, n_scored, counts, delong)
+
+
+def _scatter(size: int, at: np.ndarray, values: np.ndarray, dtype) -> np.ndarray:
+    out = np.zeros(size, dtype=dtype) if dtype is np.int64 else np.full(size, np.nan)
+    out[at] = values
+    return out
+
+
+def _split(scores: np.ndarray, positive: np.ndarray, row: np.ndarray, bounds: np.ndarray) -> list:
+    """(scores, positive, row) of one side of a pair, split by score bucket."""
+    order = np.argsort(scores, kind="stable")
+    scores, positive, row = scores[order], positive[order], row[order]
+    edges = np.r_[0, np.searchsorted(scores, bounds, side="left"), scores.size]
+    return [(scores[a:b], positive[a:b], row[a:b]) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def placement_bucket(pieces: list[tuple[int, tuple]]) -> tuple:
+    """Doubled placements within one bucket of one side of a pair, from every partition's
+    piece (partition number, (scores, positive, row)): ((positives, negatives) of the bucket,
+    {partition: (rows, placements, positive)})."""
+    pieces = [(number, p) for number, p in pieces if p[0].size]
+    if not pieces:
+        return (0, 0), {}
+    scores = np.concatenate([p[0] for _, p in pieces])
+    positive = np.concatenate([p[1] for _, p in pieces])
+    v10, v01 = _kernels.placements(scores[positive], scores[~positive])
+    placement = np.empty(scores.size, dtype=np.int64)
+    placement[positive], placement[~positive] = v10, v01
+    out, start = {}, 0
+    for number, p in pieces:
+        out[number] = (p[2], placement[start:start + p[0].size], p[1])
+        start += p[0].size
+    return (int(positive.sum()), int((~positive).sum())), out
+
+
+def placement_sums(sides: tuple[list, list], n_rows: int | None = None) -> dict:
+    """One partition's rows of one pair, summed by (bucket under A, bucket under B), for
+    positives and negatives: {(positive, bucket A, bucket B): [rows, sum of B - A, sum of
+    its squares, sum of A, sum of B]} (Python ints), from each side's list of
+    (bucket, (rows, placements within the bucket, positive)) of this partition."""
+    if n_rows is None:  # every row of the pair lies in one bucket of each side
+        n_rows = sum(len(rows) for _, (rows, _, _) in sides[0])
+    bucket = np.full((2, n_rows), -1, dtype=np.int64)
+    within = np.zeros((2, n_rows), dtype=np.int64)
+    is_positive = np.zeros(n_rows, dtype=bool)
+    for side, found in enumerate(sides):
+        for b, (rows, placement, positive) in found:
+            bucket[side, rows] = b
+            within[side, rows] = placement
+            is_positive[rows] = positive
+    out: dict = {}
+    if n_rows == 0:
+        return out
+    keys = np.stack([is_positive.astype(np.int64), bucket[0], bucket[1]])
+    order = np.lexsort(keys[::-1])
+    keys, a, b = keys[:, order], within[0, order], within[1, order]
+    first = np.flatnonzero(_kernels.starts(keys[0]) | _kernels.starts(keys[1])
+                           | _kernels.starts(keys[2]))
+    bounds_ = np.append(first, n_rows)
+    for lo, hi in zip(bounds_[:-1], bounds_[1:]):
+        e = (b[lo:hi] - a[lo:hi]).astype(object)  # Python ints: no overflow
+        out[int(keys[0, lo]), int(keys[1, lo]), int(keys[2, lo])] = [
+            hi - lo, int(e.sum()), int((e * e).sum()), int(a[lo:hi].sum()), int(b[lo:hi].sum())]
+    return out
+
+
+def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
+              ) -> tuple[float, str]:
+    """DeLong's p-value of one pair and its note, as :func:`recmetrics._compare` gives them
+    in memory, from every partition's placement sums of the pair (:func:`placement_sums`),
+    each side's (positives, negatives) per bucket, and (rows of A, rows of B, rows both
+    scored)."""
+    from fractions import Fraction
+
+    sums: dict = {}
+    for found in part_sums:
+        for key, values in found.items():
+            old = sums.setdefault(key, [0, 0, 0, 0, 0])
+            for x in range(5):
+                old[x] += values[x]
+    n_a, n_b, n_common = (int(x) for x in rows)
+    nan = float("nan")
+    if n_common == 0:
+        return nan, "no (user, item) row is scored by both models, so DeLong's test was not run"
+    offsets = []
+    for side in totals:  # per bucket: 2 x negatives below (positives), 2 x positives above
+        pos = np.array([t[0] for t in side], dtype=object)
+        neg = np.array([t[1] for t in side], dtype=object)
+        below = np.r_[0, np.cumsum(neg)[:-1]] if neg.size else neg
+        above = (np.cumsum(pos[::-1])[::-1] - pos) if pos.size else pos
+        offsets.append((2 * below, 2 * above))
+    m = n = 0
+    total: dict = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}  # sum d, sum d^2, sum A, sum B
+    for (positive, ka, kb), (count, e, e2, sa, sb) in sums.items():
+        oa = int(offsets[0][0 if positive else 1][ka])
+        ob = int(offsets[1][0 if positive else 1][kb])
+        delta = ob - oa
+        t = total[bool(positive)]
+        t[0] += e + count * delta
+        t[1] += e2 + 2 * delta * e + count * delta * delta
+        t[2] += sa + count * oa
+        t[3] += sb + count * ob
+        if positive:
+            m += count
+        else:
+            n += count
+    if m == 0 or n == 0:
+        return nan, ""  # AUC undefined: the row's note says so
+    note = "" if n_common == max(n_a, n_b) else (
+        f"DeLong's test on the {n_common:,} (user, item) rows both models scored "
+        f"(of {n_a:,} and {n_b:,})")
+    auc_a = float(total[True][2] / (2 * m * n))
+    auc_b = float(total[True][3] / (2 * m * n))
+    difference = auc_b - auc_a
+    if m < 2 or n < 2:
+        only = f"{m} positive" if m < 2 else f"{n} negative"
+        warnings.warn(f"the variance of the AUC difference is undefined: y_true holds only "
+                      f"{only}, and DeLong's variance needs at least two positives and two "
+                      "negatives; variance, z and p_value are NaN", RecmetricsWarning,
+                      stacklevel=caller_stacklevel())
+        return nan, note
+
+    def variance(t: list, count: int) -> Fraction:  # sample variance, denominator count - 1
+        return (Fraction(t[1]) - Fraction(t[0] * t[0], count)) / (count - 1)
+
+    var = float(variance(total[True], m) / (4 * n * n) / m
+                + variance(total[False], n) / (4 * m * m) / n)
+    if var > 0:
+        return math.erfc(abs(difference / math.sqrt(var)) / math.sqrt(2)), note
+    if difference == 0:
+        return 1.0, note
+    warnings.warn(f"the variance of the AUC difference is 0 although the AUCs differ by "
+                  f"{difference:g}: every positive and every negative moves by the same amount, "
+                  "so the normal approximation has nothing to go on; z is infinite and p_value "
+                  "0.0 (try paired_bootstrap_test or more samples)", RecmetricsWarning,
+                  stacklevel=caller_stacklevel())
+    return 0.0, note
+
+
+def compare_finish(models: list, pairs: list, o: Options, *, summaries: list[Summary],
+                   users: list, n_scored: np.ndarray, delong: list, baseline: str | None,
+                   n_resamples: int, seed, alpha: float, correction) -> pd.DataFrame:
+    """The table of :func:`recmetrics.compare` from every partition's results added up:
+    per model its total Summary (with its pair counts), the shared users' per-user values,
+    and DeLong's (p-value, note) per pair."""
+    from ._compare import Evaluated, Shared, check_shared, pairwise_table
+
+    frames = [u for u in users if u is not None]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    n_shared = len(table)
+    check_shared(models, n_scored, n_shared)
+    evaluated = []
+    for i, s in enumerate(summaries):
+        s.unmatched.warn()
+        prefix = f"{i}:"
+        columns = {c[len(prefix):]: table[c].to_numpy(dtype=np.float64)
+                   for c in table.columns if c.startswith(prefix)}
+        weights = table[f"_w{i}"].to_numpy(dtype=np.float64) if f"_w{i}" in table else None
+        order = np.argsort(table[f"_first{i}"].to_numpy(dtype=np.int64), kind="stable")
+        evaluated.append(Evaluated(_engine.assemble(s, o), order, columns, weights, ()))
+    defined = {name: np.logical_and.reduce([~np.isnan(e.columns[name]) for e in evaluated])
+               for name in evaluated[0].columns}
+    gauc_w = None
+    if "gauc" in o.metrics:  # each user weighs the mean of the models' weights
+        gauc_w = np.zeros(n_shared)
+        for e in evaluated:
+            if e.gauc_weights is not None:
+                gauc_w += e.gauc_weights / len(models)
+    shared = Shared(evaluated, n_scored, n_shared, defined, gauc_w)
+    result = pairwise_table(shared, [m.name for m in models], pairs, o, n_resamples=n_resamples,
+                            seed=seed, alpha=alpha, correction=correction,
+                            delong_of=lambda i, j: delong[pairs.index((i, j))])
+    result.attrs["baseline"] = baseline
+    return result

@@ -57,6 +57,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 
@@ -69,9 +70,10 @@ from . import _engine, _partitions
 from ._engine import check_options, check_rank, labelled_truth
 from ._ids import integral_ids
 from ._options import Options, conventions_of
-from ._validation import Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties
+from ._validation import Adjustment, Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties
 
-__all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster", "connect"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "read_parquet", "local_cluster",
+           "connect"]
 
 #: Score quantiles taken from each input partition to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 64
@@ -330,3 +332,145 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                      npartitions=npartitions, users="collect" if path is None else "write",
                      path=path)
     return None if path is not None else _partitions.user_rows(tables)
+
+
+def _standard(part: pd.DataFrame, *, order: int, partition_info=None, **kwargs) -> pd.DataFrame:
+    """One input partition of a comparison in the standard columns, with the shuffle key."""
+    out, hashes = _partitions.standard_rows(part, **kwargs)
+    out["_h"] = hashes
+    number = partition_info["number"] if partition_info else 0
+    out["_first"] = (np.int64(order) << np.int64(56)) + (np.int64(number) << np.int64(32)) \
+        + np.arange(len(part), dtype=np.int64)
+    return out
+
+
+def _placement_layers(results: list, pairs: list, bounds: list) -> tuple[list, list]:
+    """Tasks of DeLong's placements: per (pair, side, bucket) the placements within the bucket,
+    per (pair, partition) the sums of :func:`recmetrics._partitions.placement_sums`. Returns
+    (per pair and side, the buckets' totals) and (per pair, the partitions' sums)."""
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+    from dask.typing import Key
+
+    token = dask.base.tokenize([r.key for r in results], pairs, [b.tolist() for b in bounds])
+    piece, bucket, part = (f"recmetrics-delong-{name}-{token}"
+                           for name in ("piece", "bucket", "partition"))
+    layer: dict[Key, object] = {}
+    n_parts = len(results)
+    for p, (i, j) in enumerate(pairs):
+        for side, model in enumerate((i, j)):
+            n_buckets = bounds[model].size + 1
+            for b in range(n_buckets):
+                for number, r in enumerate(results):
+                    layer[(piece, p, side, b, number)] = (_delong_piece, r.key, p, side, b,
+                                                          number)
+                layer[(bucket, p, side, b)] = (_partitions.placement_bucket,
+                                               [(piece, p, side, b, n) for n in range(n_parts)])
+        for number, r in enumerate(results):
+            sides = [[(bucket, p, side, b) for b in range(bounds[m].size + 1)]
+                     for side, m in enumerate((i, j))]
+            layer[(part, p, number)] = (_delong_sums, r.key, p, number, sides)
+    graph = HighLevelGraph.from_collections(part, layer, dependencies=results)
+    totals = [[[Delayed((bucket, p, side, b), graph, layer=part) for b in range(bounds[m].size + 1)]
+               for side, m in enumerate(pair)] for p, pair in enumerate(pairs)]
+    sums = [[Delayed((part, p, number), graph, layer=part) for number in range(n_parts)]
+            for p in range(len(pairs))]
+    return totals, sums
+
+
+def _delong_piece(result: _partitions.ComparePartial, p: int, side: int, b: int, number: int):
+    return number, result.delong[p, side][b]
+
+
+def _delong_sums(result: _partitions.ComparePartial, p: int, number: int, sides: list) -> dict:
+    found = [[(b, out[number]) for b, (_, out) in enumerate(side) if number in out]
+             for side in sides]
+    return _partitions.placement_sums((found[0], found[1]), int(result.rows[p][2]))
+
+
+def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
+            item: str = "item", score="score", label: str = "label", rank=None,
+            ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+            denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+            no_relevant: NoRelevant = "skip", n_resamples: int = 10_000, seed=0,
+            alpha: float = 0.05, baseline: str | None = None, correction: Adjustment = "holm",
+            npartitions: int | None = None) -> pd.DataFrame:
+    """:func:`recmetrics.compare` on Dask DataFrames: the same table, the same tests.
+
+    Every model's rows and the truth are shuffled together by user, so each
+    partition holds whole users; each model is evaluated there on the users
+    every model scored, and the totals are added. The per-user values of the
+    shared users (a few numbers a user and metric) are gathered in this
+    process, where the paired tests run exactly as in memory (the same draws
+    for the same ``seed``). Global AUC's pair counts and DeLong's test come
+    from score buckets: each row's placement among the pair's rows is found
+    within its bucket, and the buckets below or above add a known offset, so
+    the variance is exact. Options are :func:`recmetrics.compare`'s, without
+    ``by=`` (``npartitions`` as in :func:`evaluate`).
+    """
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    c = _partitions.check_compare(pred_a, pred_b, truth, o, score=score, rank=rank,
+                                  n_resamples=n_resamples, seed=seed, alpha=alpha,
+                                  correction=correction, baseline=baseline)
+    models, pairs = c.models, c.pairs
+    truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    frames = [_as_dask(m.frame) for m in models]
+    truth = _as_dask(truth)
+    inputs = _partitions.compare_inputs(models, [f.columns for f in frames],
+                                        None if truth is None else truth.columns,
+                                        user=user, item=item, label=label)
+    every = frames + ([] if truth is None else [truth])
+    integral = _integral_users([f[user] for f in every])
+    integral_items = _integral_users([f[item] for f in every])
+    standard = []
+    for order, (frame, kwargs) in enumerate(zip(every, inputs)):
+        kwargs = dict(kwargs, user=user, item=item, integral_users=integral,
+                      integral_items=integral_items)
+        meta = _standard(frame._meta, order=order, **kwargs)
+        standard.append(frame.map_partitions(_standard, order=order, **kwargs, meta=meta))
+    rows = dd.concat(standard)
+    # one pass over the scores: the rows to split, and each model's bucket boundaries
+    samples = dask.compute(*[[dask.delayed(_quantiles)(p) for p in s["_s"].to_delayed()]
+                             for s in standard[:len(models)]])
+    n_rows = sum(n for model in samples for _, n in model)
+    n_parts = _partitions.n_partitions(n_rows, npartitions)
+    bounds = None
+    if "auc" in o.metrics:
+        bounds = [_partitions.boundaries([q for q, _ in model], sum(n for _, n in model),
+                                         n_parts) for model in samples]
+    parts = rows.shuffle(on="_h", npartitions=n_parts).to_delayed()
+    run = dask.delayed(_partitions.compare_group)
+    bare = [dataclasses.replace(m, frame=None) for m in models]  # the tasks need no frame
+    results = [run(p, number, models=bare, pairs=pairs, o=o, user=user, item=item,
+                   label=label, has_truth=truth is not None, integral=integral, bounds=bounds)
+               for number, p in enumerate(parts)]
+    summaries = [[r.summaries[i] for r in results] for i in range(len(models))]
+    users = [r.users for r in results]
+    n_scored = [r.n_scored for r in results]
+    counts = [r.rows for r in results]
+    buckets: list = []
+    totals: list = []
+    sums: list = []
+    if bounds is not None:
+        for i in range(len(models)):
+            getter = [dask.delayed(_model_pieces)(r, i) for r in results]
+            buckets.append(_bucket_tasks(getter, bounds[i].size + 1, None, 0))
+        totals, sums = _placement_layers(results, pairs, bounds)
+    summaries, users, n_scored, counts, buckets, totals, sums = dask.compute(
+        summaries, users, n_scored, counts, buckets, totals, sums)
+    totals_s = [sum(s[1:], s[0]) for s in summaries]
+    delong = []
+    for i, s in enumerate(totals_s):
+        if bounds is not None:
+            _partitions.add_pairs(s, buckets[i], None)
+    for p in range(len(pairs) if bounds is not None else 0):
+        delong.append(_partitions.delong_of(sums[p], [[t for t, _ in side] for side in totals[p]],
+                                            np.sum([c[p] for c in counts], axis=0)))
+    return _partitions.compare_finish(models, pairs, o, summaries=totals_s, users=users,
+                                      n_scored=np.sum(n_scored, axis=0), delong=delong,
+                                      baseline=baseline, n_resamples=c.n_resamples, seed=c.seed,
+                                      alpha=c.alpha, correction=c.correction)
+
+
+def _model_pieces(result: _partitions.ComparePartial, i: int) -> _partitions.Partial:
+    return _partitions.Partial(result.summaries[i], result.pieces[i])

@@ -49,6 +49,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import pickle
 import re
@@ -62,11 +63,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from . import _engine, _partitions
-from ._engine import check_options, check_rank, labelled_truth
+from ._engine import Summary, check_options, check_rank, labelled_truth
 from ._options import Options, conventions_of
-from ._validation import Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties
+from ._validation import Adjustment, Denominator, Gain, GaucWeight, Ideal, NoRelevant, Ties
 
-__all__ = ["evaluate", "evaluate_per_user", "local_session", "connect"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect"]
 
 #: Score quantiles taken of the whole input to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 256
@@ -368,3 +369,173 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                          npartitions=npartitions, users="collect" if path is None else "write",
                          path=path)
     return None if path is not None else _partitions.user_rows(tables)
+
+
+#: What the steps of a comparison return: a kind, three integer keys and a pickled payload.
+_COMPARE_OUT = "kind int, a int, b int, c int, payload binary"
+(_C_SUMMARY, _C_PIECE, _C_USERS, _C_COUNTS, _C_DELONG, _C_TOTAL, _C_PLACED,
+ _C_SUMS) = range(8)
+
+
+def _crows(items: list[tuple[int, int, int, int, object]]) -> pd.DataFrame:
+    return pd.DataFrame({"kind": np.array([x[0] for x in items], dtype=np.int32),
+                         "a": np.array([x[1] for x in items], dtype=np.int32),
+                         "b": np.array([x[2] for x in items], dtype=np.int32),
+                         "c": np.array([x[3] for x in items], dtype=np.int32),
+                         "payload": [pickle.dumps(x[4], protocol=5) for x in items]})
+
+
+def _standard(batches, *, n_parts: int, **kwargs):
+    """Rows of one input in the standard columns of a comparison, with their group ``_p``."""
+    for part in batches:
+        out, hashes = _partitions.standard_rows(part, **kwargs)
+        out["_p"] = (hashes % np.uint64(n_parts)).astype(np.int32)
+        out["_first"] = part["_first"].to_numpy(dtype=np.int64)
+        yield out
+
+
+def _compare_group(key, rows: pd.DataFrame, **kwargs) -> pd.DataFrame:
+    """One group of whole users of a comparison, as rows of _COMPARE_OUT."""
+    number = int(key[0])
+    r = _partitions.compare_group(rows.drop(columns="_p"), number, **kwargs)
+    out: list = [(_C_SUMMARY, i, -1, 0, s) for i, s in enumerate(r.summaries)]
+    out += [(_C_PIECE, i, b, 0, piece) for i, pieces in enumerate(r.pieces)
+            for b, piece in enumerate(pieces)]
+    out.append((_C_COUNTS, number, 0, 0, (r.n_scored, r.rows, r.users)))
+    out += [(_C_DELONG, p, side, b, (number, piece))
+            for (p, side), pieces in r.delong.items() for b, piece in enumerate(pieces)]
+    return _crows(out)
+
+
+def _compare_reduce(key, rows: pd.DataFrame) -> pd.DataFrame:
+    """A model's Summaries added, one AUC bucket's counts, or one DeLong bucket's placements."""
+    kind, a, b, c = (int(x) for x in key)
+    values = [pickle.loads(p) for p in rows["payload"]]
+    if kind == _C_SUMMARY:
+        return _crows([(kind, a, b, c, sum(values[1:], values[0]))])
+    if kind == _C_PIECE:
+        return _crows([(kind, a, b, c, _partitions.bucket_counts(values, None, 0))])
+    totals, placed = _partitions.placement_bucket(values)
+    return _crows([(_C_TOTAL, a, b, c, totals)]
+                  + [(_C_PLACED, a, number, b, (c, found)) for number, found in placed.items()])
+
+
+def _placement_sums(key, rows: pd.DataFrame) -> pd.DataFrame:
+    """One group's DeLong sums of one pair, from both sides' placements of its rows."""
+    sides: tuple[list, list] = ([], [])
+    for side, payload in zip(rows["c"], rows["payload"]):
+        sides[int(side)].append(pickle.loads(payload))
+    return _crows([(_C_SUMS, int(key[0]), int(key[1]), 0, _partitions.placement_sums(sides))])
+
+
+def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
+            item: str = "item", score="score", label: str = "label", rank=None,
+            ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+            denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+            no_relevant: NoRelevant = "skip", n_resamples: int = 10_000, seed=0,
+            alpha: float = 0.05, baseline: str | None = None, correction: Adjustment = "holm",
+            npartitions: int | None = None) -> pd.DataFrame:
+    """:func:`recmetrics.compare` on Spark DataFrames: the same table, the same tests.
+
+    The design is that of :func:`recmetrics.distributed.compare`: every
+    model's rows and the truth are grouped together by user, each model is
+    evaluated on the users every model scored, the shared users' per-user
+    values are gathered in this process for the paired tests (the in-memory
+    draws for the same ``seed``), and global AUC and DeLong's test come from
+    score buckets, exactly. Options are :func:`recmetrics.compare`'s, without
+    ``by=`` (``npartitions`` as in :func:`evaluate`).
+    """
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    c = _partitions.check_compare(pred_a, pred_b, truth, o, score=score, rank=rank,
+                                  n_resamples=n_resamples, seed=seed, alpha=alpha,
+                                  correction=correction, baseline=baseline)
+    models, pairs = c.models, c.pairs
+    truth, _ = _labelled_truth(truth, label)
+    spark = next(f for f in [m.frame for m in models] + [truth]
+                 if isinstance(f, DataFrame)).sparkSession
+    frames = [_as_spark(m.frame, spark) for m in models]
+    truth = _as_spark(truth, spark)
+    inputs = _partitions.compare_inputs(models, [f.columns for f in frames],
+                                        None if truth is None else truth.columns,
+                                        user=user, item=item, label=label)
+    every = frames + ([] if truth is None else [truth])
+    integral = _integral_users(every, user)
+    integral_items = _integral_users(every, item)
+    schema = T.StructType([T.StructField(user, T.LongType() if integral else T.StringType()),
+                           T.StructField(item, T.LongType() if integral_items
+                                         else T.StringType()),
+                           T.StructField("_s", T.DoubleType()), T.StructField("_y", T.DoubleType()),
+                           T.StructField("_m", T.IntegerType()), T.StructField("_p", T.IntegerType()),
+                           T.StructField("_first", T.LongType())])
+    bare = [dataclasses.replace(m, frame=None) for m in models]  # the workers need no frame
+
+    def standard(n_parts: int) -> DataFrame:
+        parts = []
+        for frame, kwargs in zip(every, inputs):
+            kwargs = dict(kwargs, user=user, item=item, integral_users=integral,
+                          integral_items=integral_items, n_parts=n_parts)
+            frame = frame.withColumn("_first", F.monotonically_increasing_id())
+            parts.append(frame.mapInPandas(lambda b, kwargs=kwargs: _standard(b, **kwargs),
+                                           schema))
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.unionByName(p)
+        return out
+
+    with _quiet(), _worker_errors():
+        # one pass over the scores: the rows to split, and each model's bucket boundaries
+        value = F.col("_s")
+        finite = ~F.isnan(value) & (F.abs(value) < float("inf"))
+        probabilities = np.linspace(0, 1, SAMPLE_QUANTILES + 1).tolist()
+        first = {r["_m"]: r for r in standard(1).where(F.col("_m") >= 0).groupBy("_m").agg(
+            F.count(F.lit(1)).alias("n"),
+            F.percentile_approx(F.when(finite, value), probabilities, 10_000).alias("q")
+        ).collect()}
+        n_rows = sum(int(r["n"]) for r in first.values())
+        n_parts = _partitions.n_partitions(n_rows, npartitions)
+        bounds = None
+        if "auc" in o.metrics:
+            bounds = [_partitions.boundaries(
+                [np.asarray(first[i]["q"] or [], dtype=np.float64)] if i in first else [],
+                int(first[i]["n"]) if i in first else 0, n_parts) for i in range(len(models))]
+        kwargs = dict(models=bare, pairs=pairs, o=o, user=user, item=item, label=label,
+                      has_truth=truth is not None, integral=integral, bounds=bounds)
+        groups = standard(n_parts).groupBy("_p").applyInPandas(
+            lambda key, rows: _compare_group(key, rows, **kwargs), _COMPARE_OUT).persist()
+        try:
+            counts = [pickle.loads(r["payload"]) for r in
+                      groups.where(F.col("kind") == _C_COUNTS).orderBy("a").collect()]
+            reduced = groups.where(F.col("kind").isin(_C_SUMMARY, _C_PIECE, _C_DELONG)).groupBy(
+                "kind", "a", "b", "c").applyInPandas(lambda key, rows: _compare_reduce(key, rows),
+                                                      _COMPARE_OUT).persist()
+            try:
+                results = [(r["kind"], r["a"], r["b"], r["c"], pickle.loads(r["payload"]))
+                           for r in reduced.where(F.col("kind") != _C_PLACED).collect()]
+                sums = [(r["a"], pickle.loads(r["payload"])) for r in
+                        reduced.where(F.col("kind") == _C_PLACED).groupBy("a", "b")
+                        .applyInPandas(lambda key, rows: _placement_sums(key, rows),
+                                       _COMPARE_OUT).collect()]
+            finally:
+                reduced.unpersist()
+        finally:
+            groups.unpersist()
+    summaries = {a: v for kind, a, _, _, v in results if kind == _C_SUMMARY}
+    totals_s = [summaries.get(i, Summary()) for i in range(len(models))]
+    delong = []
+    if bounds is not None:
+        buckets = {(a, b): v for kind, a, b, _, v in results if kind == _C_PIECE}
+        for i, s in enumerate(totals_s):
+            _partitions.add_pairs(s, [buckets.get((i, b), _partitions.empty_bucket(None, 0))
+                                      for b in range(bounds[i].size + 1)], None)
+        totals = {(a, b, c): v for kind, a, b, c, v in results if kind == _C_TOTAL}
+        for p, pair in enumerate(pairs):
+            sides = [[totals.get((p, side, b), (0, 0)) for b in range(bounds[m].size + 1)]
+                     for side, m in enumerate(pair)]
+            delong.append(_partitions.delong_of([found for q, found in sums if q == p], sides,
+                                                np.sum([c[1][p] for c in counts], axis=0)))
+    return _partitions.compare_finish(models, pairs, o, summaries=totals_s,
+                                      users=[c[2] for c in counts],
+                                      n_scored=np.sum([c[0] for c in counts], axis=0),
+                                      delong=delong, baseline=baseline,
+                                      n_resamples=c.n_resamples, seed=c.seed, alpha=c.alpha,
+                                      correction=c.correction)

@@ -92,3 +92,22 @@ def group_auc_literal(frame, gauc_weight: str, *, user="user", score="score",
         numerator += weight * auc_literal(pos, neg)
         denominator += weight
     return numerator / denominator
+
+
+def assert_same_comparison(expected, got):
+    """Every column of rm.compare's table (the Dask and Spark engines' against in memory's):
+    text and counts equal, numbers to 1e-12 (NaN where in memory has NaN), and the
+    attributes."""
+    import numpy as np
+    assert list(got.columns) == list(expected.columns)
+    for column in expected.columns:
+        if expected[column].dtype.kind == "f":
+            np.testing.assert_allclose(got[column].to_numpy(dtype=np.float64),
+                                       expected[column].to_numpy(dtype=np.float64),
+                                       rtol=0, atol=1e-12, err_msg=column)
+        else:
+            assert got[column].astype(object).where(got[column].notna(), None).tolist() == \
+                expected[column].astype(object).where(expected[column].notna(), None).tolist(), \
+                column
+    for key in ("conventions", "alpha", "correction", "models", "baseline"):
+        assert got.attrs[key] == expected.attrs[key], key

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from conftest import auc_literal, import_extra  # noqa: E402
+from conftest import assert_same_comparison, auc_literal, import_extra  # noqa: E402
 
 pyspark = import_extra("pyspark")  # skipped without the spark extra, a failure under tasks.py test
 
@@ -300,3 +300,68 @@ def test_command_line_engine_errors_are_one_line(flags, message, tmp_path, capsy
     spread_log(n_users=2, n_items=2).to_parquet(path)
     assert cli.main(["evaluate", str(path), *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- compare (issue 26)
+
+
+def in_order(spark, frame: pd.DataFrame):
+    """A Spark DataFrame holding frame's rows in frame's order (the paired tests draw over
+    users in the order of model A's rows, as in memory)."""
+    return spark.createDataFrame(frame)
+
+
+def compare_models(kind: str, seed: int = 0):
+    """Three models of 30 users: scores from five values (ties within and across users),
+    one-class users, users and rows only some model scored; ids ``kind``."""
+    rng = np.random.default_rng(seed)
+    users = np.repeat(np.arange(30), 6)
+    items = np.tile(np.arange(6), 30)
+    label = (rng.random(users.size) < 0.3).astype(int)
+    label[users < 3] = 0          # users without a relevant item
+    label[(users >= 3) & (users < 5)] = 1   # users with relevant items only
+    ids = users * 7 if kind == "int" else np.array([f"u{u}" for u in users], dtype=object)
+    base = pd.DataFrame({"user": ids, "item": items, "label": label})
+    models = {}
+    for j in range(3):
+        frame = base.assign(score=rng.integers(0, 5, users.size) / 4)
+        if j == 1:   # model 1 lacks some rows, and user 29
+            frame = frame[(rng.random(len(frame)) < 0.85) & (users != 29)]
+        models[f"m{j}"] = frame.sample(frac=1, random_state=j).reset_index(drop=True)
+    return models
+
+
+@pytest.mark.parametrize("kind", ["int", "text"])
+def test_spark_compare_of_many_models_equals_in_memory(spark, kind):
+    models = compare_models(kind)
+    options = dict(k=[1, 3], n_resamples=300, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        expected = rm.compare(models, **options)
+        got = rm.compare({name: in_order(spark, f) for name, f in models.items()}, **options)
+    assert_same_comparison(expected, got)
+    assert got.loc[got.metric == "auc", "p_delong"].notna().all()
+    assert "DeLong's test on the" in " ".join(got.loc[got.metric == "auc", "note"])
+
+
+def test_spark_compare_of_two_frames_with_truth_rank_and_baseline(spark):
+    models = compare_models("int", seed=3)
+    a, b = models["m0"], models["m2"]
+    truth = a[["user", "item", "label"]]
+    a, b = (f.drop(columns=["label", "score"]).assign(
+        position=f.groupby("user")["score"].rank(ascending=False, method="first"))
+        for f in (a, b))
+    options = dict(k=2, n_resamples=300, seed=1, baseline="B", ties="optimistic",
+                   metrics=["auc", "gauc", "ndcg", "mrr"], rank="position")
+    expected = rm.compare(a, b, truth, **options)
+    got = rms.compare(in_order(spark, a), in_order(spark, b), truth, npartitions=3, **options)
+    assert_same_comparison(expected, got)
+
+
+def test_spark_compare_refuses_slices_and_disagreeing_labels(spark):
+    models = compare_models("int")
+    a, b = models["m0"], models["m2"].assign(label=1 - models["m2"]["label"])
+    with pytest.raises(ValueError, match=r"compare\(\.\.\., by=\) takes pandas DataFrames"):
+        rm.compare(in_order(spark, a), in_order(spark, b), by="user")
+    with pytest.raises(ValueError, match="give different labels"):
+        rm.compare(in_order(spark, a), in_order(spark, b))
