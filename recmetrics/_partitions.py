@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels
+from . import _engine, _kernels, slices
 from ._engine import BOOTSTRAPS, Prepared, Summary, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
@@ -158,6 +158,13 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
         table["_first"] = first_rows(prep.users, pred, truth, user)
         return Partial(counted, [], table)
     ratios = _engine.user_ratios(prep, per_user, o)
+    return _whole(prep, per_user, ratios, o, inputs=inputs, bounds=bounds, seed=seed,
+                  n_resamples=n_resamples)
+
+
+def _whole(prep: Prepared, per_user, ratios: dict, o: Options, *, inputs: dict, bounds, seed,
+           n_resamples: int) -> Partial:
+    """The Summary (with Poisson sums) and AUC pieces of every user of a partition."""
     s = _engine.summarize(prep, per_user, o, ratios)
     s.inputs = inputs
     hashes = None
@@ -165,6 +172,201 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
         hashes = user_hash(prep.users)
         s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
     return Partial(s, [] if bounds is None else pieces(prep, bounds, hashes))
+
+
+def check_slices(by, users_columns, min_slice_size, *, user: str,
+                 sources: list[tuple[str, list]]) -> tuple[list[str], int, list[bool]]:
+    """The slicing options checked as in memory, on the inputs' columns (``users_columns``
+    None without ``users=``): (by, min_slice_size, whether each name is "activity")."""
+    if by is None:
+        raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
+                         "by='country')")
+    by = slices.check_by(by)
+    min_slice_size = slices.check_min_slice_size(min_slice_size)
+    if users_columns is not None:
+        check_columns("users", users_columns, {"user": user})
+    named = sources + ([("users", list(users_columns))] if users_columns is not None else [])
+    empty = [(name, pd.DataFrame(columns=list(columns)), None) for name, columns in named]
+    slices.user_values(pd.Index([]), by, empty[:len(sources)],  # refuses an unknown name
+                       empty[-1][1] if users_columns is not None else None, user,
+                       np.zeros(0, dtype=np.int64))
+    activity = [not any(c in columns and c != user for _, columns in named) for c in by]
+    return by, min_slice_size, activity
+
+
+def keyed_attributes(part: pd.DataFrame, *, user: str, integral: bool
+                     ) -> tuple[pd.DataFrame, np.ndarray]:
+    """Rows of ``users=`` with their ids in the form of pred's (int64 or canonical text) and
+    each row's user hash; ids that cannot be pred's (text among integer ids) are dropped,
+    as in memory they match no user."""
+    text = pd.Series(np.asarray(slices.text_ids(part[user]), dtype=object), index=part.index)
+    out = part.copy()
+    if integral:
+        whole = text.str.fullmatch(r"-?\d+").fillna(False).to_numpy(dtype=bool)
+        out = out[whole]
+        ids = pd.to_numeric(text[whole]).to_numpy(dtype=np.int64)
+    else:
+        ids = text.to_numpy()
+    out[user] = ids
+    return out, user_hash(ids)
+
+
+@dataclass
+class SlicedPartial:
+    """What one partition of whole users gives to ``evaluate(by=...)``: the Partial of all its
+    users, and per *fine slice* (the users sharing every by name's raw value: the value of a
+    column, None when missing, or for "activity" the number of scored rows) its key, Summary
+    (with Poisson sums of the ratios) and AUC pieces by bucket. Fine slices of all partitions
+    are merged into the table's slices once every value is known (:func:`slice_plan`)."""
+
+    whole: Partial
+    keys: list
+    summaries: list
+    pieces: list
+
+
+def evaluate_sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None,
+                          users: pd.DataFrame | None, number: int, *, o: Options, names: dict,
+                          integral: bool, bounds: np.ndarray | None, seed: int | None,
+                          n_resamples: int, by: list[str]) -> SlicedPartial:
+    """Evaluate one partition of whole users, by fine slice (see :class:`SlicedPartial`):
+    each user's values are computed once, and each fine slice sums its users' values."""
+    user, label = names["user"], names["label"]
+    has_truth = truth is not None and len(truth) and \
+        (pd.to_numeric(truth[label], errors="coerce") > 0).any()
+    inputs = {"truth_rows": 0 if truth is None else len(truth),
+              "truth_users": 0 if truth is None else int(truth[user].nunique())}
+    if len(pred) == 0 and not has_truth:
+        empty = evaluate_group(pred, None, number, o=o, names=names, integral=integral,
+                               bounds=bounds, seed=seed, n_resamples=n_resamples, users=None,
+                               path=None)
+        empty.summary.inputs = inputs
+        return SlicedPartial(empty, [], [], [])
+    if users is not None and len(users):  # (a partition may hold none of its rows)
+        slices.check_users(users, user)
+    prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
+                    label=label, ties=o.ties, check=False, integral_ids=integral,
+                    rank=names.get("rank"), keep_row_users=True)
+    pred_rows, truth_rows = prep.row_users or (None, None)
+    prep.row_users = None
+    sources = [("pred", pred, pred_rows)] + ([("truth", truth, truth_rows)]
+                                              if truth is not None else [])
+    values = slices.user_values(slices.prepared_text_ids(prep.users), by, sources, users, user,
+                                prep.ranked.n_rows, shown=prep.users)
+    per_column, uniques = [], []
+    for v in values:
+        column = pd.Series(v, dtype=object)
+        if v.dtype == object:  # every missing value as None
+            column = column.where(column.notna(), None)
+        codes_, found = pd.factorize(column, use_na_sentinel=False)
+        per_column.append(codes_)
+        uniques.append(np.asarray(found, dtype=object))
+    dims = [max(len(u), 1) for u in uniques]
+    present, codes = np.unique(np.ravel_multi_index(per_column, dims), return_inverse=True)
+    codes = codes.astype(np.intp)
+    keys = [tuple(u[i] for u, i in zip(uniques, at))
+            for at in zip(*np.unravel_index(present, dims))]
+    per_user = _engine.per_user(prep, o)
+    ratios = _engine.user_ratios(prep, per_user, o)
+    whole = _whole(prep, per_user, ratios, o, inputs=inputs, bounds=bounds, seed=seed,
+                   n_resamples=n_resamples)
+    n = len(keys)
+    no_auc = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
+    parts = slices.slice_summaries(prep, per_user, no_auc, ratios, codes, n)
+    if seed is not None:
+        for part, sums in zip(parts, slices.slice_resamples(prep, ratios, no_auc, codes, n, seed,
+                                                             n_resamples)):
+            part.resamples = sums
+    fine_pieces: list = []
+    if bounds is not None:
+        hashes = user_hash(prep.users) if seed is not None else None
+        rows, edges = slices.slice_rows(prep, codes, n)
+        fine_pieces = [pieces(prep, bounds, hashes, rows[edges[f]:edges[f + 1]])
+                       for f in range(n)]
+    return SlicedPartial(whole, keys, parts, fine_pieces)
+
+
+@dataclass
+class SlicePlan:
+    """The table's slices from every partition's fine slices: the Slicing (codes per user, for
+    the slice sizes), and per partition the slice of each of its fine slices."""
+
+    slicing: slices.Slicing
+    of_fine: list
+
+
+def slice_plan(keys: list[list], summaries: list[list], by: list[str], activity: list[bool]
+               ) -> SlicePlan:
+    """Code the fine slices of all partitions as :func:`recmetrics.slices.slicing` codes the
+    users in memory: a column's values sorted, "(missing)" last; "activity" in quantile
+    buckets of every user's number of scored rows."""
+    flat = [k for part in keys for k in part]
+    weight = np.array([s.n_users for part in summaries for s in part], dtype=np.int64)
+    per_column, dims, labels = [], [], []
+    for j, is_activity in enumerate(activity):
+        values = [k[j] for k in flat]
+        if is_activity:
+            counts = np.asarray(values, dtype=np.int64)
+            distinct, at = np.unique(counts, return_inverse=True)
+            every = np.repeat(distinct, np.bincount(at, weights=weight, minlength=distinct.size)
+                              .astype(np.int64))
+            user_codes, names_ = slices.activity_codes(every)
+            first = np.searchsorted(every, distinct)  # every is sorted: each count's first user
+            present = first < every.size
+            bucket = np.zeros(distinct.size, dtype=np.intp)
+            bucket[present] = user_codes[first[present]]
+            codes_ = bucket[at]
+        else:
+            distinct_values = pd.unique(pd.Series(values, dtype=object))
+            value_codes, names_ = slices._column_codes(np.asarray(distinct_values, dtype=object))
+            codes_ = value_codes[pd.Index(distinct_values).get_indexer(
+                pd.Series(values, dtype=object))]
+        per_column.append(codes_)
+        dims.append(max(len(names_), 1))
+        labels.append(names_)
+    sl = slices.coded_slicing(by, per_column, dims, labels, len(flat))
+    user_codes = np.repeat(sl.codes, weight)
+    final = slices.Slicing(sl.columns, user_codes.astype(np.intp), sl.labels)
+    of_fine, start = [], 0
+    for part in keys:
+        of_fine.append(sl.codes[start:start + len(part)])
+        start += len(part)
+    return SlicePlan(final, of_fine)
+
+
+def slice_bucket_counts(fine: list, of_fine: list, n_slices: int, seed: int | None,
+                        n_resamples: int) -> list:
+    """One score bucket's exact pair counts per slice, from every partition's fine pieces of
+    the bucket and the slice of each fine slice."""
+    grouped: list[list] = [[] for _ in range(n_slices)]
+    for part, codes in zip(fine, of_fine):
+        for piece, code in zip(part, codes):
+            grouped[code].append(piece)
+    return [bucket_counts(g, seed, n_resamples) for g in grouped]
+
+
+def finish_sliced(whole: Summary, fine: list[list], plan: SlicePlan, buckets: list, o: Options,
+                  *, ci: float | None, seed: int | None, min_slice_size: int,
+                  positives_only: bool, rank: str | None, score: str) -> pd.DataFrame:
+    """The table of ``evaluate(by=...)`` from the total of all users, every partition's fine
+    Summaries, the plan, and per bucket the per-slice pair counts."""
+    sl = plan.slicing
+    n = sl.n_slices
+    totals = [Summary() for _ in range(n)]
+    for summaries, codes in zip(fine, plan.of_fine):
+        for s, code in zip(summaries, codes):
+            totals[code] = totals[code] + s
+    if buckets:
+        for i, total_ in enumerate(totals):
+            add_pairs(total_, [b[i] for b in buckets], seed)
+    whole.unmatched.warn()
+    table = slices.sliced_table(whole, totals, sl, o, ci=ci, n_users=whole.n_users,
+                                min_slice_size=min_slice_size)
+    if positives_only:
+        table.attrs["notes"].insert(0, _engine.POSITIVES_ONLY)
+    rank_hint(table[(table[sl.columns] == slices.ALL).all(axis=1)], rank, score,
+              whole.n_positive, whole.n_rows - whole.n_positive)
+    return table
 
 
 def first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
@@ -188,7 +390,8 @@ def compact(scores: np.ndarray) -> np.ndarray:
     return narrow if np.array_equal(narrow, scores) else scores
 
 
-def pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> list:
+def pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None,
+           rows: np.ndarray | None = None) -> list:
     """Scored rows per score bucket, as small as exactness allows.
 
     Each piece is (scores, positive, extra): the distinct (score, positive)
@@ -198,6 +401,9 @@ def pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> lis
     worker memory until every partition is done.
     """
     scores, positive = prep.scores, prep.grades > 0
+    lists = prep.lists
+    if rows is not None:  # these rows only (a slice's)
+        scores, positive, lists = scores[rows], positive[rows], lists[rows]
     order = np.lexsort((positive, scores))
     scores, positive = scores[order], positive[order]
     if hashes is None:
@@ -207,7 +413,7 @@ def pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> lis
         extra = None if count.size == 0 or count.max() == 1 else \
             count.astype(np.int32 if count.max() < 2**31 else np.int64)
     else:
-        extra = hashes[prep.lists[order]]
+        extra = hashes[lists[order]]
     cut = np.searchsorted(scores, bounds, side="left")
     edges = np.r_[0, cut, scores.size]
     scores = compact(scores)

@@ -272,13 +272,18 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: str | None = None, npartitions: int | None = None
-             ) -> pd.DataFrame:
+             seed=0, bootstrap: str | None = None, by=None, users=None,
+             min_slice_size: int = 30, npartitions: int | None = None) -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Dask DataFrames: the same tidy pandas table.
 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
     to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
-    one process and is refused). ``npartitions`` sets how many partitions the
+    one process and is refused). ``by=`` (columns of ``pred`` or ``truth``, of
+    ``users=``, a pandas or Dask frame, or "activity") gives the sliced table
+    of :func:`recmetrics.evaluate`, exactly: each partition sums its users'
+    values per *fine slice* (the users sharing every raw value), and the fine
+    slices of all partitions are merged into the table's slices once every
+    value is known. ``npartitions`` sets how many partitions the
     users are shuffled into (default: one per 250,000 rows, ``_partitions.PARTITION_ROWS``,
     of ``pred``); a worker evaluates one at a time (about 150 bytes a row), so
     it bounds a worker's memory. The
@@ -298,6 +303,10 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     check_rank(rank, o)
     truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    if by is not None or users is not None:
+        return _run_sliced(pred, truth, users, o=o, names=names, ci=ci, n_resamples=n_resamples,
+                           seed=seed, npartitions=npartitions, by=by,
+                           min_slice_size=min_slice_size, positives_only=positives_only)
     s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
                 npartitions=npartitions, users=None)
     return _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
@@ -474,3 +483,88 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
 
 def _model_pieces(result: _partitions.ComparePartial, i: int) -> _partitions.Partial:
     return _partitions.Partial(result.summaries[i], result.pieces[i])
+
+
+def _run_sliced(pred, truth, users, *, o: Options, names: dict, ci, n_resamples, seed,
+                npartitions, by, min_slice_size: int, positives_only: bool) -> pd.DataFrame:
+    """``evaluate(by=...)`` on Dask: fine slices per partition, merged on the driver."""
+    pred, truth, users = _as_dask(pred), _as_dask(truth), _as_dask(users)
+    user, rank = names["user"], names.get("rank")
+    inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
+                                      names)
+    frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
+    sources = [(name, list(frame.columns)) for name, frame, _ in frames]
+    by, min_slice_size, activity = _partitions.check_slices(
+        by, None if users is None else list(users.columns), min_slice_size, user=user,
+        sources=sources)
+    kept = [list(dict.fromkeys(keep + [c for c in by if c in frame.columns and c != user]))
+            for _, frame, keep in frames]
+    integral = _integral_users([f[user] for _, f, _ in frames])
+    samples = dask.compute(*[dask.delayed(_quantiles)(p)
+                             for p in pred[names["score"] if rank is None else rank].to_delayed()])
+    n_rows = sum(n for _, n in samples)
+    n_parts = _partitions.n_partitions(n_rows, npartitions)
+    shuffled = []
+    for (name, frame, _), keep in zip(frames, kept):
+        kwargs = dict(name=name, user=user, keep=keep, integral=integral, order=False)
+        keyed = frame.map_partitions(_keyed, **kwargs, meta=_keyed(frame._meta, **kwargs))
+        shuffled.append(keyed.shuffle(on="_h", npartitions=n_parts).to_delayed())
+    truth_parts = shuffled[1] if truth is not None else [None] * n_parts
+    users_parts: list = [None] * n_parts
+    if users is not None:
+        meta = _attributes(users._meta, user=user, integral=integral)
+        keyed = users.map_partitions(_attributes, user=user, integral=integral, meta=meta)
+        users_parts = keyed.shuffle(on="_h", npartitions=n_parts).to_delayed()
+    bounds = None
+    if "auc" in o.metrics:
+        bounds = _partitions.boundaries([q for q, _ in samples], n_rows, n_parts)
+    poisson_seed = None if ci is None else _engine.poisson_seed(seed)
+    run = dask.delayed(_sliced_partition)
+    results = dask.persist(*[
+        run(p, t, u, number, o=o, names=names, integral=integral, bounds=bounds,
+            seed=poisson_seed, n_resamples=n_resamples, by=by)
+        for number, (p, t, u) in enumerate(zip(shuffled[0], truth_parts, users_parts))])
+    wholes = [dask.delayed(_whole_of)(r) for r in results]
+    buckets: list = []
+    if bounds is not None:
+        buckets = _bucket_tasks(wholes, bounds.size + 1, poisson_seed, n_resamples)
+    summaries, keys, fine, buckets = dask.compute([w.summary for w in wholes],
+                                                  [r.keys for r in results],
+                                                  [r.summaries for r in results], buckets)
+    s = _partitions.total(summaries)
+    if buckets:
+        _partitions.add_pairs(s, buckets, poisson_seed)
+    plan = _partitions.slice_plan(keys, fine, by, activity)
+    slice_buckets: list = []
+    if bounds is not None:
+        count = dask.delayed(_partitions.slice_bucket_counts)
+        slice_buckets = list(dask.compute(*[
+            count([dask.delayed(_fine_pieces)(r, b) for r in results], plan.of_fine,
+                  plan.slicing.n_slices, poisson_seed, n_resamples)
+            for b in range(bounds.size + 1)]))
+    return _partitions.finish_sliced(s, fine, plan, slice_buckets, o, ci=ci, seed=poisson_seed,
+                                     min_slice_size=min_slice_size,
+                                     positives_only=positives_only, rank=rank,
+                                     score=names["score"])
+
+
+def _attributes(part: pd.DataFrame, *, user: str, integral: bool) -> pd.DataFrame:
+    out, hashes = _partitions.keyed_attributes(part, user=user, integral=integral)
+    out["_h"] = hashes
+    return out
+
+
+def _sliced_partition(pred, truth, users, number, **kwargs) -> _partitions.SlicedPartial:
+    if users is not None:
+        users = users.drop(columns="_h")
+    return _partitions.evaluate_sliced_group(pred.drop(columns="_h"),
+                                             None if truth is None else truth.drop(columns="_h"),
+                                             users, number, **kwargs)
+
+
+def _whole_of(result: _partitions.SlicedPartial) -> _partitions.Partial:
+    return result.whole
+
+
+def _fine_pieces(result: _partitions.SlicedPartial, b: int) -> list:
+    return [p[b] for p in result.pieces]

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 from conftest import assert_same_comparison, import_extra  # noqa: E402
 
@@ -590,6 +590,7 @@ def test_dask_compare_equals_in_memory_compare(case, options, n_parts):
     with dask.config.set(SYNC):
         got, got_said = outcome(lambda: rm.compare(
             dmodels, **dict(kwargs, truth=None if truth is None else split(truth, []))))
+    event("refused" if isinstance(expected, ValueError) else "compared")
     if isinstance(expected, ValueError):
         assert isinstance(got, ValueError), f"in memory refused ({expected}), Dask did not"
         return
@@ -657,3 +658,73 @@ def test_two_worker_cluster_compare_equals_in_memory(cluster):
         got = rm.compare({name: dd.from_pandas(f, npartitions=3, sort=False)
                           for name, f in models.items()}, truth=truth, **options)
     assert_same_comparison(rm.compare(models, truth=truth, **options), got)
+
+
+# --------------------------------------------------------------------------- slices (issue 21)
+
+
+def assert_same_sliced(expected: pd.DataFrame, got: pd.DataFrame):
+    """evaluate(by=)'s table: every column (numbers to 1e-12, NaN where in memory has NaN),
+    the notes and the slice columns."""
+    assert list(got.columns) == list(expected.columns)
+    for column in expected.columns:
+        if expected[column].dtype.kind == "f":
+            np.testing.assert_allclose(got[column].to_numpy(dtype=np.float64),
+                                       expected[column].to_numpy(dtype=np.float64),
+                                       rtol=0, atol=1e-12, err_msg=column)
+        else:
+            assert got[column].astype(object).where(got[column].notna(), None).tolist() == \
+                expected[column].astype(object).where(expected[column].notna(), None).tolist(), \
+                column
+    assert got.attrs["notes"] == expected.attrs["notes"]
+    assert got.attrs["slice_columns"] == expected.attrs["slice_columns"]
+
+
+@st.composite
+def sliced_logs(draw):
+    """A generated log with a per-user column in pred (some users without a value), a users=
+    frame (some users absent, one not in the log) and the slicing asked for."""
+    pred, truth, pred_cuts, truth_cuts = draw(logs())
+    ids = pd.unique(pred["user"].astype(object))
+    country = {u: draw(st.sampled_from(["DE", "FR", None])) for u in ids}
+    pred["country"] = [country[u] for u in pred["user"].astype(object)]
+    users = pd.DataFrame({"user": list(ids), "plan": [draw(st.sampled_from([1, 2, 10]))
+                                                     for _ in ids]})
+    users = users.iloc[:max(1, len(users) - 1)]
+    by = draw(st.sampled_from([["country"], ["activity"], ["plan"], ["country", "activity"],
+                               ["plan", "country"]]))
+    return pred, truth, pred_cuts, truth_cuts, users if "plan" in by else None, by
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sliced_logs(), OPTIONS, st.integers(1, 5), st.booleans(), st.booleans())
+def test_dask_slices_equal_in_memory_slices(log, options, n_parts, with_ci, dask_users):
+    pred, truth, pred_cuts, truth_cuts, users, by = log
+    ci = dict(ci=0.9, n_resamples=100, seed=3) if with_ci else {}
+    call = dict(options, by=by, users=users, min_slice_size=2, **ci)
+    expected, said = outcome(lambda: rm.evaluate(pred, truth, **call))
+    dusers = dd.from_pandas(users, npartitions=2, sort=False) if dask_users and users is not None \
+        else users
+    with dask.config.set(SYNC):
+        got, got_said = outcome(lambda: rmd.evaluate(
+            split(pred, pred_cuts), None if truth is None else split(truth, truth_cuts),
+            **dict(call, users=dusers), npartitions=n_parts))
+    event("refused" if isinstance(expected, ValueError) else "sliced")
+    if isinstance(expected, ValueError):
+        assert isinstance(got, ValueError), f"in memory refused ({expected}), Dask did not"
+        return
+    assert not isinstance(got, ValueError), got
+    assert_same_sliced(expected, got)
+    assert got_said == said
+
+
+def test_dask_slices_refuse_what_memory_refuses():
+    pred = spread_log(n_users=10, n_items=3)
+    dpred = dd.from_pandas(pred, npartitions=2)
+    with pytest.raises(ValueError, match="by names 'country', which is not a column of pred"):
+        rm.evaluate(dpred, by="country")
+    with pytest.raises(ValueError, match="users= gives attributes to slice by"):
+        rm.evaluate(dpred, users=pd.DataFrame({"user": [1]}))
+    varying = pred.assign(country=np.where(pred["item"] % 2, "DE", "FR"))
+    with dask.config.set(SYNC), pytest.raises(ValueError, match="varies within a user"):
+        rm.evaluate(dd.from_pandas(varying, npartitions=2), by="country")
