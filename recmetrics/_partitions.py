@@ -134,10 +134,7 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
     counts the rows.
     """
     user, label = names["user"], names["label"]
-    has_truth = truth is not None and len(truth) and \
-        (pd.to_numeric(truth[label], errors="coerce") > 0).any()
-    inputs = {"truth_rows": 0 if truth is None else len(truth),
-              "truth_users": 0 if truth is None else int(truth[user].nunique())}
+    has_truth, inputs = _truth_of(truth, user, label)
     if len(pred) == 0 and not has_truth:
         empty = (np.zeros(0), np.zeros(0, dtype=bool),
                  None if seed is None else np.zeros(0, dtype=np.uint64))
@@ -232,10 +229,7 @@ def evaluate_sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None,
     """Evaluate one partition of whole users, by fine slice (see :class:`SlicedPartial`):
     each user's values are computed once, and each fine slice sums its users' values."""
     user, label = names["user"], names["label"]
-    has_truth = truth is not None and len(truth) and \
-        (pd.to_numeric(truth[label], errors="coerce") > 0).any()
-    inputs = {"truth_rows": 0 if truth is None else len(truth),
-              "truth_users": 0 if truth is None else int(truth[user].nunique())}
+    has_truth, inputs = _truth_of(truth, user, label)
     if len(pred) == 0 and not has_truth:
         empty = evaluate_group(pred, None, number, o=o, names=names, integral=integral,
                                bounds=bounds, seed=seed, n_resamples=n_resamples, users=None,
@@ -367,6 +361,14 @@ def finish_sliced(whole: Summary, fine: list[list], plan: SlicePlan, buckets: li
     rank_hint(table[(table[sl.columns] == slices.ALL).all(axis=1)], rank, score,
               whole.n_positive, whole.n_rows - whole.n_positive)
     return table
+
+
+def _truth_of(truth: pd.DataFrame | None, user: str, label: str) -> tuple[bool, dict]:
+    """Whether a partition's truth has a relevant row, and its rows and users counted."""
+    has_truth = truth is not None and len(truth) > 0 and \
+        bool((pd.to_numeric(truth[label], errors="coerce") > 0).any())
+    return has_truth, {"truth_rows": 0 if truth is None else len(truth),
+                       "truth_users": 0 if truth is None else int(truth[user].nunique())}
 
 
 def first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,

@@ -255,10 +255,6 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     [['precision', 0.5, 2], ['mrr', 1.0, 2]]
     """
     conventions = conventions_of(locals())
-    if (_is_spark(pred) or _is_spark(truth)) and (by is not None or users is not None):
-        raise ValueError("by= and users= take pandas or Dask DataFrames, not yet Spark ones; "
-                         "evaluate each slice's users separately on Spark, or collect a sample "
-                         "of users first")
     b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
                                       item_features=item_features, head_share=head_share,
                                       unseen=unseen, baselines=baselines)
@@ -268,6 +264,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         return spark.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                               score=score, label=label, rank=rank, ci=ci,
                               n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
+                              by=by, users=users, min_slice_size=min_slice_size,
                               **conventions)
     if _is_dask(pred) or _is_dask(truth):
         b.refuse_dask()

@@ -74,6 +74,9 @@ SAMPLE_QUANTILES = 256
 #: What a group returns: a Summary (kind 0), an AUC bucket's piece (1) or a per-user table (2).
 _OUT = "kind int, bucket int, payload binary"
 _SUMMARY, _PIECE, _USERS = 0, 1, 2
+#: What a group of evaluate(by=) adds: (bucket = group number) its fine slices' keys and
+#: Summaries, and (bucket) its fine slices' AUC pieces of that bucket with its number.
+_SLICE_KEYS, _SLICE_PIECE = 3, 4
 _INTEGRAL_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 
@@ -243,14 +246,44 @@ def _reduce(key, rows: pd.DataFrame, *, seed: int | None, n_resamples: int) -> p
     return _rows(_SUMMARY if bucket < 0 else _PIECE, [(bucket, result)])
 
 
+def _sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *,
+                  attributes: pd.DataFrame | None, **kwargs) -> pd.DataFrame:
+    """One group of whole users of evaluate(by=): its Partial and its fine slices as rows."""
+    users = None if attributes is None else \
+        attributes[attributes["_p"] == number].drop(columns="_p")
+    r = _partitions.evaluate_sliced_group(pred, truth, users, number, **kwargs)
+    out = [_rows(_SUMMARY, [(-1, r.whole.summary)]),
+           _rows(_PIECE, list(enumerate(r.whole.pieces))),
+           _rows(_SLICE_KEYS, [(number, (r.keys, r.summaries))])]
+    if r.pieces:
+        out.append(_rows(_SLICE_PIECE, [(b, (number, [p[b] for p in r.pieces]))
+                                        for b in range(len(r.pieces[0]))]))
+    return pd.concat(out, ignore_index=True)
+
+
+def _slice_reduce(key, rows: pd.DataFrame, *, of_fine: list, n_slices: int, seed: int | None,
+                  n_resamples: int) -> pd.DataFrame:
+    """One score bucket's pair counts per slice, from every group's fine pieces of it."""
+    fine: list = [[] for _ in of_fine]
+    for payload in rows["payload"]:
+        number, pieces = pickle.loads(payload)
+        fine[number] = pieces
+    counts = _partitions.slice_bucket_counts(fine, of_fine, n_slices, seed, n_resamples)
+    return _rows(_SLICE_PIECE, [(int(key[0]), counts)])
+
+
 def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartitions, users,
-         path=None):
+         path=None, sliced: dict | None = None):
     spark = next(f for f in (pred, truth) if isinstance(f, DataFrame)).sparkSession
     pred, truth = _as_spark(pred, spark), _as_spark(truth, spark)
     user, score, rank = names["user"], names["score"], names.get("rank")
     inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
                                       names)
     frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
+    if sliced is not None:  # the by columns of each frame travel with its rows
+        frames = [(name, frame, list(dict.fromkeys(
+            keep + [c for c in sliced["by"] if c in frame.columns and c != user])))
+            for name, frame, keep in frames]
     integral = _integral_users([f for _, f, _ in frames], user)
     # one pass over the scores: the rows to split, and the quantiles behind AUC's buckets
     ranked = F.col(score) if rank is None else -F.col(rank)
@@ -280,11 +313,24 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
     kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
                   n_resamples=n_resamples, users=users, path=path)
+    group = _group
+    if sliced is not None:
+        group = _sliced_group  # type: ignore[assignment]
+        attributes = None
+        if sliced["users"] is not None:
+            attributes, hashes = _partitions.keyed_attributes(sliced["users"], user=user,
+                                                              integral=integral)
+            attributes["_p"] = (hashes % np.uint64(n_parts)).astype(np.int32)
+        kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
+                      n_resamples=n_resamples, by=sliced["by"], attributes=attributes)
     if truth is None:
-        out = keyed[0].applyInPandas(lambda key, p: _group(p, None, int(key[0]), **kwargs), _OUT)
+        out = keyed[0].applyInPandas(lambda key, p: group(p, None, int(key[0]), **kwargs), _OUT)
     else:
         out = keyed[0].cogroup(keyed[1]).applyInPandas(
-            lambda key, p, t: _group(p, t, int(key[0]), **kwargs), _OUT)
+            lambda key, p, t: group(p, t, int(key[0]), **kwargs), _OUT)
+    if sliced is not None:
+        return _finish_sliced(out, sliced, n_parts=n_parts, bounds=bounds, seed=poisson_seed,
+                              n_resamples=n_resamples)
     with _worker_errors():
         if users is not None:
             return None, [pickle.loads(r["payload"]) for r in out.toLocalIterator()
@@ -301,15 +347,52 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
     return s, []
 
 
+def _finish_sliced(out: DataFrame, sliced: dict, *, n_parts: int, bounds, seed, n_resamples):
+    """The total Summary, the fine slices and the per-slice bucket counts of evaluate(by=)."""
+    out = out.persist()
+    try:
+        with _worker_errors():
+            reduced = out.where(F.col("kind").isin(_SUMMARY, _PIECE)).groupBy("bucket") \
+                .applyInPandas(lambda key, rows: _reduce(key, rows, seed=seed,
+                                                         n_resamples=n_resamples), _OUT).collect()
+            found = {r["bucket"]: pickle.loads(r["payload"])
+                     for r in out.where(F.col("kind") == _SLICE_KEYS).collect()}
+            keys = [found.get(n, ([], []))[0] for n in range(n_parts)]
+            fine = [found.get(n, ([], []))[1] for n in range(n_parts)]
+            plan = _partitions.slice_plan(keys, fine, sliced["by"], sliced["activity"])
+            counted: dict = {}
+            if bounds is not None:
+                counted = {r["bucket"]: pickle.loads(r["payload"]) for r in
+                           out.where(F.col("kind") == _SLICE_PIECE).groupBy("bucket")
+                           .applyInPandas(lambda key, rows: _slice_reduce(
+                               key, rows, of_fine=plan.of_fine, n_slices=plan.slicing.n_slices,
+                               seed=seed, n_resamples=n_resamples), _OUT).collect()}
+    finally:
+        out.unpersist()
+    results = {r["bucket"]: pickle.loads(r["payload"]) for r in reduced}
+    s = _partitions.total([results.pop(-1)])
+    buckets = []
+    if bounds is not None:
+        _partitions.add_pairs(s, [results.get(b, _partitions.empty_bucket(seed, n_resamples))
+                                  for b in range(bounds.size + 1)], seed)
+        empty = [_partitions.empty_bucket(seed, n_resamples)] * plan.slicing.n_slices
+        buckets = [counted.get(b, empty) for b in range(bounds.size + 1)]
+    return s, (fine, plan, buckets)
+
+
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
              score: str = "score", label: str = "label", rank: str | None = None,
              ties: Ties = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: str | None = None, npartitions: int | None = None
-             ) -> pd.DataFrame:
+             seed=0, bootstrap: str | None = None, by=None, users=None,
+             min_slice_size: int = 30, npartitions: int | None = None) -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Spark DataFrames: the same tidy pandas table.
+
+    ``by=`` slices as :func:`recmetrics.distributed.evaluate` does, exactly;
+    ``users=`` (pandas, or a Spark DataFrame, which is gathered here) is sent
+    to each group with its users' rows.
 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
     to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
@@ -332,6 +415,24 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     check_rank(rank, o)
     truth, positives_only = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    if by is not None or users is not None:
+        if isinstance(users, DataFrame):
+            users = users.toPandas()
+        sources = [("pred", list(pred.columns))] + \
+            ([] if truth is None else [("truth", list(truth.columns))])
+        by, min_slice_size, activity = _partitions.check_slices(
+            by, None if users is None else list(users.columns), min_slice_size, user=user,
+            sources=sources)
+        with _quiet():
+            s, (fine, plan, buckets) = _run(
+                pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
+                npartitions=npartitions, users=None,
+                sliced={"by": by, "users": users, "activity": activity})
+        return _partitions.finish_sliced(
+            s, fine, plan, buckets, o, ci=ci,
+            seed=None if ci is None else _engine.poisson_seed(seed),
+            min_slice_size=min_slice_size, positives_only=positives_only, rank=rank,
+            score=score)
     with _quiet():
         s, _ = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
                     npartitions=npartitions, users=None)

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
-from conftest import assert_same_comparison, import_extra  # noqa: E402
+from conftest import assert_same_columns, assert_same_comparison, import_extra  # noqa: E402
 
 dask = import_extra("dask")  # skipped without the dask extra, a failure under tasks.py test
 dd = import_extra("dask.dataframe")
@@ -664,18 +664,8 @@ def test_two_worker_cluster_compare_equals_in_memory(cluster):
 
 
 def assert_same_sliced(expected: pd.DataFrame, got: pd.DataFrame):
-    """evaluate(by=)'s table: every column (numbers to 1e-12, NaN where in memory has NaN),
-    the notes and the slice columns."""
-    assert list(got.columns) == list(expected.columns)
-    for column in expected.columns:
-        if expected[column].dtype.kind == "f":
-            np.testing.assert_allclose(got[column].to_numpy(dtype=np.float64),
-                                       expected[column].to_numpy(dtype=np.float64),
-                                       rtol=0, atol=1e-12, err_msg=column)
-        else:
-            assert got[column].astype(object).where(got[column].notna(), None).tolist() == \
-                expected[column].astype(object).where(expected[column].notna(), None).tolist(), \
-                column
+    """evaluate(by=)'s table: every column, the notes and the slice columns."""
+    assert_same_columns(expected, got)
     assert got.attrs["notes"] == expected.attrs["notes"]
     assert got.attrs["slice_columns"] == expected.attrs["slice_columns"]
 

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from conftest import assert_same_comparison, auc_literal, import_extra  # noqa: E402
+from conftest import (assert_same_columns, assert_same_comparison, auc_literal,  # noqa: E402
+                      import_extra)
 
 pyspark = import_extra("pyspark")  # skipped without the spark extra, a failure under tasks.py test
 
@@ -365,3 +366,53 @@ def test_spark_compare_refuses_slices_and_disagreeing_labels(spark):
         rm.compare(in_order(spark, a), in_order(spark, b), by="user")
     with pytest.raises(ValueError, match="give different labels"):
         rm.compare(in_order(spark, a), in_order(spark, b))
+
+
+# --------------------------------------------------------------------------- slices (issue 21)
+
+
+def sliced_log(kind: str, seed: int = 3):
+    """60 users, tied scores, one-class users, a per-user country (some missing), a users=
+    frame of plans (one user absent from it, ten users not in the log), a truth with
+    unscored relevant items and truth-only users."""
+    rng = np.random.default_rng(seed)
+    pred = pd.DataFrame({"user": rng.integers(0, 60, 400), "item": rng.integers(0, 40, 400)})
+    pred = pred.drop_duplicates(["user", "item"]).reset_index(drop=True)
+    pred["score"] = rng.integers(0, 5, len(pred)) / 4
+    pred["label"] = (rng.random(len(pred)) < 0.3).astype(int)
+    country = pd.Series(rng.choice(["DE", "FR", None], 60), index=range(60))
+    pred["country"] = country[pred["user"]].to_numpy()
+    truth = pd.concat([pred[["user", "item", "label"]],
+                       pd.DataFrame({"user": [61, 62, 3], "item": [1, 2, 99], "label": [1, 2, 1]})],
+                      ignore_index=True)
+    users = pd.DataFrame({"user": np.arange(1, 70), "plan": rng.choice([1, 2, 10], 69)})
+    if kind == "text":
+        for frame in (pred, truth, users):
+            frame["user"] = [f"u{u}" for u in frame["user"]]
+    return pred.drop(columns="label"), truth, users
+
+
+@pytest.mark.parametrize("kind, by, options", [
+    ("int", "country", {}),
+    ("text", ["country", "activity"], {"ci": 0.9, "n_resamples": 200, "seed": 4}),
+    ("int", ["plan", "country"], {"metrics": ["auc", "gauc", "ndcg", "logloss", "ece"]}),
+    ("text", "activity", {"k": [1, 5], "ties": "pessimistic"}),
+], ids=["country", "crossed-activity-ci", "users-probability", "activity-text"])
+def test_spark_slices_equal_in_memory(spark, kind, by, options):
+    pred, truth, users = sliced_log(kind)
+    call = dict(options, by=by, users=users if "plan" in by else None, min_slice_size=10)
+    expected = rm.evaluate(pred, truth, **call)
+    got = rm.evaluate(in_order(spark, pred), truth, **call)
+    assert_same_columns(expected, got)
+    assert got.attrs["notes"] == expected.attrs["notes"]
+
+
+def test_spark_slices_take_a_spark_users_frame(spark):
+    pred, truth, users = sliced_log("int", seed=5)
+    expected = rm.evaluate(pred, truth, by="plan", users=users, ci=0.9, n_resamples=200)
+    got = rm.evaluate(in_order(spark, pred), in_order(spark, truth), by="plan",
+                      users=in_order(spark, users), ci=0.9, n_resamples=200)
+    np.testing.assert_allclose(got[["value", "ci_low", "ci_high"]].to_numpy(dtype=np.float64),
+                               expected[["value", "ci_low", "ci_high"]].to_numpy(dtype=np.float64),
+                               rtol=0, atol=1e-12)
+    assert got["plan"].tolist() == expected["plan"].tolist()
