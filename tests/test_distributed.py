@@ -718,3 +718,21 @@ def test_dask_slices_refuse_what_memory_refuses():
     varying = pred.assign(country=np.where(pred["item"] % 2, "DE", "FR"))
     with dask.config.set(SYNC), pytest.raises(ValueError, match="varies within a user"):
         rm.evaluate(dd.from_pandas(varying, npartitions=2), by="country")
+
+
+def test_command_line_slices_on_a_running_scheduler(cluster, tmp_path, capsys):
+    """`--by` with `--engine dask` (it was ignored before: the table had no slices)."""
+    from recmetrics.cli import main
+
+    pred = spread_log(n_users=30, seed=3)
+    pred["country"] = np.where(pred["user"] % 3 == 0, "DE", "FR")
+    pred.to_parquet(tmp_path / "log.parquet")
+    with time_limit(120):
+        assert main(["evaluate", str(tmp_path / "log.parquet"), "--engine", "dask", "--scheduler",
+                     cluster.scheduler.address, "--format", "csv", "--by", "country",
+                     "activity", "--metrics", "auc", "ndcg"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
+    expected = rm.evaluate(pred, metrics=["auc", "ndcg"], by=["country", "activity"])
+    assert got["country"].tolist() == expected["country"].tolist()
+    assert got["activity"].tolist() == expected["activity"].tolist()
+    np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)

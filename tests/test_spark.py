@@ -416,3 +416,24 @@ def test_spark_slices_take_a_spark_users_frame(spark):
                                expected[["value", "ci_low", "ci_high"]].to_numpy(dtype=np.float64),
                                rtol=0, atol=1e-12)
     assert got["plan"].tolist() == expected["plan"].tolist()
+
+
+def test_command_line_slices_on_spark(spark, tmp_path):
+    """`--by` with `--engine spark` (it was ignored before: the table had no slices): a
+    column of the log's files, crossed with a --users file's column."""
+    pred, truth, users = sliced_log("int", seed=8)
+    pred = pred.assign(label=truth["label"].iloc[:len(pred)].to_numpy())
+    pred.to_parquet(tmp_path / "log.parquet", index=False)
+    users.to_csv(tmp_path / "users.csv", index=False)
+    tables = []
+    for engine in ("pandas", "spark"):  # the command reads --users as text on either engine
+        out = tmp_path / f"{engine}.csv"
+        assert 0 == cli.main(["evaluate", str(tmp_path / "log.parquet"), "--engine", engine,
+                              "--by", "country", "plan", "--users", str(tmp_path / "users.csv"),
+                              "--k", "3", "-o", str(out)])
+        tables.append(pd.read_csv(out, comment="#", keep_default_na=False))
+    expected, got = tables
+    assert len(got) > 16  # slice rows after the rows of all users
+    assert got[["country", "plan", "metric"]].astype(str).values.tolist() == \
+        expected[["country", "plan", "metric"]].astype(str).values.tolist()
+    np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
