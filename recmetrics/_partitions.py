@@ -18,6 +18,12 @@ how they move rows; what they compute is here, once:
 
 The boundaries of the score buckets only balance the work: whatever they
 are, every pair of rows is counted once, within a bucket or across two.
+
+``evaluate(by=...)`` adds fine slices to each partition
+(:func:`evaluate_sliced_group`), coded into the table's slices on the driver
+(:func:`slice_plan`, :func:`slice_bucket_counts`, :func:`finish_sliced`);
+:func:`recmetrics.compare` has its own steps below (:func:`compare_group`,
+the placements of DeLong's test, :func:`compare_finish`).
 """
 from __future__ import annotations
 

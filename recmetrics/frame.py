@@ -236,8 +236,10 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     ``pred`` and ``truth`` may be Dask DataFrames (``pip install
     metricbook[dask]``): the same table is then computed on the Dask cluster
     by :func:`recmetrics.distributed.evaluate`, exactly, without collecting
-    the rows in one process. The beyond-accuracy metrics and ``baselines``
-    are refused on Dask input for now (pandas only).
+    the rows in one process; Spark DataFrames likewise by
+    :func:`recmetrics.spark.evaluate`. ``by=`` slices work there too, with
+    the same numbers. The beyond-accuracy metrics and ``baselines`` are
+    refused on Dask and Spark input for now (pandas only).
 
     References
     ----------
