@@ -244,7 +244,6 @@ def compare_models(models: list[Model], truth, o: Options, *, user: str, item: s
 def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: str,
                     label: str) -> Shared:
     """Code the ids of every model and of the truth once, then evaluate each model once."""
-    names = [m.name for m in models]
     if truth is None:
         truth = shared_truth(models, user=user, item=item, label=label)
     for m in models:
@@ -263,20 +262,7 @@ def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: 
     shared: np.ndarray = np.asarray(scored.all(axis=0))
     n_scored = scored.sum(axis=1).astype(int)
     n_shared = int(shared.sum())
-    two = len(models) == 2
-    if n_shared == 0:
-        counts = (f"{n_scored[0]:,} and {n_scored[1]:,} users" if two else
-                  ", ".join(f"{m.name}: {n:,}" for m, n in zip(models, n_scored)) + " users")
-        raise ValueError(f"{' and '.join(m.arg for m in models) if two else 'the models'} share "
-                         f"no user ({counts}), so there is nothing to compare; check that all "
-                         "hold the same users' ids, written the same way")
-    if n_shared < n_scored.max():
-        said = (f"model A scored {n_scored[0]:,} users and model B {n_scored[1]:,}; both are "
-                f"compared on the {n_shared:,} users both scored" if two and names == ["A", "B"]
-                else "the models scored " + ", ".join(f"{m.name}: {n:,}"
-                                                      for m, n in zip(models, n_scored))
-                + f" users; all are compared on the {n_shared:,} users every model scored")
-        warnings.warn(said, RecmetricsWarning, stacklevel=caller_stacklevel())
+    check_shared(models, n_scored, n_shared)
     for i, m in enumerate(models):  # checked on the frames as given: messages name their rows
         check_unique_keys(m.arg, user_codes[i].astype(np.int64) * width + item_codes[i], m.frame,
                           user, item)
@@ -307,10 +293,33 @@ def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: 
     return Shared(evaluated, n_scored, n_shared, defined, gauc_w)
 
 
+def check_shared(models: list[Model], n_scored: np.ndarray, n_shared: int) -> None:
+    """Refuse models that share no user; warn when some users are left out of the comparison."""
+    names = [m.name for m in models]
+    two = len(models) == 2
+    if n_shared == 0:
+        counts = (f"{n_scored[0]:,} and {n_scored[1]:,} users" if two else
+                  ", ".join(f"{m.name}: {n:,}" for m, n in zip(models, n_scored)) + " users")
+        raise ValueError(f"{' and '.join(m.arg for m in models) if two else 'the models'} share "
+                         f"no user ({counts}), so there is nothing to compare; check that all "
+                         "hold the same users' ids, written the same way")
+    if n_shared < n_scored.max():
+        said = (f"model A scored {n_scored[0]:,} users and model B {n_scored[1]:,}; both are "
+                f"compared on the {n_shared:,} users both scored" if two and names == ["A", "B"]
+                else "the models scored " + ", ".join(f"{m.name}: {n:,}"
+                                                      for m, n in zip(models, n_scored))
+                + f" users; all are compared on the {n_shared:,} users every model scored")
+        warnings.warn(said, RecmetricsWarning, stacklevel=caller_stacklevel())
+
+
 def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]], o: Options,
-                   *, n_resamples: int, seed, alpha: float, correction: Adjustment
-                   ) -> pd.DataFrame:
-    """One row per pair and metric: values, B - A, the paired tests and their corrections."""
+                   *, n_resamples: int, seed, alpha: float, correction: Adjustment,
+                   delong_of=None) -> pd.DataFrame:
+    """One row per pair and metric: values, B - A, the paired tests and their corrections.
+
+    ``delong_of``, if given, gives DeLong's (p-value, note) of the pair of model positions
+    (i, j) in place of the test on the rows of the Evaluated models (the Dask and Spark
+    engines compute it from partitions)."""
     from scipy import stats as _stats
 
     evaluated, n_scored, n_shared = shared.evaluated, shared.n_scored, shared.n_shared
@@ -320,7 +329,8 @@ def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]
     rows = []
     for i, j in pairs:
         ea, eb = evaluated[i], evaluated[j]
-        delong = _delong(ea, eb) if "auc" in o.metrics else None
+        delong = None if "auc" not in o.metrics else _delong(ea, eb) if delong_of is None \
+            else delong_of(i, j)
         for a, b in zip(ea.table.itertuples(index=False), eb.table.itertuples(index=False)):
             row = _row(a, b, ea, eb, defined, gauc_w, delong, n_shared, len(names), rng,
                        boot_rng, n_resamples, alpha, _stats)

@@ -18,21 +18,30 @@ how they move rows; what they compute is here, once:
 
 The boundaries of the score buckets only balance the work: whatever they
 are, every pair of rows is counted once, within a bucket or across two.
+
+``evaluate(by=...)`` adds fine slices to each partition
+(:func:`evaluate_sliced_group`), coded into the table's slices on the driver
+(:func:`slice_plan`, :func:`slice_bucket_counts`, :func:`finish_sliced`);
+:func:`recmetrics.compare` has its own steps below (:func:`compare_group`,
+the placements of DeLong's test, :func:`compare_finish`).
 """
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels
-from ._engine import BOOTSTRAPS, Prepared, Summary, rank_hint
+from . import _engine, _kernels, slices
+from ._engine import BOOTSTRAPS, Prepared, Summary, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
-from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
-                          check_seed)
+from ._validation import (RecmetricsWarning, caller_stacklevel, check_columns,
+                          check_n_resamples, check_option, check_probability, check_seed)
 
 #: Rows of pred per partition of users (a worker evaluates one partition at a time, at about
 #: 150 bytes a row); ``npartitions=`` overrides it.
@@ -134,10 +143,7 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
     (the beyond-accuracy sums, :mod:`recmetrics._beyond`) from the same rows.
     """
     user, label = names["user"], names["label"]
-    has_truth = truth is not None and len(truth) and \
-        (pd.to_numeric(truth[label], errors="coerce") > 0).any()
-    inputs = {"truth_rows": 0 if truth is None else len(truth),
-              "truth_users": 0 if truth is None else int(truth[user].nunique())}
+    has_truth, inputs = _truth_of(truth, user, label)
     if len(pred) == 0 and not has_truth:
         empty = (np.zeros(0), np.zeros(0, dtype=bool),
                  None if seed is None else np.zeros(0, dtype=np.uint64))
@@ -158,14 +164,224 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
         table["_first"] = first_rows(prep.users, pred, truth, user)
         return Partial(counted, [], table)
     ratios = _engine.user_ratios(prep, per_user, o)
+    partial = _whole(prep, per_user, ratios, o, inputs=inputs, bounds=bounds, seed=seed,
+                     n_resamples=n_resamples)
+    if beyond is not None:
+        partial.beyond = beyond(prep)
+    return partial
+
+
+def _whole(prep: Prepared, per_user, ratios: dict, o: Options, *, inputs: dict, bounds, seed,
+           n_resamples: int) -> Partial:
+    """The Summary (with Poisson sums) and AUC pieces of every user of a partition."""
     s = _engine.summarize(prep, per_user, o, ratios)
     s.inputs = inputs
     hashes = None
     if seed is not None:
         hashes = user_hash(prep.users)
         s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
-    return Partial(s, [] if bounds is None else pieces(prep, bounds, hashes),
-                   beyond=None if beyond is None else beyond(prep))
+    return Partial(s, [] if bounds is None else pieces(prep, bounds, hashes))
+
+
+def check_slices(by, users_columns, min_slice_size, *, user: str,
+                 sources: list[tuple[str, list]]) -> tuple[list[str], int, list[bool]]:
+    """The slicing options checked as in memory, on the inputs' columns (``users_columns``
+    None without ``users=``): (by, min_slice_size, whether each name is "activity")."""
+    if by is None:
+        raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
+                         "by='country')")
+    by = slices.check_by(by)
+    min_slice_size = slices.check_min_slice_size(min_slice_size)
+    if users_columns is not None:
+        check_columns("users", users_columns, {"user": user})
+    named = sources + ([("users", list(users_columns))] if users_columns is not None else [])
+    empty = [(name, pd.DataFrame(columns=list(columns)), None) for name, columns in named]
+    slices.user_values(pd.Index([]), by, empty[:len(sources)],  # refuses an unknown name
+                       empty[-1][1] if users_columns is not None else None, user,
+                       np.zeros(0, dtype=np.int64))
+    activity = [not any(c in columns and c != user for _, columns in named) for c in by]
+    return by, min_slice_size, activity
+
+
+def keyed_attributes(part: pd.DataFrame, *, user: str, integral: bool
+                     ) -> tuple[pd.DataFrame, np.ndarray]:
+    """Rows of ``users=`` with their ids in the form of pred's (int64 or canonical text) and
+    each row's user hash; ids that cannot be pred's (text among integer ids) are dropped,
+    as in memory they match no user."""
+    text = pd.Series(np.asarray(slices.text_ids(part[user]), dtype=object), index=part.index)
+    out = part.copy()
+    if integral:
+        whole = text.str.fullmatch(r"-?\d+").fillna(False).to_numpy(dtype=bool)
+        out = out[whole]
+        ids = pd.to_numeric(text[whole]).to_numpy(dtype=np.int64)
+    else:
+        ids = text.to_numpy()
+    out[user] = ids
+    return out, user_hash(ids)
+
+
+@dataclass
+class SlicedPartial:
+    """What one partition of whole users gives to ``evaluate(by=...)``: the Partial of all its
+    users, and per *fine slice* (the users sharing every by name's raw value: the value of a
+    column, None when missing, or for "activity" the number of scored rows) its key, Summary
+    (with Poisson sums of the ratios) and AUC pieces by bucket. Fine slices of all partitions
+    are merged into the table's slices once every value is known (:func:`slice_plan`)."""
+
+    whole: Partial
+    keys: list
+    summaries: list
+    pieces: list
+
+
+def evaluate_sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None,
+                          users: pd.DataFrame | None, number: int, *, o: Options, names: dict,
+                          integral: bool, bounds: np.ndarray | None, seed: int | None,
+                          n_resamples: int, by: list[str]) -> SlicedPartial:
+    """Evaluate one partition of whole users, by fine slice (see :class:`SlicedPartial`):
+    each user's values are computed once, and each fine slice sums its users' values."""
+    user, label = names["user"], names["label"]
+    has_truth, inputs = _truth_of(truth, user, label)
+    if len(pred) == 0 and not has_truth:
+        empty = evaluate_group(pred, None, number, o=o, names=names, integral=integral,
+                               bounds=bounds, seed=seed, n_resamples=n_resamples, users=None,
+                               path=None)
+        empty.summary.inputs = inputs
+        return SlicedPartial(empty, [], [], [])
+    if users is not None and len(users):  # (a partition may hold none of its rows)
+        slices.check_users(users, user)
+    prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
+                    label=label, ties=o.ties, check=False, integral_ids=integral,
+                    rank=names.get("rank"), keep_row_users=True, min_grade=o.min_grade,
+                    judged_only=o.judged_only)
+    pred_rows, truth_rows = prep.row_users or (None, None)
+    prep.row_users = None
+    sources = [("pred", pred, pred_rows)] + ([("truth", truth, truth_rows)]
+                                              if truth is not None else [])
+    values = slices.user_values(slices.prepared_text_ids(prep.users), by, sources, users, user,
+                                prep.ranked.n_rows, shown=prep.users)
+    per_column, uniques = [], []
+    for v in values:
+        column = pd.Series(v, dtype=object)
+        if v.dtype == object:  # every missing value as None
+            column = column.where(column.notna(), None)
+        codes_, found = pd.factorize(column, use_na_sentinel=False)
+        per_column.append(codes_)
+        uniques.append(np.asarray(found, dtype=object))
+    dims = [max(len(u), 1) for u in uniques]
+    present, codes = np.unique(np.ravel_multi_index(per_column, dims), return_inverse=True)
+    codes = codes.astype(np.intp)
+    keys = [tuple(u[i] for u, i in zip(uniques, at))
+            for at in zip(*np.unravel_index(present, dims))]
+    per_user = _engine.per_user(prep, o)
+    ratios = _engine.user_ratios(prep, per_user, o)
+    whole = _whole(prep, per_user, ratios, o, inputs=inputs, bounds=bounds, seed=seed,
+                   n_resamples=n_resamples)
+    n = len(keys)
+    no_auc = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
+    parts = slices.slice_summaries(prep, per_user, no_auc, ratios, codes, n)
+    if seed is not None:
+        for part, sums in zip(parts, slices.slice_resamples(prep, ratios, no_auc, codes, n, seed,
+                                                             n_resamples)):
+            part.resamples = sums
+    fine_pieces: list = []
+    if bounds is not None:
+        hashes = user_hash(prep.users) if seed is not None else None
+        rows, edges = slices.slice_rows(prep, codes, n)
+        fine_pieces = [pieces(prep, bounds, hashes, rows[edges[f]:edges[f + 1]])
+                       for f in range(n)]
+    return SlicedPartial(whole, keys, parts, fine_pieces)
+
+
+@dataclass
+class SlicePlan:
+    """The table's slices from every partition's fine slices: the Slicing (codes per user, for
+    the slice sizes), and per partition the slice of each of its fine slices."""
+
+    slicing: slices.Slicing
+    of_fine: list
+
+
+def slice_plan(keys: list[list], summaries: list[list], by: list[str], activity: list[bool]
+               ) -> SlicePlan:
+    """Code the fine slices of all partitions as :func:`recmetrics.slices.slicing` codes the
+    users in memory: a column's values sorted, "(missing)" last; "activity" in quantile
+    buckets of every user's number of scored rows."""
+    flat = [k for part in keys for k in part]
+    weight = np.array([s.n_users for part in summaries for s in part], dtype=np.int64)
+    per_column, dims, labels = [], [], []
+    for j, is_activity in enumerate(activity):
+        values = [k[j] for k in flat]
+        if is_activity:
+            counts = np.asarray(values, dtype=np.int64)
+            distinct, at = np.unique(counts, return_inverse=True)
+            every = np.repeat(distinct, np.bincount(at, weights=weight, minlength=distinct.size)
+                              .astype(np.int64))
+            user_codes, names_ = slices.activity_codes(every)
+            first = np.searchsorted(every, distinct)  # every is sorted: each count's first user
+            present = first < every.size
+            bucket = np.zeros(distinct.size, dtype=np.intp)
+            bucket[present] = user_codes[first[present]]
+            codes_ = bucket[at]
+        else:
+            distinct_values = pd.unique(pd.Series(values, dtype=object))
+            value_codes, names_ = slices._column_codes(np.asarray(distinct_values, dtype=object))
+            codes_ = value_codes[pd.Index(distinct_values).get_indexer(
+                pd.Series(values, dtype=object))]
+        per_column.append(codes_)
+        dims.append(max(len(names_), 1))
+        labels.append(names_)
+    sl = slices.coded_slicing(by, per_column, dims, labels, len(flat))
+    user_codes = np.repeat(sl.codes, weight)
+    final = slices.Slicing(sl.columns, user_codes.astype(np.intp), sl.labels)
+    of_fine, start = [], 0
+    for part in keys:
+        of_fine.append(sl.codes[start:start + len(part)])
+        start += len(part)
+    return SlicePlan(final, of_fine)
+
+
+def slice_bucket_counts(fine: list, of_fine: list, n_slices: int, seed: int | None,
+                        n_resamples: int) -> list:
+    """One score bucket's exact pair counts per slice, from every partition's fine pieces of
+    the bucket and the slice of each fine slice."""
+    grouped: list[list] = [[] for _ in range(n_slices)]
+    for part, codes in zip(fine, of_fine):
+        for piece, code in zip(part, codes):
+            grouped[code].append(piece)
+    return [bucket_counts(g, seed, n_resamples) for g in grouped]
+
+
+def finish_sliced(whole: Summary, fine: list[list], plan: SlicePlan, buckets: list, o: Options,
+                  *, ci: float | None, seed: int | None, min_slice_size: int,
+                  positives_only: bool, rank: str | None, score: str) -> pd.DataFrame:
+    """The table of ``evaluate(by=...)`` from the total of all users, every partition's fine
+    Summaries, the plan, and per bucket the per-slice pair counts."""
+    sl = plan.slicing
+    n = sl.n_slices
+    totals = [Summary() for _ in range(n)]
+    for summaries, codes in zip(fine, plan.of_fine):
+        for s, code in zip(summaries, codes):
+            totals[code] = totals[code] + s
+    if buckets:
+        for i, total_ in enumerate(totals):
+            add_pairs(total_, [b[i] for b in buckets], seed)
+    whole.unmatched.warn()
+    table = slices.sliced_table(whole, totals, sl, o, ci=ci, n_users=whole.n_users,
+                                min_slice_size=min_slice_size)
+    if positives_only:
+        table.attrs["notes"].insert(0, _engine.POSITIVES_ONLY)
+    rank_hint(table[(table[sl.columns] == slices.ALL).all(axis=1)], rank, score,
+              whole.n_positive, whole.n_rows - whole.n_positive)
+    return table
+
+
+def _truth_of(truth: pd.DataFrame | None, user: str, label: str) -> tuple[bool, dict]:
+    """Whether a partition's truth has a relevant row, and its rows and users counted."""
+    has_truth = truth is not None and len(truth) > 0 and \
+        bool((pd.to_numeric(truth[label], errors="coerce") > 0).any())
+    return has_truth, {"truth_rows": 0 if truth is None else len(truth),
+                       "truth_users": 0 if truth is None else int(truth[user].nunique())}
 
 
 def first_rows(users: pd.Index, pred: pd.DataFrame, truth: pd.DataFrame | None,
@@ -189,7 +405,8 @@ def compact(scores: np.ndarray) -> np.ndarray:
     return narrow if np.array_equal(narrow, scores) else scores
 
 
-def pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> list:
+def pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None,
+           rows: np.ndarray | None = None) -> list:
     """Scored rows per score bucket, as small as exactness allows.
 
     Each piece is (scores, positive, extra): the distinct (score, positive)
@@ -199,6 +416,9 @@ def pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> lis
     worker memory until every partition is done.
     """
     scores, positive = prep.scores, prep.grades > 0
+    lists = prep.lists
+    if rows is not None:  # these rows only (a slice's)
+        scores, positive, lists = scores[rows], positive[rows], lists[rows]
     order = np.lexsort((positive, scores))
     scores, positive = scores[order], positive[order]
     if hashes is None:
@@ -208,7 +428,7 @@ def pieces(prep: Prepared, bounds: np.ndarray, hashes: np.ndarray | None) -> lis
         extra = None if count.size == 0 or count.max() == 1 else \
             count.astype(np.int32 if count.max() < 2**31 else np.int64)
     else:
-        extra = hashes[prep.lists[order]]
+        extra = hashes[lists[order]]
     cut = np.searchsorted(scores, bounds, side="left")
     edges = np.r_[0, cut, scores.size]
     scores = compact(scores)
@@ -297,3 +517,377 @@ def user_rows(tables: list) -> pd.DataFrame:
     table = pd.concat(tables, ignore_index=True)
     return table.sort_values("_first", kind="stable").drop(columns="_first").reset_index(drop=True)
 
+
+
+# --------------------------------------------------------------------------- compare
+#
+# recmetrics.compare on partitions of whole users. Every model's rows and the truth are put in
+# one frame of standard columns (the user's user and item columns with canonical ids, "_s" the
+# signed score: the score, or minus the rank, "_y" the label, "_m" the model's position or
+# TRUTH for the truth, "_first" the input order), shuffled by user. Each partition then gives
+# (compare_group): per model, the Summary of its evaluation on the partition's users that every
+# model scored and its global-AUC pieces; per shared user, every model's per-user values, GAUC
+# weight and first-row key; per pair of models, the rows both scored, split by score bucket
+# under each model, for DeLong's test.
+#
+# DeLong's test needs each row's doubled placement among the pair's rows (2 x negatives below
+# it + ties, per positive; 2 x positives above + ties, per negative) under both models, paired
+# by row. A bucket task finds the placements within its bucket (placement_bucket); the rows of
+# lower (or higher) buckets add the same offset to every row of a bucket, known once every
+# bucket is counted. So each partition's rows are then summed by (bucket under A, bucket under
+# B) (placement_sums): count, sum and sum of squares of the within-bucket difference B - A,
+# and the sums of each side; the driver adds the offsets to these sums exactly, in Python
+# integers (delong_of).
+
+#: ``_m`` of the truth's rows in the standard frame of a comparison.
+TRUTH = -1
+STANDARD = ("_s", "_y", "_m", "_first")
+
+
+def standard_rows(part: pd.DataFrame, *, model: int, arg: str, user: str, item: str,
+                  column: str | None, negate: bool, label: str | None, integral_users: bool,
+                  integral_items: bool) -> tuple[pd.DataFrame, np.ndarray]:
+    """One input partition in the standard columns of a comparison, and each row's user hash.
+
+    ``column`` is the model's score (or rank, with ``negate``) column, None for the truth;
+    ``label`` the label column to keep, None when there is none.
+    """
+    from ._ids import canonical_ids
+    from ._validation import numeric_column
+
+    users, hashes = keyed_users(part[user], name=arg, column=user, integral=integral_users)
+    codes_, uniques = pd.factorize(part[item])
+    from ._ids import check_id_codes
+    check_id_codes(arg, item, codes_)
+    canonical = canonical_ids(pd.Series(uniques), integral=integral_items)[0]
+    items = canonical[codes_] if isinstance(canonical, np.ndarray) else \
+        pd.Series(canonical.array.take(codes_), index=part.index)
+    out = pd.DataFrame({user: users, item: items}, index=part.index)
+    scores = np.full(len(part), np.nan) if column is None else numeric_column(arg, part, column)
+    out["_s"] = -scores if negate else scores
+    out["_y"] = np.full(len(part), np.nan) if label is None else \
+        numeric_column(arg, part, label, grades=True)
+    out["_m"] = np.int32(model)
+    return out.reset_index(drop=True), hashes
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """The checked options of a distributed comparison besides :class:`Options`."""
+
+    models: list
+    pairs: list
+    n_resamples: int
+    seed: object
+    alpha: float
+    correction: str
+
+
+def check_compare(pred_a, pred_b, truth, o: Options, *, score, rank, n_resamples, seed, alpha,
+                  correction, baseline) -> CompareOptions:
+    """The options of :func:`recmetrics.compare` checked as in memory, and its models and
+    pairs."""
+    from ._compare import models_of, pairs_of
+    from ._validation import ADJUSTMENTS
+
+    n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
+    alpha = check_probability("alpha", alpha)
+    correction = check_option("correction", correction, ADJUSTMENTS)
+    models = models_of(pred_a, pred_b, truth, score=score, rank=rank)
+    for m in models:
+        check_rank(m.rank, o)
+    return CompareOptions(models, pairs_of([m.name for m in models], baseline), n_resamples,
+                          seed, alpha, correction)
+
+
+def compare_inputs(models: list, model_columns: list, truth_columns, *, user: str, item: str,
+                   label: str) -> list[dict]:
+    """Check the columns of every model (and of the truth, unless its columns are None): the
+    options of :func:`standard_rows` for each, the models first."""
+    out = []
+    for i, (m, columns) in enumerate(zip(models, model_columns)):
+        column = m.score if m.rank is None else m.rank
+        wanted = {"user": user, "item": item,
+                  **({"score": column} if m.rank is None else {"rank": column}),
+                  **({"label": label} if truth_columns is None else {})}
+        check_columns(m.arg, columns, wanted)
+        out.append(dict(model=i, arg=m.arg, column=column, negate=m.rank is not None,
+                        label=label if truth_columns is None else None))
+    if truth_columns is not None:
+        check_columns("truth", truth_columns, {"user": user, "item": item, "label": label})
+        out.append(dict(model=TRUTH, arg="truth", column=None, negate=False, label=label))
+    return out
+
+
+@dataclass
+class ComparePartial:
+    """What one partition of whole users gives to a comparison (see compare_group)."""
+
+    summaries: list[Summary]        # per model, on the partition's shared users
+    pieces: list[list]              # per model: global-AUC pieces by bucket
+    users: pd.DataFrame | None      # per shared user: _first<i>, <i>:<column>, _w<i>
+    n_scored: np.ndarray            # users each model scored
+    rows: np.ndarray                # per pair: rows of A, rows of B, rows both scored
+    delong: dict                    # (pair, side) -> pieces by bucket: (scores, positive, row)
+
+
+def compare_group(rows: pd.DataFrame, number: int, *, models: list, pairs: list, o: Options,
+                  user: str, item: str, label: str, has_truth: bool, integral: bool,
+                  bounds: list | None) -> ComparePartial:
+    """One partition of whole users of a comparison: each model evaluated on the users every
+    model scored, as :func:`recmetrics._compare.evaluate_models` does in memory."""
+    from ._compare import Model, shared_truth
+    from ._ids import codes
+    from ._validation import check_unique_keys
+
+    n = len(models)
+    frames = []
+    for i in range(n):
+        f = rows[rows["_m"] == i]
+        frames.append(f.assign(**{label: f["_y"]}) if not has_truth else f)
+    if has_truth:
+        t = rows[rows["_m"] == TRUTH]
+        truth = pd.DataFrame({user: t[user].to_numpy(), item: t[item].to_numpy(),
+                              label: t["_y"].to_numpy()})
+    else:
+        local = [Model(m.name, m.arg, f[[user, item, label]], m.score, m.rank)
+                 for m, f in zip(models, frames) if len(f)]
+        truth = shared_truth(local, user=user, item=item, label=label) if local else \
+            pd.DataFrame({user: rows[user].iloc[:0], item: rows[item].iloc[:0],
+                          label: np.zeros(0)})
+    named = [(m.arg, f) for m, f in zip(models, frames)]
+    if n and any(len(f) for f in frames):
+        user_codes, _ = codes(user, *named, integral=integral)
+        item_codes, item_ids = codes(item, *named, ordered=False)
+        for m, f, u, it in zip(models, frames, user_codes, item_codes):
+            check_unique_keys(m.arg, u.astype(np.int64) * len(item_ids) + it, f, user, item)
+    scored = [pd.Index(pd.unique(f[user])) for f in frames]
+    shared = scored[0]
+    for s in scored[1:]:
+        shared = shared.intersection(s, sort=False)
+    n_scored = np.array([len(s) for s in scored], dtype=np.int64)
+    keep = [f[f[user].isin(shared)] for f in frames]
+    truth = truth[truth[user].isin(shared)]
+    summaries, pieces_, tables = [], [], {}
+    empty = (np.zeros(0), np.zeros(0, dtype=bool), None)
+    position = pd.Index(shared)
+    for i, (m, f) in enumerate(zip(models, keep)):
+        if not len(shared):
+            summaries.append(Summary())
+            pieces_.append([] if bounds is None else [empty] * (bounds[i].size + 1))
+            continue
+        column = m.score if m.rank is None else m.rank
+        frame = pd.DataFrame({user: f[user].to_numpy(), item: f[item].to_numpy(),
+                              column: -f["_s"].to_numpy() if m.rank is not None
+                              else f["_s"].to_numpy(), "_first": f["_first"].to_numpy()})
+        prep = Prepared(frame, truth, user=user, item=item, score=column, label=label,
+                        ties=o.ties, check=False, integral_ids=integral, rank=m.rank,
+                        min_grade=o.min_grade, judged_only=o.judged_only)
+        per_user = _engine.per_user(prep, o)
+        ratios = _engine.user_ratios(prep, per_user, o)
+        summaries.append(_engine.summarize(prep, per_user, o, ratios))
+        pieces_.append([] if bounds is None else pieces(prep, bounds[i], None))
+        at = position.get_indexer(prep.users)
+        tables[f"_first{i}"] = _scatter(len(shared), at, first_rows(prep.users, frame, None,
+                                                                    user), np.int64)
+        for name, values in per_user.columns.items():
+            tables[f"{i}:{name}"] = _scatter(len(shared), at, values, np.float64)
+        if "gauc" in o.metrics:
+            pos = np.bincount(prep.lists[prep.grades > 0], minlength=prep.n_users)
+            tables[f"_w{i}"] = _scatter(len(shared), at, _kernels.gauc_weights(
+                pos, prep.ranked.n_rows - pos, o.gauc_weight), np.float64)
+    users = pd.DataFrame(tables) if len(shared) else None
+    counts = np.zeros((len(pairs), 3), dtype=np.int64)
+    delong: dict = {}
+    if "auc" in o.metrics and bounds is not None:
+        grades = truth.set_index([user, item])[label] if len(truth) else None
+        for p, (i, j) in enumerate(pairs):
+            a, b = keep[i], keep[j]
+            both = a[[user, item, "_s"]].merge(b[[user, item, "_s"]], on=[user, item],
+                                               suffixes=("_a", "_b"))
+            counts[p] = len(a), len(b), len(both)
+            positive = np.zeros(len(both), dtype=bool)
+            if grades is not None and len(both):
+                where = grades.index.get_indexer(pd.MultiIndex.from_frame(both[[user, item]]))
+                found = where >= 0
+                positive[found] = grades.to_numpy()[where[found]] > 0
+            row = np.arange(len(both), dtype=np.int64)
+            for side, (model, s) in enumerate(((i, both["_s_a"]), (j, both["_s_b"]))):
+                delong[p, side] = _split(s.to_numpy(dtype=np.float64), positive, row,
+                                         bounds[model])
+    return ComparePartial(summaries, pieces_, users, n_scored, counts, delong)
+
+
+def _scatter(size: int, at: np.ndarray, values: np.ndarray, dtype) -> np.ndarray:
+    out = np.zeros(size, dtype=dtype) if dtype is np.int64 else np.full(size, np.nan)
+    out[at] = values
+    return out
+
+
+def _split(scores: np.ndarray, positive: np.ndarray, row: np.ndarray, bounds: np.ndarray) -> list:
+    """(scores, positive, row) of one side of a pair, split by score bucket."""
+    order = np.argsort(scores, kind="stable")
+    scores, positive, row = scores[order], positive[order], row[order]
+    edges = np.r_[0, np.searchsorted(scores, bounds, side="left"), scores.size]
+    return [(scores[a:b], positive[a:b], row[a:b]) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def placement_bucket(pieces: list[tuple[int, tuple]]) -> tuple:
+    """Doubled placements within one bucket of one side of a pair, from every partition's
+    piece (partition number, (scores, positive, row)): ((positives, negatives) of the bucket,
+    {partition: (rows, placements, positive)})."""
+    pieces = [(number, p) for number, p in pieces if p[0].size]
+    if not pieces:
+        return (0, 0), {}
+    scores = np.concatenate([p[0] for _, p in pieces])
+    positive = np.concatenate([p[1] for _, p in pieces])
+    v10, v01 = _kernels.placements(scores[positive], scores[~positive])
+    placement = np.empty(scores.size, dtype=np.int64)
+    placement[positive], placement[~positive] = v10, v01
+    out, start = {}, 0
+    for number, p in pieces:
+        out[number] = (p[2], placement[start:start + p[0].size], p[1])
+        start += p[0].size
+    return (int(positive.sum()), int((~positive).sum())), out
+
+
+def placement_sums(sides: tuple[list, list], n_rows: int | None = None) -> dict:
+    """One partition's rows of one pair, summed by (bucket under A, bucket under B), for
+    positives and negatives: {(positive, bucket A, bucket B): [rows, sum of B - A, sum of
+    its squares, sum of A, sum of B]} (Python ints), from each side's list of
+    (bucket, (rows, placements within the bucket, positive)) of this partition."""
+    if n_rows is None:  # every row of the pair lies in one bucket of each side
+        n_rows = sum(len(rows) for _, (rows, _, _) in sides[0])
+    bucket = np.full((2, n_rows), -1, dtype=np.int64)
+    within = np.zeros((2, n_rows), dtype=np.int64)
+    is_positive = np.zeros(n_rows, dtype=bool)
+    for side, found in enumerate(sides):
+        for b, (rows, placement, positive) in found:
+            bucket[side, rows] = b
+            within[side, rows] = placement
+            is_positive[rows] = positive
+    out: dict = {}
+    if n_rows == 0:
+        return out
+    keys = np.stack([is_positive.astype(np.int64), bucket[0], bucket[1]])
+    order = np.lexsort(keys[::-1])
+    keys, a, b = keys[:, order], within[0, order], within[1, order]
+    first = np.flatnonzero(_kernels.starts(keys[0]) | _kernels.starts(keys[1])
+                           | _kernels.starts(keys[2]))
+    bounds_ = np.append(first, n_rows)
+    for lo, hi in zip(bounds_[:-1], bounds_[1:]):
+        e = (b[lo:hi] - a[lo:hi]).astype(object)  # Python ints: no overflow
+        out[int(keys[0, lo]), int(keys[1, lo]), int(keys[2, lo])] = [
+            hi - lo, int(e.sum()), int((e * e).sum()), int(a[lo:hi].sum()), int(b[lo:hi].sum())]
+    return out
+
+
+def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
+              ) -> tuple[float, str]:
+    """DeLong's p-value of one pair and its note, as :func:`recmetrics._compare` gives them
+    in memory, from every partition's placement sums of the pair (:func:`placement_sums`),
+    each side's (positives, negatives) per bucket, and (rows of A, rows of B, rows both
+    scored)."""
+    from fractions import Fraction
+
+    sums: dict = {}
+    for found in part_sums:
+        for key, values in found.items():
+            old = sums.setdefault(key, [0, 0, 0, 0, 0])
+            for x in range(5):
+                old[x] += values[x]
+    n_a, n_b, n_common = (int(x) for x in rows)
+    nan = float("nan")
+    if n_common == 0:
+        return nan, "no (user, item) row is scored by both models, so DeLong's test was not run"
+    offsets = []
+    for side in totals:  # per bucket: 2 x negatives below (positives), 2 x positives above
+        pos = np.array([t[0] for t in side], dtype=object)
+        neg = np.array([t[1] for t in side], dtype=object)
+        below = np.r_[0, np.cumsum(neg)[:-1]] if neg.size else neg
+        above = (np.cumsum(pos[::-1])[::-1] - pos) if pos.size else pos
+        offsets.append((2 * below, 2 * above))
+    m = n = 0
+    total: dict = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}  # sum d, sum d^2, sum A, sum B
+    for (positive, ka, kb), (count, e, e2, sa, sb) in sums.items():
+        oa = int(offsets[0][0 if positive else 1][ka])
+        ob = int(offsets[1][0 if positive else 1][kb])
+        delta = ob - oa
+        t = total[bool(positive)]
+        t[0] += e + count * delta
+        t[1] += e2 + 2 * delta * e + count * delta * delta
+        t[2] += sa + count * oa
+        t[3] += sb + count * ob
+        if positive:
+            m += count
+        else:
+            n += count
+    if m == 0 or n == 0:
+        return nan, ""  # AUC undefined: the row's note says so
+    note = "" if n_common == max(n_a, n_b) else (
+        f"DeLong's test on the {n_common:,} (user, item) rows both models scored "
+        f"(of {n_a:,} and {n_b:,})")
+    auc_a = float(total[True][2] / (2 * m * n))
+    auc_b = float(total[True][3] / (2 * m * n))
+    difference = auc_b - auc_a
+    if m < 2 or n < 2:
+        only = f"{m} positive" if m < 2 else f"{n} negative"
+        warnings.warn(f"the variance of the AUC difference is undefined: y_true holds only "
+                      f"{only}, and DeLong's variance needs at least two positives and two "
+                      "negatives; variance, z and p_value are NaN", RecmetricsWarning,
+                      stacklevel=caller_stacklevel())
+        return nan, note
+
+    def variance(t: list, count: int) -> Fraction:  # sample variance, denominator count - 1
+        return (Fraction(t[1]) - Fraction(t[0] * t[0], count)) / (count - 1)
+
+    var = float(variance(total[True], m) / (4 * n * n) / m
+                + variance(total[False], n) / (4 * m * m) / n)
+    if var > 0:
+        return math.erfc(abs(difference / math.sqrt(var)) / math.sqrt(2)), note
+    if difference == 0:
+        return 1.0, note
+    warnings.warn(f"the variance of the AUC difference is 0 although the AUCs differ by "
+                  f"{difference:g}: every positive and every negative moves by the same amount, "
+                  "so the normal approximation has nothing to go on; z is infinite and p_value "
+                  "0.0 (try paired_bootstrap_test or more samples)", RecmetricsWarning,
+                  stacklevel=caller_stacklevel())
+    return 0.0, note
+
+
+def compare_finish(models: list, pairs: list, o: Options, *, summaries: list[Summary],
+                   users: list, n_scored: np.ndarray, delong: list, baseline: str | None,
+                   n_resamples: int, seed, alpha: float, correction) -> pd.DataFrame:
+    """The table of :func:`recmetrics.compare` from every partition's results added up:
+    per model its total Summary (with its pair counts), the shared users' per-user values,
+    and DeLong's (p-value, note) per pair."""
+    from ._compare import Evaluated, Shared, check_shared, pairwise_table
+
+    frames = [u for u in users if u is not None]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    n_shared = len(table)
+    check_shared(models, n_scored, n_shared)
+    evaluated = []
+    for i, s in enumerate(summaries):
+        s.unmatched.warn()
+        prefix = f"{i}:"
+        columns = {c[len(prefix):]: table[c].to_numpy(dtype=np.float64)
+                   for c in table.columns if c.startswith(prefix)}
+        weights = table[f"_w{i}"].to_numpy(dtype=np.float64) if f"_w{i}" in table else None
+        order = np.argsort(table[f"_first{i}"].to_numpy(dtype=np.int64), kind="stable")
+        evaluated.append(Evaluated(_engine.assemble(s, o), order, columns, weights, ()))
+    defined = {name: np.logical_and.reduce([~np.isnan(e.columns[name]) for e in evaluated])
+               for name in evaluated[0].columns}
+    gauc_w = None
+    if "gauc" in o.metrics:  # each user weighs the mean of the models' weights
+        gauc_w = np.zeros(n_shared)
+        for e in evaluated:
+            if e.gauc_weights is not None:
+                gauc_w += e.gauc_weights / len(models)
+    shared = Shared(evaluated, n_scored, n_shared, defined, gauc_w)
+    result = pairwise_table(shared, [m.name for m in models], pairs, o, n_resamples=n_resamples,
+                            seed=seed, alpha=alpha, correction=correction,
+                            delong_of=lambda i, j: delong[pairs.index((i, j))])
+    result.attrs["baseline"] = baseline
+    return result

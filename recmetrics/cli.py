@@ -654,6 +654,23 @@ def _check_engine(args) -> None:
                              "about that much before it holds any data); give e.g. 1GiB or auto")
 
 
+def _engine_slicing(args, pred_files: list) -> tuple[dict, list[str]]:
+    """--by / --users / --min-slice-size for the Dask and Spark engines: evaluate's options,
+    and the --by columns to read with PRED's files (those its first file has; a name found
+    nowhere is refused by evaluate, with its message)."""
+    import pyarrow.parquet as pq
+
+    if not args.by:
+        if args.users:
+            raise UsageError("--users gives attributes to slice by; name them with --by COL")
+        return {}, []
+    users = _read_attributes(args.users, None, args) if args.users else None
+    names = set(pq.read_schema(pred_files[0]).names)
+    wanted = [c for c in args.by if (users is None or c not in users.columns)
+              and c != "activity" and c in names]
+    return {"by": list(args.by), "users": users, "min_slice_size": args.min_slice_size}, wanted
+
+
 def _evaluate_on_dask(args, output, progress: Progress) -> pd.DataFrame:
     from . import distributed
 
@@ -665,14 +682,16 @@ def _evaluate_on_dask(args, output, progress: Progress) -> pd.DataFrame:
     if args.truth:
         truth_columns = _columns(args, with_score=False, with_label=True)
         truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
+    sliced, by_columns = _engine_slicing(args, pred_files)
     with distributed.connect(scheduler=args.scheduler, workers=args.workers,
                              memory_limit=args.memory_limit) as where:
         progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
-        pred = distributed.read_parquet(pred_files, columns=list(pred_columns.values()))
+        pred = distributed.read_parquet(pred_files,
+                                        columns=list(pred_columns.values()) + by_columns)
         truth = None if truth_files is None else distributed.read_parquet(
             truth_files, columns=list(truth_columns.values()))
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **_options(args))
+                         bootstrap=args.bootstrap, **sliced, **_options(args))
     counts = table.attrs.get("inputs", {})
     inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
                        "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
@@ -699,13 +718,14 @@ def _evaluate_on_spark(args, output, progress: Progress) -> pd.DataFrame:
     if args.truth:
         truth_columns = _columns(args, with_score=False, with_label=True)
         truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
+    sliced, by_columns = _engine_slicing(args, pred_files)
     with engine.connect(master=args.master) as (spark, where):
         progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
-        pred = spark.read.parquet(*pred_files).select(*pred_columns.values())
+        pred = spark.read.parquet(*pred_files).select(*pred_columns.values(), *by_columns)
         truth = None if truth_files is None else spark.read.parquet(*truth_files).select(
             *truth_columns.values())
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **_options(args))
+                         bootstrap=args.bootstrap, **sliced, **_options(args))
     counts = table.attrs.get("inputs", {})
     inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
                        "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
@@ -1276,7 +1296,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="quality gate: after writing the output, exit with status 3 when a "
                          "metric is below its threshold, e.g. --fail-under ndcg@10=0.30 "
                          "auc=0.7 (with --ci the message gives the interval too)")
-    sl = ev.add_argument_group("slices (pandas engine)")
+    sl = ev.add_argument_group("slices")
     sl.add_argument("--by", nargs="+", metavar="COL",
                     help="evaluate per slice of users: per-user columns of PRED or of --users, "
                          "or 'activity' (quartiles of scored rows per user); several columns "

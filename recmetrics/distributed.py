@@ -57,6 +57,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -70,9 +71,11 @@ from . import _beyond, _engine, _partitions
 from ._engine import check_options, check_rank, labelled_truth
 from ._ids import integral_ids
 from ._options import Options, conventions_of
-from ._validation import Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant, Unseen
+from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          Ties, Unseen)
 
-__all__ = ["evaluate", "evaluate_per_user", "read_parquet", "local_cluster", "connect"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "read_parquet", "local_cluster",
+           "connect"]
 
 #: Score quantiles taken from each input partition to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 64
@@ -275,14 +278,20 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
              min_grade: float | None = None, judged_only: bool = False,
              ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: str | None = None, npartitions: int | None = None,
+             seed=0, bootstrap: str | None = None, by=None, users=None,
+             min_slice_size: int = 30, npartitions: int | None = None,
              history=None, catalog=None, item_features=None, head_share: float = 0.8,
              unseen: Unseen = "add_one") -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Dask DataFrames: the same tidy pandas table.
 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
     to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
-    one process and is refused). ``npartitions`` sets how many partitions the
+    one process and is refused). ``by=`` (columns of ``pred`` or ``truth``, of
+    ``users=``, a pandas or Dask frame, or "activity") gives the sliced table
+    of :func:`recmetrics.evaluate`, exactly: each partition sums its users'
+    values per *fine slice* (the users sharing every raw value), and the fine
+    slices of all partitions are merged into the table's slices once every
+    value is known. ``npartitions`` sets how many partitions the
     users are shuffled into (default: one per 250,000 rows, ``_partitions.PARTITION_ROWS``,
     of ``pred``); a worker evaluates one at a time (about 150 bytes a row), so
     it bounds a worker's memory. The
@@ -317,6 +326,13 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     check_rank(rank, o)
     truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    if by is not None or users is not None:
+        if b.metrics:
+            raise ValueError("by= with the beyond-accuracy metrics is not supported on Dask "
+                             "yet; evaluate them without by=, or in memory (pandas)")
+        return _run_sliced(pred, truth, users, o=o, names=names, ci=ci, n_resamples=n_resamples,
+                           seed=seed, npartitions=npartitions, by=by,
+                           min_slice_size=min_slice_size, positives_only=positives_only)
     shared, beyond = None, None
     if b.metrics:
         pred, truth = _as_dask(pred), _as_dask(truth)
@@ -374,3 +390,230 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                      npartitions=npartitions, users="collect" if path is None else "write",
                      path=path)
     return None if path is not None else _partitions.user_rows(tables)
+
+
+def _standard(part: pd.DataFrame, *, order: int, partition_info=None, **kwargs) -> pd.DataFrame:
+    """One input partition of a comparison in the standard columns, with the shuffle key."""
+    out, hashes = _partitions.standard_rows(part, **kwargs)
+    out["_h"] = hashes
+    number = partition_info["number"] if partition_info else 0
+    out["_first"] = (np.int64(order) << np.int64(56)) + (np.int64(number) << np.int64(32)) \
+        + np.arange(len(part), dtype=np.int64)
+    return out
+
+
+def _placement_layers(results: list, pairs: list, bounds: list) -> tuple[list, list]:
+    """Tasks of DeLong's placements: per (pair, side, bucket) the placements within the bucket,
+    per (pair, partition) the sums of :func:`recmetrics._partitions.placement_sums`. Returns
+    (per pair and side, the buckets' totals) and (per pair, the partitions' sums)."""
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+    from dask.typing import Key
+
+    token = dask.base.tokenize([r.key for r in results], pairs, [b.tolist() for b in bounds])
+    piece, bucket, part = (f"recmetrics-delong-{name}-{token}"
+                           for name in ("piece", "bucket", "partition"))
+    layer: dict[Key, object] = {}
+    n_parts = len(results)
+    for p, (i, j) in enumerate(pairs):
+        for side, model in enumerate((i, j)):
+            n_buckets = bounds[model].size + 1
+            for b in range(n_buckets):
+                for number, r in enumerate(results):
+                    layer[(piece, p, side, b, number)] = (_delong_piece, r.key, p, side, b,
+                                                          number)
+                layer[(bucket, p, side, b)] = (_partitions.placement_bucket,
+                                               [(piece, p, side, b, n) for n in range(n_parts)])
+        for number, r in enumerate(results):
+            sides = [[(bucket, p, side, b) for b in range(bounds[m].size + 1)]
+                     for side, m in enumerate((i, j))]
+            layer[(part, p, number)] = (_delong_sums, r.key, p, number, sides)
+    graph = HighLevelGraph.from_collections(part, layer, dependencies=results)
+    totals = [[[Delayed((bucket, p, side, b), graph, layer=part) for b in range(bounds[m].size + 1)]
+               for side, m in enumerate(pair)] for p, pair in enumerate(pairs)]
+    sums = [[Delayed((part, p, number), graph, layer=part) for number in range(n_parts)]
+            for p in range(len(pairs))]
+    return totals, sums
+
+
+def _delong_piece(result: _partitions.ComparePartial, p: int, side: int, b: int, number: int):
+    return number, result.delong[p, side][b]
+
+
+def _delong_sums(result: _partitions.ComparePartial, p: int, number: int, sides: list) -> dict:
+    found = [[(b, out[number]) for b, (_, out) in enumerate(side) if number in out]
+             for side in sides]
+    return _partitions.placement_sums((found[0], found[1]), int(result.rows[p][2]))
+
+
+def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
+            item: str = "item", score="score", label: str = "label", rank=None,
+            ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+            denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+            no_relevant: NoRelevant = "skip", n_resamples: int = 10_000, seed=0,
+            alpha: float = 0.05, baseline: str | None = None, correction: Adjustment = "holm",
+            npartitions: int | None = None) -> pd.DataFrame:
+    """:func:`recmetrics.compare` on Dask DataFrames: the same table, the same tests.
+
+    Every model's rows and the truth are shuffled together by user, so each
+    partition holds whole users; each model is evaluated there on the users
+    every model scored, and the totals are added. The per-user values of the
+    shared users (a few numbers a user and metric) are gathered in this
+    process, where the paired tests run exactly as in memory (the same draws
+    for the same ``seed``). Global AUC's pair counts and DeLong's test come
+    from score buckets: each row's placement among the pair's rows is found
+    within its bucket, and the buckets below or above add a known offset, so
+    the variance is exact. Options are :func:`recmetrics.compare`'s, without
+    ``by=`` (``npartitions`` as in :func:`evaluate`).
+    """
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    c = _partitions.check_compare(pred_a, pred_b, truth, o, score=score, rank=rank,
+                                  n_resamples=n_resamples, seed=seed, alpha=alpha,
+                                  correction=correction, baseline=baseline)
+    models, pairs = c.models, c.pairs
+    truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    frames = [_as_dask(m.frame) for m in models]
+    truth = _as_dask(truth)
+    inputs = _partitions.compare_inputs(models, [f.columns for f in frames],
+                                        None if truth is None else truth.columns,
+                                        user=user, item=item, label=label)
+    every = frames + ([] if truth is None else [truth])
+    integral = _integral_users([f[user] for f in every])
+    integral_items = _integral_users([f[item] for f in every])
+    standard = []
+    for order, (frame, kwargs) in enumerate(zip(every, inputs)):
+        kwargs = dict(kwargs, user=user, item=item, integral_users=integral,
+                      integral_items=integral_items)
+        meta = _standard(frame._meta, order=order, **kwargs)
+        standard.append(frame.map_partitions(_standard, order=order, **kwargs, meta=meta))
+    rows = dd.concat(standard)
+    # one pass over the scores: the rows to split, and each model's bucket boundaries
+    samples = dask.compute(*[[dask.delayed(_quantiles)(p) for p in s["_s"].to_delayed()]
+                             for s in standard[:len(models)]])
+    n_rows = sum(n for model in samples for _, n in model)
+    n_parts = _partitions.n_partitions(n_rows, npartitions)
+    bounds = None
+    if "auc" in o.metrics:
+        bounds = [_partitions.boundaries([q for q, _ in model], sum(n for _, n in model),
+                                         n_parts) for model in samples]
+    parts = rows.shuffle(on="_h", npartitions=n_parts).to_delayed()
+    run = dask.delayed(_partitions.compare_group)
+    bare = [dataclasses.replace(m, frame=None) for m in models]  # the tasks need no frame
+    results = [run(p, number, models=bare, pairs=pairs, o=o, user=user, item=item,
+                   label=label, has_truth=truth is not None, integral=integral, bounds=bounds)
+               for number, p in enumerate(parts)]
+    summaries = [[r.summaries[i] for r in results] for i in range(len(models))]
+    users = [r.users for r in results]
+    n_scored = [r.n_scored for r in results]
+    counts = [r.rows for r in results]
+    buckets: list = []
+    totals: list = []
+    sums: list = []
+    if bounds is not None:
+        for i in range(len(models)):
+            getter = [dask.delayed(_model_pieces)(r, i) for r in results]
+            buckets.append(_bucket_tasks(getter, bounds[i].size + 1, None, 0))
+        totals, sums = _placement_layers(results, pairs, bounds)
+    summaries, users, n_scored, counts, buckets, totals, sums = dask.compute(
+        summaries, users, n_scored, counts, buckets, totals, sums)
+    totals_s = [sum(s[1:], s[0]) for s in summaries]
+    delong = []
+    for i, s in enumerate(totals_s):
+        if bounds is not None:
+            _partitions.add_pairs(s, buckets[i], None)
+    for p in range(len(pairs) if bounds is not None else 0):
+        delong.append(_partitions.delong_of(sums[p], [[t for t, _ in side] for side in totals[p]],
+                                            np.sum([c[p] for c in counts], axis=0)))
+    return _partitions.compare_finish(models, pairs, o, summaries=totals_s, users=users,
+                                      n_scored=np.sum(n_scored, axis=0), delong=delong,
+                                      baseline=baseline, n_resamples=c.n_resamples, seed=c.seed,
+                                      alpha=c.alpha, correction=c.correction)
+
+
+def _model_pieces(result: _partitions.ComparePartial, i: int) -> _partitions.Partial:
+    return _partitions.Partial(result.summaries[i], result.pieces[i])
+
+
+def _run_sliced(pred, truth, users, *, o: Options, names: dict, ci, n_resamples, seed,
+                npartitions, by, min_slice_size: int, positives_only: bool) -> pd.DataFrame:
+    """``evaluate(by=...)`` on Dask: fine slices per partition, merged on the driver."""
+    pred, truth, users = _as_dask(pred), _as_dask(truth), _as_dask(users)
+    user, rank = names["user"], names.get("rank")
+    inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
+                                      names)
+    frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
+    sources = [(name, list(frame.columns)) for name, frame, _ in frames]
+    by, min_slice_size, activity = _partitions.check_slices(
+        by, None if users is None else list(users.columns), min_slice_size, user=user,
+        sources=sources)
+    kept = [list(dict.fromkeys(keep + [c for c in by if c in frame.columns and c != user]))
+            for _, frame, keep in frames]
+    integral = _integral_users([f[user] for _, f, _ in frames])
+    samples = dask.compute(*[dask.delayed(_quantiles)(p)
+                             for p in pred[names["score"] if rank is None else rank].to_delayed()])
+    n_rows = sum(n for _, n in samples)
+    n_parts = _partitions.n_partitions(n_rows, npartitions)
+    shuffled = []
+    for (name, frame, _), keep in zip(frames, kept):
+        kwargs = dict(name=name, user=user, keep=keep, integral=integral, order=False)
+        keyed = frame.map_partitions(_keyed, **kwargs, meta=_keyed(frame._meta, **kwargs))
+        shuffled.append(keyed.shuffle(on="_h", npartitions=n_parts).to_delayed())
+    truth_parts = shuffled[1] if truth is not None else [None] * n_parts
+    users_parts: list = [None] * n_parts
+    if users is not None:
+        meta = _attributes(users._meta, user=user, integral=integral)
+        keyed = users.map_partitions(_attributes, user=user, integral=integral, meta=meta)
+        users_parts = keyed.shuffle(on="_h", npartitions=n_parts).to_delayed()
+    bounds = None
+    if "auc" in o.metrics:
+        bounds = _partitions.boundaries([q for q, _ in samples], n_rows, n_parts)
+    poisson_seed = None if ci is None else _engine.poisson_seed(seed)
+    run = dask.delayed(_sliced_partition)
+    results = dask.persist(*[
+        run(p, t, u, number, o=o, names=names, integral=integral, bounds=bounds,
+            seed=poisson_seed, n_resamples=n_resamples, by=by)
+        for number, (p, t, u) in enumerate(zip(shuffled[0], truth_parts, users_parts))])
+    wholes = [dask.delayed(_whole_of)(r) for r in results]
+    buckets: list = []
+    if bounds is not None:
+        buckets = _bucket_tasks(wholes, bounds.size + 1, poisson_seed, n_resamples)
+    summaries, keys, fine, buckets = dask.compute([w.summary for w in wholes],
+                                                  [r.keys for r in results],
+                                                  [r.summaries for r in results], buckets)
+    s = _partitions.total(summaries)
+    if buckets:
+        _partitions.add_pairs(s, buckets, poisson_seed)
+    plan = _partitions.slice_plan(keys, fine, by, activity)
+    slice_buckets: list = []
+    if bounds is not None:
+        count = dask.delayed(_partitions.slice_bucket_counts)
+        slice_buckets = list(dask.compute(*[
+            count([dask.delayed(_fine_pieces)(r, b) for r in results], plan.of_fine,
+                  plan.slicing.n_slices, poisson_seed, n_resamples)
+            for b in range(bounds.size + 1)]))
+    return _partitions.finish_sliced(s, fine, plan, slice_buckets, o, ci=ci, seed=poisson_seed,
+                                     min_slice_size=min_slice_size,
+                                     positives_only=positives_only, rank=rank,
+                                     score=names["score"])
+
+
+def _attributes(part: pd.DataFrame, *, user: str, integral: bool) -> pd.DataFrame:
+    out, hashes = _partitions.keyed_attributes(part, user=user, integral=integral)
+    out["_h"] = hashes
+    return out
+
+
+def _sliced_partition(pred, truth, users, number, **kwargs) -> _partitions.SlicedPartial:
+    if users is not None:
+        users = users.drop(columns="_h")
+    return _partitions.evaluate_sliced_group(pred.drop(columns="_h"),
+                                             None if truth is None else truth.drop(columns="_h"),
+                                             users, number, **kwargs)
+
+
+def _whole_of(result: _partitions.SlicedPartial) -> _partitions.Partial:
+    return result.whole
+
+
+def _fine_pieces(result: _partitions.SlicedPartial, b: int) -> list:
+    return [p[b] for p in result.pieces]

@@ -75,6 +75,18 @@ def _is_dask(frame) -> bool:
     return type(frame).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
+def _engine_of(*frames) -> str | None:
+    """The module of the engine that evaluates these frames (a mapping or list of models
+    counts by its frames): "spark", "distributed" (Dask), or None for pandas."""
+    found = []
+    for f in frames:
+        found += list(f.values()) if isinstance(f, Mapping) else \
+            list(f) if isinstance(f, (list, tuple)) else [f]
+    if any(_is_spark(f) for f in found):
+        return "spark"
+    return "distributed" if any(_is_dask(f) for f in found) else None
+
+
 def _is_spark(frame) -> bool:
     """A Spark DataFrame, told by its type's module so that pyspark is not imported to ask."""
     return type(frame).__module__.split(".")[0] == "pyspark"
@@ -271,8 +283,10 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     ``pred`` and ``truth`` may be Dask DataFrames (``pip install
     metricbook[dask]``): the same table is then computed on the Dask cluster
     by :func:`recmetrics.distributed.evaluate`, exactly, without collecting
-    the rows in one process. The beyond-accuracy metrics and ``baselines``
-    are refused on Dask input for now (pandas only).
+    the rows in one process; Spark DataFrames likewise by
+    :func:`recmetrics.spark.evaluate`. ``by=`` slices work there too, with
+    the same numbers. The beyond-accuracy metrics and ``baselines`` are
+    refused on Dask and Spark input for now (pandas only).
 
     References
     ----------
@@ -294,10 +308,6 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     [['mrr', 1, 1.0], ['r_precision', <NA>, 0.75], ['bpref', <NA>, 0.75]]
     """
     conventions = conventions_of(locals())
-    if (_is_dask(pred) or _is_dask(truth) or _is_spark(pred) or _is_spark(truth)) \
-            and (by is not None or users is not None):
-        raise ValueError("by= and users= take pandas DataFrames; collect the distributed frames "
-                         "first (e.g. a sample of users), or evaluate each slice's users separately")
     b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
                                       item_features=item_features, head_share=head_share,
                                       unseen=unseen, baselines=baselines, by=by)
@@ -307,6 +317,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         return spark.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                               score=score, label=label, rank=rank, ci=ci,
                               n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
+                              by=by, users=users, min_slice_size=min_slice_size,
                               history=history, catalog=catalog, item_features=item_features,
                               head_share=head_share, unseen=unseen, **conventions)
     if _is_dask(pred) or _is_dask(truth):
@@ -315,9 +326,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
                                     score=score, label=label, rank=rank, ci=ci,
                                     n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
-                                    history=history, catalog=catalog,
-                                    item_features=item_features, head_share=head_share,
-                                    unseen=unseen, **conventions)
+                                    by=by, users=users, min_slice_size=min_slice_size,
+                                    history=history, catalog=catalog, item_features=item_features,
+                                    head_share=head_share, unseen=unseen, **conventions)
     o = _options_of(k, b, conventions)
     check_rank(rank, o)
     _check_baselines(b, o)
@@ -594,6 +605,11 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     a single test, the adjusted ones those of the family. ``verdict`` reads
     the adjusted p-values.
 
+    Dask or Spark DataFrames are compared on their cluster
+    (:func:`recmetrics.distributed.compare`, :func:`recmetrics.spark.compare`):
+    the same table and, for the same ``seed`` and the same row order, the same
+    p-values.
+
     ``score`` (or ``rank``, read as in :func:`evaluate`) may name a column
     per model: ``score=("score", "prob")`` reads A's ``score`` and B's
     ``prob``; with many models, a sequence in model order or a mapping from
@@ -674,6 +690,9 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     >>> t[["model_a", "model_b", "difference"]].values.tolist()
     [['a', 'b', 0.5], ['a', 'c', 0.25]]
     """
+    if (by is not None or users is not None) and _engine_of(pred_a, pred_b, truth) is not None:
+        raise ValueError("compare(..., by=) takes pandas DataFrames; compare each slice's users "
+                         "separately on Dask or Spark, or collect a sample of users first")
     if by is not None or users is not None:
         if by is None:
             raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
@@ -694,6 +713,13 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
                               ideal=ideal, denominator=denominator, gauc_weight=gauc_weight,
                               no_relevant=no_relevant, n_resamples=n_resamples, seed=seed,
                               alpha=alpha)
+    engine = _engine_of(pred_a, pred_b, truth)
+    if engine is not None:  # the same table from Dask or Spark DataFrames
+        from importlib import import_module
+        return import_module(f"recmetrics.{engine}").compare(
+            pred_a, pred_b, truth, k=k, metrics=metrics, user=user, item=item, score=score,
+            label=label, rank=rank, n_resamples=n_resamples, seed=seed, alpha=alpha,
+            baseline=baseline, correction=correction, **conventions_of(locals()))
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
     n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)

@@ -261,14 +261,29 @@ def slicing(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFr
     ``n_rows`` the users' numbers of scored rows (for ``"activity"``; None
     where activity is not offered); ``shown`` the ids as messages name them.
     """
-    frames = list(sources) + ([("users", users, None)] if users is not None else [])
     per_column, dims, labels = [], [], []
+    for values in user_values(ids, by, sources, users, user, n_rows, shown):
+        codes_, names = activity_codes(values) if values.dtype != object else \
+            _column_codes(values)
+        per_column.append(codes_)
+        dims.append(max(len(names), 1))
+        labels.append(names)
+    return coded_slicing(by, per_column, dims, labels, len(ids))
+
+
+def user_values(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFrame | None,
+                user: str, n_rows: np.ndarray | None, shown=None) -> list[np.ndarray]:
+    """Per name of ``by``, each user's value before coding: an object array of the column's
+    values (None where the user has none), or for ``"activity"`` the users' numbers of
+    scored rows (int64). Arguments as in :func:`slicing`."""
+    out = []
+    frames = list(sources) + ([("users", users, None)] if users is not None else [])
     located = {}
     for column in by:
         holders = [(name, frame, rows) for name, frame, rows in frames
                    if column in frame.columns and column != user]
         if not holders and column == ACTIVITY and n_rows is not None:
-            codes_, names = activity_codes(n_rows)
+            out.append(np.asarray(n_rows, dtype=np.int64))
         elif not holders:
             where = ", ".join(name for name, _, _ in frames)
             extra = f", or {ACTIVITY!r}" if n_rows is not None else ""
@@ -293,11 +308,14 @@ def slicing(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFr
                         f"{plain(values[u])!r} in one frame and {plain(own[u])!r} in {name}; "
                         "make the frames agree, or keep the column in one of them")
                 values[have & ~had] = own[have & ~had]
-            codes_, names = _column_codes(values)
-        per_column.append(codes_)
-        dims.append(max(len(names), 1))
-        labels.append(names)
-    if len(ids) == 0:
+            out.append(values)
+    return out
+
+
+def coded_slicing(by: list[str], per_column: list[np.ndarray], dims: list[int],
+                  labels: list[list], n_users: int) -> Slicing:
+    """The Slicing of users coded per column (codes, number of codes, labels of each)."""
+    if n_users == 0:
         return Slicing(by, np.zeros(0, dtype=np.intp), pd.DataFrame(columns=by))
     joint = np.ravel_multi_index(per_column, dims)
     present, codes_ = np.unique(joint, return_inverse=True)
@@ -558,6 +576,15 @@ def evaluate_sliced(prep: Prepared, o: Options, sl: Slicing, *, ci: float | None
         if "auc" in o.metrics:
             everyone.resamples.update(_engine.prepared_resamples(prep, {}, o, seed, n_resamples))
     prep.unmatched.warn()
+    return sliced_table(everyone, parts, sl, o, ci=ci, n_users=prep.n_users,
+                        min_slice_size=min_slice_size)
+
+
+def sliced_table(everyone: Summary, parts: list[Summary], sl: Slicing, o: Options, *,
+                 ci: float | None, n_users: int, min_slice_size: int) -> pd.DataFrame:
+    """The tidy table of all users (``everyone``) and of every slice (``parts``, in the order
+    of ``sl.labels``), with intervals from the Summaries' Poisson sums when ``ci`` is given."""
+    n = sl.n_slices
     tables, resampled = [], {}
     sizes = np.bincount(sl.codes, minlength=n)
     keys = [(ALL,) * len(sl.columns)] + [tuple(row) for row in sl.labels.itertuples(index=False)]
@@ -567,7 +594,7 @@ def evaluate_sliced(prep: Prepared, o: Options, sl: Slicing, *, ci: float | None
         if ci is not None:
             for name, values in resample_values(s, o).items():
                 resampled[key + (name,)] = values
-        size = prep.n_users if i == 0 else int(sizes[i - 1])
+        size = n_users if i == 0 else int(sizes[i - 1])
         for position, (column, value) in enumerate(zip(sl.columns, key)):
             table.insert(position, column, value)
         table.insert(len(sl.columns), "slice_size", size)

@@ -49,6 +49,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import pickle
@@ -63,11 +64,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from . import _beyond, _engine, _partitions
-from ._engine import check_options, check_rank, labelled_truth
+from ._engine import Summary, check_options, check_rank, labelled_truth
 from ._options import Options, conventions_of
-from ._validation import Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant, Unseen
+from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          Ties, Unseen)
 
-__all__ = ["evaluate", "evaluate_per_user", "local_session", "connect"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect"]
 
 #: Score quantiles taken of the whole input to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 256
@@ -76,6 +78,9 @@ _OUT = "kind int, bucket int, payload binary"
 _SUMMARY, _PIECE, _USERS = 0, 1, 2
 #: Bucket of the beyond-accuracy sums' rows (the Summaries' is -1; AUC's buckets from 0).
 _BEYOND_BUCKET = -2
+#: What a group of evaluate(by=) adds: (bucket = group number) its fine slices' keys and
+#: Summaries, and (bucket) its fine slices' AUC pieces of that bucket with its number.
+_SLICE_KEYS, _SLICE_PIECE = 3, 4
 _INTEGRAL_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 
@@ -248,14 +253,44 @@ def _reduce(key, rows: pd.DataFrame, *, seed: int | None, n_resamples: int) -> p
     return _rows(_SUMMARY if bucket < 0 else _PIECE, [(bucket, result)])
 
 
+def _sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *,
+                  attributes: pd.DataFrame | None, **kwargs) -> pd.DataFrame:
+    """One group of whole users of evaluate(by=): its Partial and its fine slices as rows."""
+    users = None if attributes is None else \
+        attributes[attributes["_p"] == number].drop(columns="_p")
+    r = _partitions.evaluate_sliced_group(pred, truth, users, number, **kwargs)
+    out = [_rows(_SUMMARY, [(-1, r.whole.summary)]),
+           _rows(_PIECE, list(enumerate(r.whole.pieces))),
+           _rows(_SLICE_KEYS, [(number, (r.keys, r.summaries))])]
+    if r.pieces:
+        out.append(_rows(_SLICE_PIECE, [(b, (number, [p[b] for p in r.pieces]))
+                                        for b in range(len(r.pieces[0]))]))
+    return pd.concat(out, ignore_index=True)
+
+
+def _slice_reduce(key, rows: pd.DataFrame, *, of_fine: list, n_slices: int, seed: int | None,
+                  n_resamples: int) -> pd.DataFrame:
+    """One score bucket's pair counts per slice, from every group's fine pieces of it."""
+    fine: list = [[] for _ in of_fine]
+    for payload in rows["payload"]:
+        number, pieces = pickle.loads(payload)
+        fine[number] = pieces
+    counts = _partitions.slice_bucket_counts(fine, of_fine, n_slices, seed, n_resamples)
+    return _rows(_SLICE_PIECE, [(int(key[0]), counts)])
+
+
 def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartitions, users,
-         path=None, beyond=None):
+         path=None, beyond=None, sliced: dict | None = None):
     spark = next(f for f in (pred, truth) if isinstance(f, DataFrame)).sparkSession
     pred, truth = _as_spark(pred, spark), _as_spark(truth, spark)
     user, score, rank = names["user"], names["score"], names.get("rank")
     inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
                                       names)
     frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
+    if sliced is not None:  # the by columns of each frame travel with its rows
+        frames = [(name, frame, list(dict.fromkeys(
+            keep + [c for c in sliced["by"] if c in frame.columns and c != user])))
+            for name, frame, keep in frames]
     integral = _integral_users([f for _, f, _ in frames], user)
     # one pass over the scores: the rows to split, and the quantiles behind AUC's buckets
     ranked = F.col(score) if rank is None else -F.col(rank)
@@ -285,11 +320,24 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
     poisson_seed = None if ci is None else _engine.poisson_seed(seed)
     kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
                   n_resamples=n_resamples, users=users, path=path, beyond=beyond)
+    group = _group
+    if sliced is not None:
+        group = _sliced_group  # type: ignore[assignment]
+        attributes = None
+        if sliced["users"] is not None:
+            attributes, hashes = _partitions.keyed_attributes(sliced["users"], user=user,
+                                                              integral=integral)
+            attributes["_p"] = (hashes % np.uint64(n_parts)).astype(np.int32)
+        kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
+                      n_resamples=n_resamples, by=sliced["by"], attributes=attributes)
     if truth is None:
-        out = keyed[0].applyInPandas(lambda key, p: _group(p, None, int(key[0]), **kwargs), _OUT)
+        out = keyed[0].applyInPandas(lambda key, p: group(p, None, int(key[0]), **kwargs), _OUT)
     else:
         out = keyed[0].cogroup(keyed[1]).applyInPandas(
-            lambda key, p, t: _group(p, t, int(key[0]), **kwargs), _OUT)
+            lambda key, p, t: group(p, t, int(key[0]), **kwargs), _OUT)
+    if sliced is not None:
+        return _finish_sliced(out, sliced, n_parts=n_parts, bounds=bounds, seed=poisson_seed,
+                              n_resamples=n_resamples)
     with _worker_errors():
         if users is not None:
             return None, [pickle.loads(r["payload"]) for r in out.toLocalIterator()
@@ -307,6 +355,39 @@ def _run(pred, truth, *, o: Options, names: dict, ci, n_resamples, seed, npartit
     return s, extras
 
 
+def _finish_sliced(out: DataFrame, sliced: dict, *, n_parts: int, bounds, seed, n_resamples):
+    """The total Summary, the fine slices and the per-slice bucket counts of evaluate(by=)."""
+    out = out.persist()
+    try:
+        with _worker_errors():
+            reduced = out.where(F.col("kind").isin(_SUMMARY, _PIECE)).groupBy("bucket") \
+                .applyInPandas(lambda key, rows: _reduce(key, rows, seed=seed,
+                                                         n_resamples=n_resamples), _OUT).collect()
+            found = {r["bucket"]: pickle.loads(r["payload"])
+                     for r in out.where(F.col("kind") == _SLICE_KEYS).collect()}
+            keys = [found.get(n, ([], []))[0] for n in range(n_parts)]
+            fine = [found.get(n, ([], []))[1] for n in range(n_parts)]
+            plan = _partitions.slice_plan(keys, fine, sliced["by"], sliced["activity"])
+            counted: dict = {}
+            if bounds is not None:
+                counted = {r["bucket"]: pickle.loads(r["payload"]) for r in
+                           out.where(F.col("kind") == _SLICE_PIECE).groupBy("bucket")
+                           .applyInPandas(lambda key, rows: _slice_reduce(
+                               key, rows, of_fine=plan.of_fine, n_slices=plan.slicing.n_slices,
+                               seed=seed, n_resamples=n_resamples), _OUT).collect()}
+    finally:
+        out.unpersist()
+    results = {r["bucket"]: pickle.loads(r["payload"]) for r in reduced}
+    s = _partitions.total([results.pop(-1)])
+    buckets = []
+    if bounds is not None:
+        _partitions.add_pairs(s, [results.get(b, _partitions.empty_bucket(seed, n_resamples))
+                                  for b in range(bounds.size + 1)], seed)
+        empty = [_partitions.empty_bucket(seed, n_resamples)] * plan.slicing.n_slices
+        buckets = [counted.get(b, empty) for b in range(bounds.size + 1)]
+    return s, (fine, plan, buckets)
+
+
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
              score: str = "score", label: str = "label", rank: str | None = None,
              ties: EvalTies = "average",
@@ -315,10 +396,15 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
              min_grade: float | None = None, judged_only: bool = False,
              ci: float | None = None, n_resamples: int = 1000,
-             seed=0, bootstrap: str | None = None, npartitions: int | None = None,
+             seed=0, bootstrap: str | None = None, by=None, users=None,
+             min_slice_size: int = 30, npartitions: int | None = None,
              history=None, catalog=None, item_features=None, head_share: float = 0.8,
              unseen: Unseen = "add_one") -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on Spark DataFrames: the same tidy pandas table.
+
+    ``by=`` slices as :func:`recmetrics.distributed.evaluate` does, exactly;
+    ``users=`` (pandas, or a Spark DataFrame, which is gathered here) is sent
+    to each group with its users' rows.
 
     Every option is :func:`recmetrics.evaluate`'s, with ``bootstrap`` fixed
     to ``"poisson"`` (the default here; ``"multinomial"`` needs every user in
@@ -353,6 +439,27 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     check_rank(rank, o)
     truth, positives_only = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
+    if by is not None or users is not None:
+        if b.metrics:
+            raise ValueError("by= with the beyond-accuracy metrics is not supported on Spark "
+                             "yet; evaluate them without by=, or in memory (pandas)")
+        if isinstance(users, DataFrame):
+            users = users.toPandas()
+        sources = [("pred", list(pred.columns))] + \
+            ([] if truth is None else [("truth", list(truth.columns))])
+        by, min_slice_size, activity = _partitions.check_slices(
+            by, None if users is None else list(users.columns), min_slice_size, user=user,
+            sources=sources)
+        with _quiet():
+            s, (fine, plan, buckets) = _run(
+                pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples, seed=seed,
+                npartitions=npartitions, users=None,
+                sliced={"by": by, "users": users, "activity": activity})
+        return _partitions.finish_sliced(
+            s, fine, plan, buckets, o, ci=ci,
+            seed=None if ci is None else _engine.poisson_seed(seed),
+            min_slice_size=min_slice_size, positives_only=positives_only, rank=rank,
+            score=score)
     shared, beyond = None, None
     with _quiet():
         if b.metrics:
@@ -414,3 +521,173 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                          npartitions=npartitions, users="collect" if path is None else "write",
                          path=path)
     return None if path is not None else _partitions.user_rows(tables)
+
+
+#: What the steps of a comparison return: a kind, three integer keys and a pickled payload.
+_COMPARE_OUT = "kind int, a int, b int, c int, payload binary"
+(_C_SUMMARY, _C_PIECE, _C_USERS, _C_COUNTS, _C_DELONG, _C_TOTAL, _C_PLACED,
+ _C_SUMS) = range(8)
+
+
+def _crows(items: list[tuple[int, int, int, int, object]]) -> pd.DataFrame:
+    return pd.DataFrame({"kind": np.array([x[0] for x in items], dtype=np.int32),
+                         "a": np.array([x[1] for x in items], dtype=np.int32),
+                         "b": np.array([x[2] for x in items], dtype=np.int32),
+                         "c": np.array([x[3] for x in items], dtype=np.int32),
+                         "payload": [pickle.dumps(x[4], protocol=5) for x in items]})
+
+
+def _standard(batches, *, n_parts: int, **kwargs):
+    """Rows of one input in the standard columns of a comparison, with their group ``_p``."""
+    for part in batches:
+        out, hashes = _partitions.standard_rows(part, **kwargs)
+        out["_p"] = (hashes % np.uint64(n_parts)).astype(np.int32)
+        out["_first"] = part["_first"].to_numpy(dtype=np.int64)
+        yield out
+
+
+def _compare_group(key, rows: pd.DataFrame, **kwargs) -> pd.DataFrame:
+    """One group of whole users of a comparison, as rows of _COMPARE_OUT."""
+    number = int(key[0])
+    r = _partitions.compare_group(rows.drop(columns="_p"), number, **kwargs)
+    out: list = [(_C_SUMMARY, i, -1, 0, s) for i, s in enumerate(r.summaries)]
+    out += [(_C_PIECE, i, b, 0, piece) for i, pieces in enumerate(r.pieces)
+            for b, piece in enumerate(pieces)]
+    out.append((_C_COUNTS, number, 0, 0, (r.n_scored, r.rows, r.users)))
+    out += [(_C_DELONG, p, side, b, (number, piece))
+            for (p, side), pieces in r.delong.items() for b, piece in enumerate(pieces)]
+    return _crows(out)
+
+
+def _compare_reduce(key, rows: pd.DataFrame) -> pd.DataFrame:
+    """A model's Summaries added, one AUC bucket's counts, or one DeLong bucket's placements."""
+    kind, a, b, c = (int(x) for x in key)
+    values = [pickle.loads(p) for p in rows["payload"]]
+    if kind == _C_SUMMARY:
+        return _crows([(kind, a, b, c, sum(values[1:], values[0]))])
+    if kind == _C_PIECE:
+        return _crows([(kind, a, b, c, _partitions.bucket_counts(values, None, 0))])
+    totals, placed = _partitions.placement_bucket(values)
+    return _crows([(_C_TOTAL, a, b, c, totals)]
+                  + [(_C_PLACED, a, number, b, (c, found)) for number, found in placed.items()])
+
+
+def _placement_sums(key, rows: pd.DataFrame) -> pd.DataFrame:
+    """One group's DeLong sums of one pair, from both sides' placements of its rows."""
+    sides: tuple[list, list] = ([], [])
+    for side, payload in zip(rows["c"], rows["payload"]):
+        sides[int(side)].append(pickle.loads(payload))
+    return _crows([(_C_SUMS, int(key[0]), int(key[1]), 0, _partitions.placement_sums(sides))])
+
+
+def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
+            item: str = "item", score="score", label: str = "label", rank=None,
+            ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+            denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+            no_relevant: NoRelevant = "skip", n_resamples: int = 10_000, seed=0,
+            alpha: float = 0.05, baseline: str | None = None, correction: Adjustment = "holm",
+            npartitions: int | None = None) -> pd.DataFrame:
+    """:func:`recmetrics.compare` on Spark DataFrames: the same table, the same tests.
+
+    The design is that of :func:`recmetrics.distributed.compare`: every
+    model's rows and the truth are grouped together by user, each model is
+    evaluated on the users every model scored, the shared users' per-user
+    values are gathered in this process for the paired tests (the in-memory
+    draws for the same ``seed``), and global AUC and DeLong's test come from
+    score buckets, exactly. Options are :func:`recmetrics.compare`'s, without
+    ``by=`` (``npartitions`` as in :func:`evaluate`).
+    """
+    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    c = _partitions.check_compare(pred_a, pred_b, truth, o, score=score, rank=rank,
+                                  n_resamples=n_resamples, seed=seed, alpha=alpha,
+                                  correction=correction, baseline=baseline)
+    models, pairs = c.models, c.pairs
+    truth, _ = _labelled_truth(truth, label)
+    spark = next(f for f in [m.frame for m in models] + [truth]
+                 if isinstance(f, DataFrame)).sparkSession
+    frames = [_as_spark(m.frame, spark) for m in models]
+    truth = _as_spark(truth, spark)
+    inputs = _partitions.compare_inputs(models, [f.columns for f in frames],
+                                        None if truth is None else truth.columns,
+                                        user=user, item=item, label=label)
+    every = frames + ([] if truth is None else [truth])
+    integral = _integral_users(every, user)
+    integral_items = _integral_users(every, item)
+    schema = T.StructType([T.StructField(user, T.LongType() if integral else T.StringType()),
+                           T.StructField(item, T.LongType() if integral_items
+                                         else T.StringType()),
+                           T.StructField("_s", T.DoubleType()), T.StructField("_y", T.DoubleType()),
+                           T.StructField("_m", T.IntegerType()), T.StructField("_p", T.IntegerType()),
+                           T.StructField("_first", T.LongType())])
+    bare = [dataclasses.replace(m, frame=None) for m in models]  # the workers need no frame
+
+    def standard(n_parts: int) -> DataFrame:
+        parts = []
+        for frame, kwargs in zip(every, inputs):
+            kwargs = dict(kwargs, user=user, item=item, integral_users=integral,
+                          integral_items=integral_items, n_parts=n_parts)
+            frame = frame.withColumn("_first", F.monotonically_increasing_id())
+            parts.append(frame.mapInPandas(lambda b, kwargs=kwargs: _standard(b, **kwargs),
+                                           schema))
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.unionByName(p)
+        return out
+
+    with _quiet(), _worker_errors():
+        # one pass over the scores: the rows to split, and each model's bucket boundaries
+        value = F.col("_s")
+        finite = ~F.isnan(value) & (F.abs(value) < float("inf"))
+        probabilities = np.linspace(0, 1, SAMPLE_QUANTILES + 1).tolist()
+        first = {r["_m"]: r for r in standard(1).where(F.col("_m") >= 0).groupBy("_m").agg(
+            F.count(F.lit(1)).alias("n"),
+            F.percentile_approx(F.when(finite, value), probabilities, 10_000).alias("q")
+        ).collect()}
+        n_rows = sum(int(r["n"]) for r in first.values())
+        n_parts = _partitions.n_partitions(n_rows, npartitions)
+        bounds = None
+        if "auc" in o.metrics:
+            bounds = [_partitions.boundaries(
+                [np.asarray(first[i]["q"] or [], dtype=np.float64)] if i in first else [],
+                int(first[i]["n"]) if i in first else 0, n_parts) for i in range(len(models))]
+        kwargs = dict(models=bare, pairs=pairs, o=o, user=user, item=item, label=label,
+                      has_truth=truth is not None, integral=integral, bounds=bounds)
+        groups = standard(n_parts).groupBy("_p").applyInPandas(
+            lambda key, rows: _compare_group(key, rows, **kwargs), _COMPARE_OUT).persist()
+        try:
+            counts = [pickle.loads(r["payload"]) for r in
+                      groups.where(F.col("kind") == _C_COUNTS).orderBy("a").collect()]
+            reduced = groups.where(F.col("kind").isin(_C_SUMMARY, _C_PIECE, _C_DELONG)).groupBy(
+                "kind", "a", "b", "c").applyInPandas(lambda key, rows: _compare_reduce(key, rows),
+                                                      _COMPARE_OUT).persist()
+            try:
+                results = [(r["kind"], r["a"], r["b"], r["c"], pickle.loads(r["payload"]))
+                           for r in reduced.where(F.col("kind") != _C_PLACED).collect()]
+                sums = [(r["a"], pickle.loads(r["payload"])) for r in
+                        reduced.where(F.col("kind") == _C_PLACED).groupBy("a", "b")
+                        .applyInPandas(lambda key, rows: _placement_sums(key, rows),
+                                       _COMPARE_OUT).collect()]
+            finally:
+                reduced.unpersist()
+        finally:
+            groups.unpersist()
+    summaries = {a: v for kind, a, _, _, v in results if kind == _C_SUMMARY}
+    totals_s = [summaries.get(i, Summary()) for i in range(len(models))]
+    delong = []
+    if bounds is not None:
+        buckets = {(a, b): v for kind, a, b, _, v in results if kind == _C_PIECE}
+        for i, s in enumerate(totals_s):
+            _partitions.add_pairs(s, [buckets.get((i, b), _partitions.empty_bucket(None, 0))
+                                      for b in range(bounds[i].size + 1)], None)
+        totals = {(a, b, c): v for kind, a, b, c, v in results if kind == _C_TOTAL}
+        for p, pair in enumerate(pairs):
+            sides = [[totals.get((p, side, b), (0, 0)) for b in range(bounds[m].size + 1)]
+                     for side, m in enumerate(pair)]
+            delong.append(_partitions.delong_of([found for q, found in sums if q == p], sides,
+                                                np.sum([c[1][p] for c in counts], axis=0)))
+    return _partitions.compare_finish(models, pairs, o, summaries=totals_s,
+                                      users=[c[2] for c in counts],
+                                      n_scored=np.sum([c[0] for c in counts], axis=0),
+                                      delong=delong, baseline=baseline,
+                                      n_resamples=c.n_resamples, seed=c.seed, alpha=c.alpha,
+                                      correction=c.correction)

@@ -92,3 +92,28 @@ def group_auc_literal(frame, gauc_weight: str, *, user="user", score="score",
         numerator += weight * auc_literal(pos, neg)
         denominator += weight
     return numerator / denominator
+
+
+def assert_same_columns(expected, got):
+    """Every column of a table of an engine against in memory's: text and counts equal,
+    numbers to 1e-12 (NaN where in memory has NaN)."""
+    import numpy as np
+
+    assert list(got.columns) == list(expected.columns)
+    for column in expected.columns:
+        if expected[column].dtype.kind == "f":
+            np.testing.assert_allclose(got[column].to_numpy(dtype=np.float64),
+                                       expected[column].to_numpy(dtype=np.float64),
+                                       rtol=0, atol=1e-12, err_msg=column)
+        else:
+            assert got[column].astype(object).where(got[column].notna(), None).tolist() == \
+                expected[column].astype(object).where(expected[column].notna(), None).tolist(), \
+                column
+
+
+def assert_same_comparison(expected, got):
+    """rm.compare's table from the Dask or Spark engine against in memory's: every column
+    (:func:`assert_same_columns`) and the attributes."""
+    assert_same_columns(expected, got)
+    for key in ("conventions", "alpha", "correction", "models", "baseline"):
+        assert got.attrs[key] == expected.attrs[key], key

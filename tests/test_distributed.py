@@ -15,9 +15,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
-from conftest import import_extra  # noqa: E402
+from conftest import assert_same_columns, assert_same_comparison, import_extra  # noqa: E402
 
 dask = import_extra("dask")  # skipped without the dask extra, a failure under tasks.py test
 dd = import_extra("dask.dataframe")
@@ -518,3 +518,221 @@ def test_parquet_dataset_lists_committed_files_only(tmp_path, capsys):
     assert err.startswith(f"recmetrics: error: {only} holds only files whose path starts with "
                           "'_' or '.' below it")
     assert "_temporary" in err
+
+
+# --------------------------------------------------------------------------- compare (issue 26)
+
+
+#: Dask's synchronous scheduler, with the task shuffle (the module's cluster, once started,
+#: would make the shuffle default to peer-to-peer, which needs it).
+SYNC = {"scheduler": "sync", "dataframe.shuffle.method": "tasks"}
+
+
+@st.composite
+def comparisons(draw):
+    """Two or three models over a few users: tied scores, one-class users, users that only
+    some model scored, rows that only one model scored; int or text ids; truth given or
+    taken from the models' labels; rank columns instead of scores now and then."""
+    n_users = draw(st.integers(1, 8))
+    grade = {}
+    n_models = draw(st.sampled_from([2, 2, 3]))
+    kind = draw(st.sampled_from(["int", "text"]))
+    frames = []
+    for _ in range(n_models):
+        rows = []
+        for u in range(n_users):
+            for i in range(draw(st.integers(0, 4))):
+                g = grade.setdefault((u, i), draw(st.sampled_from([0, 0, 1, 2])))
+                rows.append((u, i, draw(st.sampled_from([0.0, 0.5, 0.5, 1.0, 0.25])), g))
+        if not rows:
+            rows = [(0, 0, 0.5, grade.setdefault((0, 0), 1))]
+        u, i, s, g = (list(c) for c in zip(*rows))
+        frame = pd.DataFrame({"user": _ids(kind, u, "pred"), "item": i, "score": s,
+                              "label": g})
+        order = draw(st.permutations(range(len(frame))))
+        frames.append(frame.iloc[list(order)].reset_index(drop=True))
+    truth = None
+    if draw(st.booleans()):
+        judged = [(u, i, g) for (u, i), g in grade.items()] + [(0, 9, 1)]
+        tu, ti, tg = (list(c) for c in zip(*judged))
+        truth = pd.DataFrame({"user": _ids(kind, tu, "truth"), "item": ti, "label": tg})
+        frames = [f.drop(columns="label") for f in frames]
+    rank = None
+    if draw(st.booleans()):  # the models rank their rows (1 = best) instead of scoring them
+        frames = [f.assign(position=f.groupby("user")["score"].rank(
+            ascending=False, method="first")).drop(columns="score") for f in frames]
+        rank = "position"
+    names = [f"m{j}" for j in range(n_models)]
+    cuts = [draw(st.lists(st.integers(0, len(f)), max_size=4)) for f in frames]
+    return dict(zip(names, frames)), truth, rank, cuts
+
+
+COMPARE_OPTIONS = st.fixed_dictionaries({
+    "k": st.sampled_from([1, 3]),
+    "ties": st.sampled_from(["average", "optimistic"]),
+    "gauc_weight": st.sampled_from(["impressions", "uniform"]),
+    "metrics": st.sampled_from([None, ["auc", "gauc", "mrr"], ["ndcg", "precision"]]),
+    "baseline": st.sampled_from([None, "m0"]),
+})
+
+
+def _compare_call(truth, rank, options):
+    return dict(truth=truth, rank=rank, n_resamples=200, seed=5, **options)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(comparisons(), COMPARE_OPTIONS, st.integers(1, 5))
+def test_dask_compare_equals_in_memory_compare(case, options, n_parts):
+    models, truth, rank, cuts = case
+    kwargs = _compare_call(truth, rank, options)
+    expected, said = outcome(lambda: rm.compare(models, **kwargs))
+    dmodels = {name: split(f, c) for (name, f), c in zip(models.items(), cuts)}
+    with dask.config.set(SYNC):
+        got, got_said = outcome(lambda: rm.compare(
+            dmodels, **dict(kwargs, truth=None if truth is None else split(truth, []))))
+    event("refused" if isinstance(expected, ValueError) else "compared")
+    if isinstance(expected, ValueError):
+        assert isinstance(got, ValueError), f"in memory refused ({expected}), Dask did not"
+        return
+    assert not isinstance(got, ValueError), got
+    assert_same_comparison(expected, got)
+    assert got_said == said
+
+
+def test_dask_compare_of_two_frames_with_a_baseline_and_npartitions():
+    pred = spread_log(n_users=30, n_items=8, seed=4)
+    other = pred.assign(score=np.random.default_rng(5).integers(0, 4, len(pred)) / 3)
+    expected = rm.compare(pred, other, n_resamples=300, k=[1, 5])
+    with dask.config.set(SYNC):
+        got = rmd.compare(dd.from_pandas(pred, npartitions=4, sort=False),
+                          dd.from_pandas(other, npartitions=3, sort=False), n_resamples=300,
+                          k=[1, 5], npartitions=3)
+    assert_same_comparison(expected, got)
+    assert got.loc[got.metric == "auc", "p_delong"].notna().all()
+
+
+def test_delong_from_bucket_placements_equals_delong_test_for_any_buckets():
+    """The offsets of lower and higher buckets make the within-bucket placements global: the
+    p-value equals scipy-free delong_test's on the same rows, whatever the boundaries."""
+    from recmetrics import _partitions
+    from recmetrics.stats import delong_test
+
+    rng = np.random.default_rng(8)
+    n = 400
+    y = rng.random(n) < 0.3
+    a, b = rng.integers(0, 9, n) / 8, rng.integers(0, 5, n) / 4
+    expected = delong_test(y.astype(int), a, b).p_value
+    for bounds in (np.zeros(0), np.array([0.5]), np.array([0.1, 0.3, 0.6, 0.9])):
+        parts = np.array_split(np.arange(n), 3)  # three partitions of rows
+        pieces = [[], []]
+        for number, rows in enumerate(parts):
+            for side, s in enumerate((a, b)):
+                split_ = _partitions._split(s[rows], y[rows], np.arange(rows.size), bounds)
+                for bucket, piece in enumerate(split_):
+                    pieces[side].append((bucket, number, piece))
+        totals, placed = [[], []], [{}, {}]
+        for side in (0, 1):
+            for bucket in range(bounds.size + 1):
+                t, found = _partitions.placement_bucket(
+                    [(number, p) for b_, number, p in pieces[side] if b_ == bucket])
+                totals[side].append(t)
+                for number, value in found.items():
+                    placed[side].setdefault(number, []).append((bucket, value))
+        sums = [_partitions.placement_sums((placed[0].get(k, []), placed[1].get(k, [])))
+                for k in range(len(parts))]
+        p, note = _partitions.delong_of(sums, totals, np.array([n, n, n]))
+        assert note == ""
+        assert p == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_two_worker_cluster_compare_equals_in_memory(cluster):
+    """The comparison's tasks run in worker processes (the peer-to-peer shuffle, pickled
+    partial results), with a truth frame and three models."""
+    pred = spread_log(n_users=60, n_items=6, seed=11)
+    truth = pred[["user", "item", "label"]]
+    rng = np.random.default_rng(12)
+    models = {name: pred.drop(columns="label").assign(score=rng.integers(0, 5, len(pred)) / 4)
+              for name in ("a", "b", "c")}
+    options = dict(k=[1, 3], n_resamples=300, seed=2, metrics=["auc", "gauc", "ndcg", "mrr"])
+    with time_limit(180):
+        got = rm.compare({name: dd.from_pandas(f, npartitions=3, sort=False)
+                          for name, f in models.items()}, truth=truth, **options)
+    assert_same_comparison(rm.compare(models, truth=truth, **options), got)
+
+
+# --------------------------------------------------------------------------- slices (issue 21)
+
+
+def assert_same_sliced(expected: pd.DataFrame, got: pd.DataFrame):
+    """evaluate(by=)'s table: every column, the notes and the slice columns."""
+    assert_same_columns(expected, got)
+    assert got.attrs["notes"] == expected.attrs["notes"]
+    assert got.attrs["slice_columns"] == expected.attrs["slice_columns"]
+
+
+@st.composite
+def sliced_logs(draw):
+    """A generated log with a per-user column in pred (some users without a value), a users=
+    frame (some users absent, one not in the log) and the slicing asked for."""
+    pred, truth, pred_cuts, truth_cuts = draw(logs())
+    ids = pd.unique(pred["user"].astype(object))
+    country = {u: draw(st.sampled_from(["DE", "FR", None])) for u in ids}
+    pred["country"] = [country[u] for u in pred["user"].astype(object)]
+    users = pd.DataFrame({"user": list(ids), "plan": [draw(st.sampled_from([1, 2, 10]))
+                                                     for _ in ids]})
+    users = users.iloc[:max(1, len(users) - 1)]
+    by = draw(st.sampled_from([["country"], ["activity"], ["plan"], ["country", "activity"],
+                               ["plan", "country"]]))
+    return pred, truth, pred_cuts, truth_cuts, users if "plan" in by else None, by
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sliced_logs(), OPTIONS, st.integers(1, 5), st.booleans(), st.booleans())
+def test_dask_slices_equal_in_memory_slices(log, options, n_parts, with_ci, dask_users):
+    pred, truth, pred_cuts, truth_cuts, users, by = log
+    ci = dict(ci=0.9, n_resamples=100, seed=3) if with_ci else {}
+    call = dict(options, by=by, users=users, min_slice_size=2, **ci)
+    expected, said = outcome(lambda: rm.evaluate(pred, truth, **call))
+    dusers = dd.from_pandas(users, npartitions=2, sort=False) if dask_users and users is not None \
+        else users
+    with dask.config.set(SYNC):
+        got, got_said = outcome(lambda: rmd.evaluate(
+            split(pred, pred_cuts), None if truth is None else split(truth, truth_cuts),
+            **dict(call, users=dusers), npartitions=n_parts))
+    event("refused" if isinstance(expected, ValueError) else "sliced")
+    if isinstance(expected, ValueError):
+        assert isinstance(got, ValueError), f"in memory refused ({expected}), Dask did not"
+        return
+    assert not isinstance(got, ValueError), got
+    assert_same_sliced(expected, got)
+    assert got_said == said
+
+
+def test_dask_slices_refuse_what_memory_refuses():
+    pred = spread_log(n_users=10, n_items=3)
+    dpred = dd.from_pandas(pred, npartitions=2)
+    with pytest.raises(ValueError, match="by names 'country', which is not a column of pred"):
+        rm.evaluate(dpred, by="country")
+    with pytest.raises(ValueError, match="users= gives attributes to slice by"):
+        rm.evaluate(dpred, users=pd.DataFrame({"user": [1]}))
+    varying = pred.assign(country=np.where(pred["item"] % 2, "DE", "FR"))
+    with dask.config.set(SYNC), pytest.raises(ValueError, match="varies within a user"):
+        rm.evaluate(dd.from_pandas(varying, npartitions=2), by="country")
+
+
+def test_command_line_slices_on_a_running_scheduler(cluster, tmp_path, capsys):
+    """`--by` with `--engine dask` (it was ignored before: the table had no slices)."""
+    from recmetrics.cli import main
+
+    pred = spread_log(n_users=30, seed=3)
+    pred["country"] = np.where(pred["user"] % 3 == 0, "DE", "FR")
+    pred.to_parquet(tmp_path / "log.parquet")
+    with time_limit(120):
+        assert main(["evaluate", str(tmp_path / "log.parquet"), "--engine", "dask", "--scheduler",
+                     cluster.scheduler.address, "--format", "csv", "--by", "country",
+                     "activity", "--metrics", "auc", "ndcg"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
+    expected = rm.evaluate(pred, metrics=["auc", "ndcg"], by=["country", "activity"])
+    assert got["country"].tolist() == expected["country"].tolist()
+    assert got["activity"].tolist() == expected["activity"].tolist()
+    np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)

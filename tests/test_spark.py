@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from conftest import auc_literal, import_extra  # noqa: E402
+from conftest import (assert_same_columns, assert_same_comparison, auc_literal,  # noqa: E402
+                      import_extra)
 
 pyspark = import_extra("pyspark")  # skipped without the spark extra, a failure under tasks.py test
 
@@ -300,3 +301,139 @@ def test_command_line_engine_errors_are_one_line(flags, message, tmp_path, capsy
     spread_log(n_users=2, n_items=2).to_parquet(path)
     assert cli.main(["evaluate", str(path), *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- compare (issue 26)
+
+
+def in_order(spark, frame: pd.DataFrame):
+    """A Spark DataFrame holding frame's rows in frame's order (the paired tests draw over
+    users in the order of model A's rows, as in memory)."""
+    return spark.createDataFrame(frame)
+
+
+def compare_models(kind: str, seed: int = 0):
+    """Three models of 30 users: scores from five values (ties within and across users),
+    one-class users, users and rows only some model scored; ids ``kind``."""
+    rng = np.random.default_rng(seed)
+    users = np.repeat(np.arange(30), 6)
+    items = np.tile(np.arange(6), 30)
+    label = (rng.random(users.size) < 0.3).astype(int)
+    label[users < 3] = 0          # users without a relevant item
+    label[(users >= 3) & (users < 5)] = 1   # users with relevant items only
+    ids = users * 7 if kind == "int" else np.array([f"u{u}" for u in users], dtype=object)
+    base = pd.DataFrame({"user": ids, "item": items, "label": label})
+    models = {}
+    for j in range(3):
+        frame = base.assign(score=rng.integers(0, 5, users.size) / 4)
+        if j == 1:   # model 1 lacks some rows, and user 29
+            frame = frame[(rng.random(len(frame)) < 0.85) & (users != 29)]
+        models[f"m{j}"] = frame.sample(frac=1, random_state=j).reset_index(drop=True)
+    return models
+
+
+@pytest.mark.parametrize("kind", ["int", "text"])
+def test_spark_compare_of_many_models_equals_in_memory(spark, kind):
+    models = compare_models(kind)
+    options = dict(k=[1, 3], n_resamples=300, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        expected = rm.compare(models, **options)
+        got = rm.compare({name: in_order(spark, f) for name, f in models.items()}, **options)
+    assert_same_comparison(expected, got)
+    assert got.loc[got.metric == "auc", "p_delong"].notna().all()
+    assert "DeLong's test on the" in " ".join(got.loc[got.metric == "auc", "note"])
+
+
+def test_spark_compare_of_two_frames_with_truth_rank_and_baseline(spark):
+    models = compare_models("int", seed=3)
+    a, b = models["m0"], models["m2"]
+    truth = a[["user", "item", "label"]]
+    a, b = (f.drop(columns=["label", "score"]).assign(
+        position=f.groupby("user")["score"].rank(ascending=False, method="first"))
+        for f in (a, b))
+    options = dict(k=2, n_resamples=300, seed=1, baseline="B", ties="optimistic",
+                   metrics=["auc", "gauc", "ndcg", "mrr"], rank="position")
+    expected = rm.compare(a, b, truth, **options)
+    got = rms.compare(in_order(spark, a), in_order(spark, b), truth, npartitions=3, **options)
+    assert_same_comparison(expected, got)
+
+
+def test_spark_compare_refuses_slices_and_disagreeing_labels(spark):
+    models = compare_models("int")
+    a, b = models["m0"], models["m2"].assign(label=1 - models["m2"]["label"])
+    with pytest.raises(ValueError, match=r"compare\(\.\.\., by=\) takes pandas DataFrames"):
+        rm.compare(in_order(spark, a), in_order(spark, b), by="user")
+    with pytest.raises(ValueError, match="give different labels"):
+        rm.compare(in_order(spark, a), in_order(spark, b))
+
+
+# --------------------------------------------------------------------------- slices (issue 21)
+
+
+def sliced_log(kind: str, seed: int = 3):
+    """60 users, tied scores, one-class users, a per-user country (some missing), a users=
+    frame of plans (one user absent from it, ten users not in the log), a truth with
+    unscored relevant items and truth-only users."""
+    rng = np.random.default_rng(seed)
+    pred = pd.DataFrame({"user": rng.integers(0, 60, 400), "item": rng.integers(0, 40, 400)})
+    pred = pred.drop_duplicates(["user", "item"]).reset_index(drop=True)
+    pred["score"] = rng.integers(0, 5, len(pred)) / 4
+    pred["label"] = (rng.random(len(pred)) < 0.3).astype(int)
+    country = pd.Series(rng.choice(["DE", "FR", None], 60), index=range(60))
+    pred["country"] = country[pred["user"]].to_numpy()
+    truth = pd.concat([pred[["user", "item", "label"]],
+                       pd.DataFrame({"user": [61, 62, 3], "item": [1, 2, 99], "label": [1, 2, 1]})],
+                      ignore_index=True)
+    users = pd.DataFrame({"user": np.arange(1, 70), "plan": rng.choice([1, 2, 10], 69)})
+    if kind == "text":
+        for frame in (pred, truth, users):
+            frame["user"] = [f"u{u}" for u in frame["user"]]
+    return pred.drop(columns="label"), truth, users
+
+
+@pytest.mark.parametrize("kind, by, options", [
+    ("int", "country", {}),
+    ("text", ["country", "activity"], {"ci": 0.9, "n_resamples": 200, "seed": 4}),
+    ("int", ["plan", "country"], {"metrics": ["auc", "gauc", "ndcg", "logloss", "ece"]}),
+    ("text", "activity", {"k": [1, 5], "ties": "pessimistic"}),
+], ids=["country", "crossed-activity-ci", "users-probability", "activity-text"])
+def test_spark_slices_equal_in_memory(spark, kind, by, options):
+    pred, truth, users = sliced_log(kind)
+    call = dict(options, by=by, users=users if "plan" in by else None, min_slice_size=10)
+    expected = rm.evaluate(pred, truth, **call)
+    got = rm.evaluate(in_order(spark, pred), truth, **call)
+    assert_same_columns(expected, got)
+    assert got.attrs["notes"] == expected.attrs["notes"]
+
+
+def test_spark_slices_take_a_spark_users_frame(spark):
+    pred, truth, users = sliced_log("int", seed=5)
+    expected = rm.evaluate(pred, truth, by="plan", users=users, ci=0.9, n_resamples=200)
+    got = rm.evaluate(in_order(spark, pred), in_order(spark, truth), by="plan",
+                      users=in_order(spark, users), ci=0.9, n_resamples=200)
+    np.testing.assert_allclose(got[["value", "ci_low", "ci_high"]].to_numpy(dtype=np.float64),
+                               expected[["value", "ci_low", "ci_high"]].to_numpy(dtype=np.float64),
+                               rtol=0, atol=1e-12)
+    assert got["plan"].tolist() == expected["plan"].tolist()
+
+
+def test_command_line_slices_on_spark(spark, tmp_path):
+    """`--by` with `--engine spark` (it was ignored before: the table had no slices): a
+    column of the log's files, crossed with a --users file's column."""
+    pred, truth, users = sliced_log("int", seed=8)
+    pred = pred.assign(label=truth["label"].iloc[:len(pred)].to_numpy())
+    pred.to_parquet(tmp_path / "log.parquet", index=False)
+    users.to_csv(tmp_path / "users.csv", index=False)
+    tables = []
+    for engine in ("pandas", "spark"):  # the command reads --users as text on either engine
+        out = tmp_path / f"{engine}.csv"
+        assert 0 == cli.main(["evaluate", str(tmp_path / "log.parquet"), "--engine", engine,
+                              "--by", "country", "plan", "--users", str(tmp_path / "users.csv"),
+                              "--k", "3", "-o", str(out)])
+        tables.append(pd.read_csv(out, comment="#", keep_default_na=False))
+    expected, got = tables
+    assert len(got) > 16  # slice rows after the rows of all users
+    assert got[["country", "plan", "metric"]].astype(str).values.tolist() == \
+        expected[["country", "plan", "metric"]].astype(str).values.tolist()
+    np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
