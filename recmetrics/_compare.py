@@ -317,7 +317,7 @@ def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]
                    delong_of=None) -> pd.DataFrame:
     """One row per pair and metric: values, B - A, the paired tests and their corrections.
 
-    ``delong_of``, if given, gives DeLong's (p-value, note) of the pair of model positions
+    ``delong_of``, if given, gives DeLong's (result or None, note) of the pair of model positions
     (i, j) in place of the test on the rows of the Evaluated models (the Dask and Spark
     engines compute it from partitions)."""
     from scipy import stats as _stats

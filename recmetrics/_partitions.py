@@ -42,6 +42,7 @@ from ._ids import keyed_users, user_hash
 from ._options import Options
 from ._validation import (RecmetricsWarning, caller_stacklevel, check_columns,
                           check_n_resamples, check_option, check_probability, check_seed)
+from .stats import DeLongResult
 
 #: Rows of pred per partition of users (a worker evaluates one partition at a time, at about
 #: 150 bytes a row); ``npartitions=`` overrides it.
@@ -784,8 +785,9 @@ def placement_sums(sides: tuple[list, list], n_rows: int | None = None) -> dict:
 
 
 def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
-              ) -> tuple[float, str]:
-    """DeLong's p-value of one pair and its note, as :func:`recmetrics._compare` gives them
+              ) -> tuple[DeLongResult | None, str]:
+    """DeLong's test of one pair (None where it was not run) and its note, as
+    :func:`recmetrics._compare` gives them
     in memory, from every partition's placement sums of the pair (:func:`placement_sums`),
     each side's (positives, negatives) per bucket, and (rows of A, rows of B, rows both
     scored)."""
@@ -800,7 +802,7 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
     n_a, n_b, n_common = (int(x) for x in rows)
     nan = float("nan")
     if n_common == 0:
-        return nan, "no (user, item) row is scored by both models, so DeLong's test was not run"
+        return None, "no (user, item) row is scored by both models, so DeLong's test was not run"
     offsets = []
     for side in totals:  # per bucket: 2 x negatives below (positives), 2 x positives above
         pos = np.array([t[0] for t in side], dtype=object)
@@ -824,7 +826,7 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
         else:
             n += count
     if m == 0 or n == 0:
-        return nan, ""  # AUC undefined: the row's note says so
+        return None, ""  # AUC undefined: the row's note says so
     note = "" if n_common == max(n_a, n_b) else (
         f"DeLong's test on the {n_common:,} (user, item) rows both models scored "
         f"(of {n_a:,} and {n_b:,})")
@@ -837,7 +839,7 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
                       f"{only}, and DeLong's variance needs at least two positives and two "
                       "negatives; variance, z and p_value are NaN", RecmetricsWarning,
                       stacklevel=caller_stacklevel())
-        return nan, note
+        return DeLongResult(auc_a, auc_b, difference, nan, nan, nan), note
 
     def variance(t: list, count: int) -> Fraction:  # sample variance, denominator count - 1
         return (Fraction(t[1]) - Fraction(t[0] * t[0], count)) / (count - 1)
@@ -845,15 +847,16 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
     var = float(variance(total[True], m) / (4 * n * n) / m
                 + variance(total[False], n) / (4 * m * m) / n)
     if var > 0:
-        return math.erfc(abs(difference / math.sqrt(var)) / math.sqrt(2)), note
+        z = difference / math.sqrt(var)
+        return DeLongResult(auc_a, auc_b, difference, var, z, math.erfc(abs(z) / math.sqrt(2))), note
     if difference == 0:
-        return 1.0, note
+        return DeLongResult(auc_a, auc_b, difference, 0.0, nan, 1.0), note
     warnings.warn(f"the variance of the AUC difference is 0 although the AUCs differ by "
                   f"{difference:g}: every positive and every negative moves by the same amount, "
                   "so the normal approximation has nothing to go on; z is infinite and p_value "
                   "0.0 (try paired_bootstrap_test or more samples)", RecmetricsWarning,
                   stacklevel=caller_stacklevel())
-    return 0.0, note
+    return DeLongResult(auc_a, auc_b, difference, 0.0, math.copysign(math.inf, difference), 0.0), note
 
 
 def compare_finish(models: list, pairs: list, o: Options, *, summaries: list[Summary],

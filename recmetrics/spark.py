@@ -67,7 +67,7 @@ from . import _beyond, _engine, _partitions
 from ._engine import Summary, check_options, check_rank, labelled_truth
 from ._options import Options, conventions_of
 from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
-                          Ties, Unseen)
+                          Unseen)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect"]
 
@@ -582,9 +582,11 @@ def _placement_sums(key, rows: pd.DataFrame) -> pd.DataFrame:
 
 def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
             item: str = "item", score="score", label: str = "label", rank=None,
-            ties: Ties = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
+            ties: EvalTies = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
-            no_relevant: NoRelevant = "skip", n_resamples: int = 10_000, seed=0,
+            no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
+            max_grade: float | None = None, min_grade: float | None = None,
+            judged_only: bool = False, n_resamples: int = 10_000, seed=0,
             alpha: float = 0.05, baseline: str | None = None, correction: Adjustment = "holm",
             npartitions: int | None = None) -> pd.DataFrame:
     """:func:`recmetrics.compare` on Spark DataFrames: the same table, the same tests.

@@ -621,7 +621,7 @@ def test_delong_from_bucket_placements_equals_delong_test_for_any_buckets():
     n = 400
     y = rng.random(n) < 0.3
     a, b = rng.integers(0, 9, n) / 8, rng.integers(0, 5, n) / 4
-    expected = delong_test(y.astype(int), a, b).p_value
+    expected = delong_test(y.astype(int), a, b)
     for bounds in (np.zeros(0), np.array([0.5]), np.array([0.1, 0.3, 0.6, 0.9])):
         parts = np.array_split(np.arange(n), 3)  # three partitions of rows
         pieces = [[], []]
@@ -640,9 +640,11 @@ def test_delong_from_bucket_placements_equals_delong_test_for_any_buckets():
                     placed[side].setdefault(number, []).append((bucket, value))
         sums = [_partitions.placement_sums((placed[0].get(k, []), placed[1].get(k, [])))
                 for k in range(len(parts))]
-        p, note = _partitions.delong_of(sums, totals, np.array([n, n, n]))
+        result, note = _partitions.delong_of(sums, totals, np.array([n, n, n]))
         assert note == ""
-        assert p == pytest.approx(expected, rel=1e-12, abs=0)
+        assert result.p_value == pytest.approx(expected.p_value, rel=1e-12, abs=0)
+        assert result.variance == pytest.approx(expected.variance, rel=1e-12, abs=0)
+        assert result.difference == pytest.approx(expected.difference, rel=1e-12, abs=1e-15)
 
 
 def test_two_worker_cluster_compare_equals_in_memory(cluster):
