@@ -52,6 +52,13 @@ def present(codes: np.ndarray, n: int) -> np.ndarray:
     return mask
 
 
+
+def ranked_items(prep: _engine.Prepared) -> np.ndarray:
+    """The item code of each ranked row of ``prep`` (built with ``keep_items=True``)."""
+    if prep.items is None:
+        raise RuntimeError("the beyond-accuracy metrics need Prepared(..., keep_items=True)")
+    return prep.items
+
 class BeyondInputs:
     """Validated, integer-coded input of :func:`beyond_accuracy` and its context.
 
@@ -152,7 +159,7 @@ class BeyondInputs:
         by_name = {name: c for (name, _), c in zip(item_frames, item_codes)}
         # prep's item codes -> these codes (for a baseline's rows too, see reranked)
         self.prepared_item_ids, self.item_map = prep.item_ids, by_name["pred"]
-        self.items = self.item_map[prep.items]
+        self.items = self.item_map[ranked_items(prep)]
         t_items = by_name["truth"]
         truth_relevant = t_items[numeric_column("truth", truth, label, grades=True) > 0] \
             if history is None else None
@@ -280,7 +287,7 @@ class BeyondInputs:
         copy = object.__new__(BeyondInputs)
         copy.__dict__.update(self.__dict__)
         copy.users, copy.scores, copy.grades = prep.lists, prep.scores, prep.grades
-        copy.items = self.item_map[prep.items]
+        copy.items = self.item_map[ranked_items(prep)]
         return copy
 
     def top_k(self, k: int, ties: str) -> _kernels.TopK:
@@ -632,7 +639,7 @@ class SharedBeyond:
                        seed: int | None, n_resamples: int) -> PartitionSums:
         """The beyond-accuracy sums of one partition's prepared users."""
         data = self.data
-        items = self._codes(prep.item_ids, data.item_ids, self.item)[prep.items]
+        items = self._codes(prep.item_ids, data.item_ids, self.item)[ranked_items(prep)]
         if items.size and items.min() < 0:
             raise RuntimeError("an item of pred is missing from the shared items")
         ctx = data.context

@@ -103,12 +103,14 @@ class Prepared:
     from ``truth`` before ranking (with labels in ``pred`` every row is judged).
     ``item_names`` maps item ids that are codes (as :mod:`._compare` passes
     them) to the ids they stand for, which ``ties="trec"`` orders.
+    ``keep_items`` keeps each ranked row's item code (``items``; 8 bytes a
+    row, so only when the beyond-accuracy metrics need them).
     """
 
     def __init__(self, pred, truth, *, user, item, score, label, ties, check=True,
                  integral_ids: bool | None = None, rank: str | None = None,
                  keep_row_users: bool = False, min_grade: float | None = None,
-                 judged_only: bool = False, item_names=None):
+                 judged_only: bool = False, item_names=None, keep_items: bool = False):
         columns = {"user": user, "item": item}
         columns.update({"rank": rank} if rank is not None else {"score": score})
         if truth is None:
@@ -127,7 +129,8 @@ class Prepared:
             grades = _threshold(numeric_column("pred", pred, label, grades=True), min_grade)
             judged = np.ones(n, dtype=bool)
             self.top_grade = float(grades.max(initial=0.0))
-            nonrel_lists = users[grades == 0]
+            # judged non-relevant items (grade 0) of each user: bpref's N
+            n_nonrelevant = np.bincount(users[grades == 0], minlength=len(user_ids))
             missing_users, missing_grades = np.zeros(0, dtype=np.intp), np.zeros(0)
             self.n_without_predictions = 0
             truth_rows = None
@@ -182,6 +185,8 @@ class Prepared:
             remap = np.cumsum(present) - 1
             users, missing_users = remap[users], remap[missing_users]
             nonrel_lists = remap[nonrel_lists[present[nonrel_lists]]]
+            n_nonrelevant = np.bincount(nonrel_lists, minlength=int(present.sum()))
+            del nonrel_lists
             truth_rows = np.where(present[truth_users], remap[truth_users], -1) \
                 if keep_row_users else None
             user_ids = user_ids[present]
@@ -205,12 +210,13 @@ class Prepared:
                                                positive=positive)
         del positive, tiebreak
         self.lists = users[order]
-        self.items = items[order]
+        # each ranked row's item code (into item_ids), kept only for the beyond-accuracy metrics
+        self.items: np.ndarray | None = items[order] if keep_items else None
         self.scores = scores[order]
         self.grades = grades[order]
         self.judged = judged[order]
         # judged non-relevant items (grade 0) of each user, scored or not: bpref's N
-        self.n_nonrelevant = np.bincount(nonrel_lists, minlength=self.n_users)
+        self.n_nonrelevant = n_nonrelevant
         del order, users, scores, grades, judged, items
         self.layout_ties = ties == "average"
         new_group = _kernels.starts(self.scores) if ties == "average" else None

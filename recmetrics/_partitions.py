@@ -152,7 +152,8 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
                        [empty] * (bounds.size + 1))
     prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
                     label=label, ties=o.ties, check=False, integral_ids=integral,
-                    rank=names.get("rank"), min_grade=o.min_grade, judged_only=o.judged_only)
+                    rank=names.get("rank"), min_grade=o.min_grade, judged_only=o.judged_only,
+                    keep_items=beyond is not None)
     per_user = _engine.per_user(prep, o)
     if users is not None:
         counted = Summary(n_rows=prep.n_rows, inputs=inputs)

@@ -392,7 +392,7 @@ def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, res
     """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
     beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows."""
     prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade, judged_only=o.judged_only,
-                    **columns)
+                    keep_items=bool(b.metrics), **columns)
     o = resolve_max_grade(o, prep.top_grade)
     parts = []
     if o.metrics:
@@ -528,7 +528,8 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank, min_grade=o.min_grade, judged_only=o.judged_only)
+                    rank=rank, min_grade=o.min_grade, judged_only=o.judged_only,
+                    keep_items=bool(b.metrics))
     o = resolve_max_grade(o, prep.top_grade)
     columns = _engine.per_user(prep, o).columns
     if "rbp" in o.metrics:
