@@ -625,14 +625,9 @@ def _check_engine(args) -> None:
         if given:
             raise UsageError(f"{', '.join(given)}: for the Dask engine only; add --engine dask")
         return
-    beyond = [flag for name, flag in (("history", "--history"), ("catalog", "--catalog"),
-                                      ("item_features", "--item-features"),
-                                      ("baselines", "--baselines")) if getattr(args, name)]
-    beyond += sorted(set(args.metrics or ()) & set(BEYOND_METRICS))
-    if beyond:
-        raise UsageError(f"{', '.join(beyond)}: the beyond-accuracy metrics and baselines are "
-                         "computed by the pandas engine only, not on Dask yet; leave out "
-                         "--engine dask (or evaluate a sample of users with pandas)")
+    if getattr(args, "baselines", False):
+        raise UsageError("--baselines: the random and most-popular baselines are computed by the "
+                         "pandas engine only; leave out --engine dask")
     try:
         import dask.dataframe  # noqa: F401
         import distributed  # noqa: F401
@@ -652,6 +647,21 @@ def _check_engine(args) -> None:
             raise UsageError(f"--memory-limit {args.memory_limit} is below the minimum of "
                              f"{MIN_WORKER_MEMORY // 2**20} MiB per worker (a Dask worker uses "
                              "about that much before it holds any data); give e.g. 1GiB or auto")
+
+
+def _engine_beyond(args) -> tuple[dict, dict]:
+    """--history, --catalog, --item-features for the Dask and Spark engines (read here, in
+    pandas, and shared with every partition), and their provenance; --baselines refused."""
+    if getattr(args, "baselines", False):
+        raise UsageError(f"--baselines: the random and most-popular baselines are computed by "
+                         f"the pandas engine only; leave out --engine {args.engine}")
+    asked = set(args.metrics or ()) & set(BEYOND_METRICS)
+    if not (asked or args.history or args.catalog or args.item_features):
+        return {}, {}
+    inputs: dict = {}
+    beyond = _read_beyond(args, inputs)
+    del beyond["baselines"]
+    return beyond, inputs
 
 
 def _engine_slicing(args, pred_files: list) -> tuple[dict, list[str]]:
@@ -683,6 +693,7 @@ def _evaluate_on_dask(args, output, progress: Progress) -> pd.DataFrame:
         truth_columns = _columns(args, with_score=False, with_label=True)
         truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
     sliced, by_columns = _engine_slicing(args, pred_files)
+    beyond, beyond_inputs = _engine_beyond(args)
     with distributed.connect(scheduler=args.scheduler, workers=args.workers,
                              memory_limit=args.memory_limit) as where:
         progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
@@ -691,7 +702,7 @@ def _evaluate_on_dask(args, output, progress: Progress) -> pd.DataFrame:
         truth = None if truth_files is None else distributed.read_parquet(
             truth_files, columns=list(truth_columns.values()))
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **sliced, **_options(args))
+                         bootstrap=args.bootstrap, **sliced, **beyond, **_options(args))
     counts = table.attrs.get("inputs", {})
     inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
                        "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
@@ -699,6 +710,7 @@ def _evaluate_on_dask(args, output, progress: Progress) -> pd.DataFrame:
         inputs["truth"] = {"path": str(args.truth), "files": len(truth_files),
                            "rows": counts.get("truth_rows", 0),
                            "users": counts.get("truth_users", 0)}
+    inputs.update(beyond_inputs)
     progress.stage("writing")
     content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
                                 args.seed, bootstrap="poisson",
@@ -719,13 +731,14 @@ def _evaluate_on_spark(args, output, progress: Progress) -> pd.DataFrame:
         truth_columns = _columns(args, with_score=False, with_label=True)
         truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
     sliced, by_columns = _engine_slicing(args, pred_files)
+    beyond, beyond_inputs = _engine_beyond(args)
     with engine.connect(master=args.master) as (spark, where):
         progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
         pred = spark.read.parquet(*pred_files).select(*pred_columns.values(), *by_columns)
         truth = None if truth_files is None else spark.read.parquet(*truth_files).select(
             *truth_columns.values())
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **sliced, **_options(args))
+                         bootstrap=args.bootstrap, **sliced, **beyond, **_options(args))
     counts = table.attrs.get("inputs", {})
     inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
                        "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
@@ -733,6 +746,7 @@ def _evaluate_on_spark(args, output, progress: Progress) -> pd.DataFrame:
         inputs["truth"] = {"path": str(args.truth), "files": len(truth_files or []),
                            "rows": counts.get("truth_rows", 0),
                            "users": counts.get("truth_users", 0)}
+    inputs.update(beyond_inputs)
     progress.stage("writing")
     content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
                                 args.seed, bootstrap="poisson",

@@ -159,3 +159,26 @@ def test_a_two_process_cluster_gives_the_in_memory_numbers():
         mine = quiet(rm.evaluate, split(pred, 3), **options)
     assert len(stream.data) > 0        # the tasks ran on the cluster's worker processes
     assert_same(mine, quiet(rm.evaluate, pred, **options))
+
+
+def test_command_line_on_dask_reads_history_and_gives_the_pandas_numbers(tmp_path, capsys):
+    """--history with --engine dask: the history is read once in pandas and shared; the JSON
+    equals the pandas engine's on the same files, and the provenance lists the history."""
+    import json
+
+    from recmetrics.cli import main
+
+    data = rm.DATA_DIR
+    pd.read_csv(data / "sample_truth.csv").to_parquet(tmp_path / "truth.parquet")
+    common = [str(data / "sample_model_a.parquet"), "--truth", str(tmp_path / "truth.parquet"),
+              "--history", str(data / "sample_history.csv"), "--metrics", "ndcg", "novelty",
+              "catalog_coverage", "arp", "--format", "json", "-q"]
+    assert main(["evaluate", *common]) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", *common, "--engine", "dask", "--workers", "2",
+                 "--memory-limit", "1GiB"]) == 0
+    on_dask = json.loads(capsys.readouterr().out)
+    assert [m["metric"] for m in on_dask["metrics"]] == [m["metric"] for m in in_memory["metrics"]]
+    for got, expected in zip(on_dask["metrics"], in_memory["metrics"]):
+        assert got["value"] == pytest.approx(expected["value"], rel=0, abs=1e-12), got["metric"]
+    assert on_dask["inputs"]["history"]["path"].endswith("sample_history.csv")

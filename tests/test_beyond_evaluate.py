@@ -334,7 +334,8 @@ def test_cli_text_table_names_the_model_of_each_row(capsys):
                                              "diversity"], "item_features lacks"),
     ({}, ["--metrics", "serendipity"], "needs history"),
     ({}, ["--baselines"], "--baselines needs history|baselines=True needs history"),
-    ({}, ["--metrics", "novelty", "--engine", "dask"], "pandas engine only"),
+    ({}, ["--history", DATA / "sample_history.csv", "--baselines", "--engine", "dask"],
+     "pandas engine only"),
     ({}, ["--head-share", "2", "--metrics", "aplt"], "not in"),
 ])
 def test_cli_bad_beyond_input_is_one_line_and_exit_2(capsys, tmp_path, files, flags, message):
