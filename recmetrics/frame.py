@@ -59,7 +59,7 @@ from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, METRICS, POSITIVES_ONLY,
                       PROBABILITY_METRICS, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
 from ._compare import compare_models, models_of, sign_flip_p_value
-from ._options import CONVENTION, ECE_BINS, conventions_of
+from ._options import ECE_BINS, conventions_of
 from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           Unseen, check_n_resamples, check_option,
                           check_probability, check_seed)
@@ -701,19 +701,19 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
         if pred_b is None:
             raise ValueError("by= compares two models, pred_a and pred_b; compare many models "
                              "without by=, or each pair by slice")
-        changed = [f"{name}={value!r}" for name, value in
-                   (("rbp_p", rbp_p), ("max_grade", max_grade), ("min_grade", min_grade),
-                    ("judged_only", judged_only)) if value != CONVENTION[name].default]
-        if changed:
-            raise ValueError(f"compare(by=...) does not take {', '.join(changed)} yet; compare "
-                             "without by=, or each slice's users separately")
+        graded = {"rbp", "err"} & set([metrics] if isinstance(metrics, str) else metrics or ())
+        if graded and max_grade is None:  # one scale for every slice, not each slice's top grade
+            raise ValueError(f"compare(by=...) with {', '.join(sorted(graded))} needs max_grade= "
+                             "(the top grade of the judging scale), so that every slice divides "
+                             "by the same grade; pass it, e.g. max_grade=4")
         from .slices import compare_sliced
         return compare_sliced(pred_a, pred_b, truth, by=by, users=users,
                               min_slice_size=min_slice_size, user=user, item=item, label=label,
                               k=k, metrics=metrics, score=score, rank=rank, ties=ties, gain=gain,
                               ideal=ideal, denominator=denominator, gauc_weight=gauc_weight,
-                              no_relevant=no_relevant, n_resamples=n_resamples, seed=seed,
-                              alpha=alpha)
+                              no_relevant=no_relevant, rbp_p=rbp_p, max_grade=max_grade,
+                              min_grade=min_grade, judged_only=judged_only,
+                              n_resamples=n_resamples, seed=seed, alpha=alpha)
     engine = _engine_of(pred_a, pred_b, truth)
     if engine is not None:  # the same table from Dask or Spark DataFrames
         from importlib import import_module

@@ -1111,10 +1111,28 @@ def test_compare_reads_the_new_measures_and_trec_order():
                 pytest.approx(one[column].mean()), (metric, side, cut)
 
 
-def test_compare_by_slices_refuses_the_options_it_does_not_pass_on():
-    users = pd.DataFrame({"user": [1, 2], "group": ["a", "b"]})
-    with pytest.raises(ValueError, match=r"compare\(by=...\) does not take min_grade=2"):
-        rm.compare(_TIED, _TIED, by="group", users=users, min_grade=2)
+def test_compare_by_slices_passes_the_trec_options_to_every_slice():
+    """min_grade, judged_only and rbp's options reach each slice: a slice's row is compare on
+    that slice's users alone with the same options."""
+    rng = np.random.default_rng(23)
+    n = 40
+    rows = pd.DataFrame({"user": np.repeat(np.arange(n), 6), "item": np.tile(np.arange(6), n)})
+    a = rows.assign(score=rng.integers(0, 4, len(rows)).astype(float))
+    b = rows.assign(score=rng.integers(0, 4, len(rows)).astype(float))
+    truth = rows.sample(frac=0.7, random_state=1).assign(label=lambda t: rng.integers(0, 4, len(t)))
+    users = pd.DataFrame({"user": np.arange(n), "group": np.where(np.arange(n) % 3, "x", "y")})
+    options = dict(k=3, metrics=["ndcg", "bpref", "rbp"], ties="trec", min_grade=2,
+                   judged_only=True, rbp_p=0.7, max_grade=3, n_resamples=200, seed=4)
+    sliced = rm.compare(a, b, truth, by="group", users=users, **options)
+    for group in ("x", "y"):
+        members = users.user[users.group == group]
+        alone = rm.compare(*(f[f.user.isin(members)] for f in (a, b, truth)),
+                           correction="none", **options)
+        got = sliced[sliced.group == group]
+        for column in ("value_a", "value_b", "difference", "p_randomization", "ci_low", "ci_high"):
+            np.testing.assert_allclose(got[column], alone[column], rtol=1e-12, err_msg=column)
+    with pytest.raises(ValueError, match=r"compare\(by=...\) with rbp needs max_grade="):
+        rm.compare(a, b, truth, by="group", users=users, metrics=["rbp"])
 
 
 def test_new_measures_get_bootstrap_intervals_and_slices_like_the_others():
