@@ -42,6 +42,7 @@ when a gate fails (:data:`EXIT_CODES`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -681,26 +682,45 @@ def _engine_slicing(args, pred_files: list) -> tuple[dict, list[str]]:
     return {"by": list(args.by), "users": users, "min_slice_size": args.min_slice_size}, wanted
 
 
-def _evaluate_on_dask(args, output, progress: Progress) -> pd.DataFrame:
+@contextlib.contextmanager
+def _engine_frames(args, pred_files: list, pred_columns: list[str], truth_files, truth_columns):
+    """The engine's session (Dask cluster or Spark), where it runs, and PRED and --truth read
+    as its DataFrames; the session ends on exit."""
+    if args.engine == "spark":
+        from . import spark
+
+        with spark.connect(master=args.master) as (session, where):
+            pred = session.read.parquet(*pred_files).select(*pred_columns)
+            truth = None if truth_files is None else session.read.parquet(*truth_files).select(
+                *truth_columns)
+            yield where, pred, truth
+        return
     from . import distributed
 
+    with distributed.connect(scheduler=args.scheduler, workers=args.workers,
+                             memory_limit=args.memory_limit) as where:
+        pred = distributed.read_parquet(pred_files, columns=pred_columns)
+        truth = None if truth_files is None else distributed.read_parquet(
+            truth_files, columns=truth_columns)
+        yield where, pred, truth
+
+
+def _evaluate_on_engine(args, output, progress: Progress) -> pd.DataFrame:
+    """``recmetrics evaluate --engine dask|spark``: Parquet PATH and --truth evaluated on the
+    engine, the table written as the pandas engine writes it."""
     pred_columns = _columns(args, with_label=args.truth is None)
     hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
                       "--truth FILE"} if args.truth is None else {}
     pred_files = rio.parquet_dataset(args.pred, columns=pred_columns, hints=hints)
-    truth_files = None
+    truth_files, truth_columns = None, {}
     if args.truth:
         truth_columns = _columns(args, with_score=False, with_label=True)
         truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
     sliced, by_columns = _engine_slicing(args, pred_files)
     beyond, beyond_inputs = _engine_beyond(args)
-    with distributed.connect(scheduler=args.scheduler, workers=args.workers,
-                             memory_limit=args.memory_limit) as where:
+    with _engine_frames(args, pred_files, list(pred_columns.values()) + by_columns, truth_files,
+                        list(truth_columns.values())) as (where, pred, truth):
         progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
-        pred = distributed.read_parquet(pred_files,
-                                        columns=list(pred_columns.values()) + by_columns)
-        truth = None if truth_files is None else distributed.read_parquet(
-            truth_files, columns=list(truth_columns.values()))
         table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
                          bootstrap=args.bootstrap, **sliced, **beyond, **_options(args))
     counts = table.attrs.get("inputs", {})
@@ -708,42 +728,6 @@ def _evaluate_on_dask(args, output, progress: Progress) -> pd.DataFrame:
                        "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
     if truth_files is not None:  # given with --truth
         inputs["truth"] = {"path": str(args.truth), "files": len(truth_files),
-                           "rows": counts.get("truth_rows", 0),
-                           "users": counts.get("truth_users", 0)}
-    inputs.update(beyond_inputs)
-    progress.stage("writing")
-    content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
-                                args.seed, bootstrap="poisson",
-                                provenance=_provenance_of(args, inputs))
-    rio.write_output(output, content)
-    return table
-
-
-def _evaluate_on_spark(args, output, progress: Progress) -> pd.DataFrame:
-    from . import spark as engine
-
-    pred_columns = _columns(args, with_label=args.truth is None)
-    hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
-                      "--truth FILE"} if args.truth is None else {}
-    pred_files = rio.parquet_dataset(args.pred, columns=pred_columns, hints=hints)
-    truth_files = None
-    if args.truth:
-        truth_columns = _columns(args, with_score=False, with_label=True)
-        truth_files = rio.parquet_dataset(args.truth, columns=truth_columns)
-    sliced, by_columns = _engine_slicing(args, pred_files)
-    beyond, beyond_inputs = _engine_beyond(args)
-    with engine.connect(master=args.master) as (spark, where):
-        progress.stage(f"computing {_metric_rows(args)} metrics on {where}")
-        pred = spark.read.parquet(*pred_files).select(*pred_columns.values(), *by_columns)
-        truth = None if truth_files is None else spark.read.parquet(*truth_files).select(
-            *truth_columns.values())
-        table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **sliced, **beyond, **_options(args))
-    counts = table.attrs.get("inputs", {})
-    inputs = {"pred": {"path": str(args.pred), "files": len(pred_files),
-                       "rows": counts.get("pred_rows", 0), "users": counts.get("pred_users", 0)}}
-    if args.truth:
-        inputs["truth"] = {"path": str(args.truth), "files": len(truth_files or []),
                            "rows": counts.get("truth_rows", 0),
                            "users": counts.get("truth_users", 0)}
     inputs.update(beyond_inputs)
@@ -792,22 +776,11 @@ def _header(path, args) -> list[str]:
 def cmd_evaluate(args) -> None:
     _check_engine(args)
     output = _plan(args)                 # before any work: a bad -o costs nothing
-    if args.engine == "spark":
+    if args.engine in ("dask", "spark"):
         _check_gates([g[:2] for g in args.fail_under or ()], args, "--fail-under")
         progress = _progress.for_command(args, 2)
         try:
-            table = _evaluate_on_spark(args, output, progress)
-        finally:
-            progress.close()
-        failed = evaluation_gates(table, args.fail_under or (), args.ci)
-        if failed:
-            raise GateFailed("; ".join(failed))
-        return
-    if args.engine == "dask":
-        _check_gates([g[:2] for g in args.fail_under or ()], args, "--fail-under")
-        progress = _progress.for_command(args, 2)
-        try:
-            table = _evaluate_on_dask(args, output, progress)
+            table = _evaluate_on_engine(args, output, progress)
         finally:
             progress.close()
         failed = evaluation_gates(table, args.fail_under or (), args.ci)
