@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels, slices
-from ._engine import BOOTSTRAPS, Prepared, Summary, check_rank, rank_hint
+from . import _beyond, _engine, _kernels, slices
+from ._engine import BOOTSTRAPS, Prepared, Summary, check_options, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
 from ._validation import (RecmetricsWarning, caller_stacklevel, check_columns,
@@ -55,6 +55,35 @@ TRUTH_ORDER = 1 << 62
 
 
 # --------------------------------------------------------------------------- options and inputs
+
+
+def evaluate_options(metrics, k, conventions: dict, beyond: dict, *, ci, n_resamples, seed,
+                     bootstrap, rank, engine: str):
+    """``evaluate``'s options on an engine, checked as in memory: the beyond-accuracy options
+    (``beyond``: history, catalog, item_features, head_share, unseen; no baselines), the
+    engine's Options, and the interval options (Poisson only)."""
+    b = _beyond.BeyondOptions.checked(metrics, known=_engine.METRICS, baselines=False, **beyond)
+    o = check_options(k=k, metrics=b.standard or None, **conventions)
+    if b.only:
+        o = o.replace(metrics=())
+    ci, n_resamples, seed = check_intervals(ci=ci, n_resamples=n_resamples, seed=seed,
+                                            bootstrap=bootstrap, engine=engine)
+    check_rank(rank, o)
+    return b, o, ci, n_resamples, seed
+
+
+def evaluate_table(s: Summary, o: Options, b, shared, extras: list, *, ci, n_resamples: int,
+                   truth_given: bool, positives_only: bool, rank, score) -> pd.DataFrame:
+    """The tidy table of an engine's ``evaluate``: the accuracy rows from the total Summary,
+    then, when ``shared`` (the beyond-accuracy set-up) is given, the beyond rows from the
+    partitions' sums ``extras``."""
+    table = finish(s, o, ci=ci, truth_given=truth_given, positives_only=positives_only,
+                   rank=rank, score=score) if shared is None or o.metrics else None
+    if shared is None:
+        return table
+    return _beyond.distributed_table(table, s, shared, extras, o, b, ci=ci,
+                                     truth_given=truth_given, positives_only=positives_only,
+                                     n_resamples=n_resamples)
 
 
 def check_intervals(*, ci, n_resamples, seed, bootstrap, engine: str):

@@ -426,17 +426,12 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     once on the driver and shipped with the task; personalization has no
     interval (refused with ``ci``).
     """
-    conventions = conventions_of(locals())
-    b = _beyond.BeyondOptions.checked(metrics, known=_engine.METRICS, history=history,
-                                      catalog=catalog, item_features=item_features,
-                                      head_share=head_share, unseen=unseen, baselines=False)
-    o = check_options(k=k, metrics=b.standard or None, **conventions)
-    if b.only:
-        o = o.replace(metrics=())
-    ci, n_resamples, seed = _partitions.check_intervals(ci=ci, n_resamples=n_resamples,
-                                                        seed=seed, bootstrap=bootstrap,
-                                                        engine="Spark")
-    check_rank(rank, o)
+    b, o, ci, n_resamples, seed = _partitions.evaluate_options(
+        metrics, k, conventions_of(locals()), dict(history=history, catalog=catalog,
+                                                   item_features=item_features,
+                                                   head_share=head_share, unseen=unseen),
+        ci=ci, n_resamples=n_resamples, seed=seed, bootstrap=bootstrap, rank=rank,
+        engine="Spark")
     truth, positives_only = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
     if by is not None or users is not None:
@@ -478,15 +473,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
                                        spark.sparkContext.broadcast(shared), **options)
         s, extras = _run(pred, truth, o=o, names=names, ci=ci, n_resamples=n_resamples,
                          seed=seed, npartitions=npartitions, users=None, beyond=beyond)
-    if shared is None:
-        return _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
-                                  positives_only=positives_only, rank=rank, score=score)
-    table = _partitions.finish(s, o, ci=ci, truth_given=truth is not None,
-                               positives_only=positives_only, rank=rank, score=score) \
-        if o.metrics else None
-    return _beyond.distributed_table(table, s, shared, extras, o, b, ci=ci,
-                                     truth_given=truth is not None, positives_only=positives_only,
-                                     n_resamples=n_resamples)
+    return _partitions.evaluate_table(s, o, b, shared, extras, ci=ci, n_resamples=n_resamples,
+                                      truth_given=truth is not None,
+                                      positives_only=positives_only, rank=rank, score=score)
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
