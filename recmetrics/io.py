@@ -107,7 +107,8 @@ def input_kind(path) -> tuple[str, str | None, str | None]:
     suffix = "".join(path.suffixes) or "no extension"
     raise FileProblem(f"{path}: unknown file type ({suffix}); give a .csv, .tsv, .txt (optionally "
                       "compressed, e.g. .csv.gz) or .parquet file (the extension tells recmetrics "
-                      "how to read it)")
+                      "how to read it); a TREC run or qrels file is read as .run, .qrels or .trec, "
+                      "or with --format-in trec (rm.read_trec_run / rm.read_trec_qrels in Python)")
 
 
 # --------------------------------------------------------------------------- reading text

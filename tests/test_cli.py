@@ -286,6 +286,9 @@ BAD = [  # (id, argv builder, message regex); every case also writes -o to a fol
     ("unknown file type", lambda t: ["evaluate", _write(t / "p.xlsx", GOOD)],
      r"p\.xlsx: unknown file type \(\.xlsx\); give a \.csv, \.tsv, \.txt \(optionally compressed, "
      r"e\.g\. \.csv\.gz\) or \.parquet file"),
+    ("a TREC file without its extension", lambda t: ["evaluate", _write(t / "results.test", GOOD)],
+     r"results\.test: unknown file type \(\.test\); .* a TREC run or qrels file is read as \.run, "
+     r"\.qrels or \.trec, or with --format-in trec"),
     ("a folder as input", lambda t: ["evaluate", (t / "d.csv").mkdir() or t / "d.csv"], r"d\.csv is a folder"),
     ("empty file", lambda t: ["evaluate", _write(t / "p.csv", "")], r"p\.csv is empty; a CSV file needs a header"),
     ("header only", lambda t: ["evaluate", _write(t / "p.csv", "user,item,score,label\n")],
