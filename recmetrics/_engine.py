@@ -160,13 +160,17 @@ class Prepared:
                 scored = scored[scored]
                 n = int(scored.size)
             judged = scored
-            grades = np.zeros(n)
-            grades[scored] = truth_grades[where[scored]]
-            found = np.zeros(truth_keys.size, dtype=bool)
-            found[where[scored]] = True
+            # one gather and one scatter each, no mask: position -1 (not in truth) reads the
+            # appended grade 0 and writes the appended flag
+            grades = np.append(truth_grades, 0.0)[where]
+            found = np.zeros(truth_keys.size + 1, dtype=bool)
+            found[where] = True
+            found = found[:-1]
             relevant = truth_grades > 0
             unscored = relevant & ~found
-            judged_users = np.unique(truth_users[relevant])
+            judged_users = np.zeros(len(user_ids), dtype=bool)
+            judged_users[truth_users[relevant]] = True
+            judged_users = np.flatnonzero(judged_users)
             with_rows = np.zeros(len(user_ids), dtype=bool)
             with_rows[users] = True
             lacking = judged_users[~with_rows[judged_users]]
@@ -182,14 +186,17 @@ class Prepared:
             # The users are those with scored rows or relevant truth rows; drop the rest.
             present = with_rows
             present[missing_users] = True
-            remap = np.cumsum(present) - 1
-            users, missing_users = remap[users], remap[missing_users]
-            nonrel_lists = remap[nonrel_lists[present[nonrel_lists]]]
-            n_nonrelevant = np.bincount(nonrel_lists, minlength=int(present.sum()))
+            if present.all():  # the usual case: nothing to drop, no renumbering
+                truth_rows = truth_users if keep_row_users else None
+            else:
+                remap = np.cumsum(present) - 1
+                users, missing_users = remap[users], remap[missing_users]
+                nonrel_lists = remap[nonrel_lists[present[nonrel_lists]]]
+                truth_rows = np.where(present[truth_users], remap[truth_users], -1) \
+                    if keep_row_users else None
+                user_ids = user_ids[present]
+            n_nonrelevant = np.bincount(nonrel_lists, minlength=len(user_ids))
             del nonrel_lists
-            truth_rows = np.where(present[truth_users], remap[truth_users], -1) \
-                if keep_row_users else None
-            user_ids = user_ids[present]
         self.users = user_ids
         # the item ids of ``items`` (codes, in the ranked order below): the beyond-accuracy
         # metrics read the ranked rows from here instead of ranking them again
@@ -209,12 +216,13 @@ class Prepared:
         order, self.pairs = _kernels.rank_rows(users, scores, self.n_users, tiebreak=tiebreak,
                                                positive=positive)
         del positive, tiebreak
-        self.lists = users[order]
+        # rows now run by user code, ascending: each user's code repeated over its rows
+        self.lists = np.repeat(np.arange(self.n_users), np.bincount(users, minlength=self.n_users))
         # each ranked row's item code (into item_ids), kept only for the beyond-accuracy metrics
         self.items: np.ndarray | None = items[order] if keep_items else None
         self.scores = scores[order]
         self.grades = grades[order]
-        self.judged = judged[order]
+        self.judged = judged[order] if not judged.all() else judged
         # judged non-relevant items (grade 0) of each user, scored or not: bpref's N
         self.n_nonrelevant = n_nonrelevant
         del order, users, scores, grades, judged, items

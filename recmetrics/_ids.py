@@ -138,7 +138,7 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
                         pd.RangeIndex(lo, hi + 1))
     parts = []
     for name, frame in frames:
-        codes_, uniques = pd.factorize(frame[column])
+        codes_, uniques = _factorized(frame[column])
         check_id_codes(name, column, codes_)
         parts.append((codes_, uniques))
     canonical = canonical_ids(*(pd.Series(uniques) for _, uniques in parts), integral=integral)
@@ -146,7 +146,27 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
         canonical, ignore_index=True)
     joint, uniques = pd.factorize(joined)
     offsets = np.cumsum([0] + [len(u) for _, u in parts])
-    return [joint[offset + c] for offset, (c, _) in zip(offsets, parts)], pd.Index(uniques)
+    return ([joint[offset:offset + len(u)][c] for offset, (c, u) in zip(offsets, parts)],
+            pd.Index(uniques))
+
+
+def _factorized(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """``pandas.factorize`` of a column; a Categorical whose categories all occur, in order
+    of first appearance (as :func:`distinct_ids` makes them), gives its own codes unhashed."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes_ = values.cat.codes.to_numpy()
+        n = len(values.cat.categories)
+        if codes_.size and (codes_ >= 0).all() and _first_appearance(codes_, n):
+            return codes_, values.cat.categories
+    codes_, uniques = pd.factorize(values)
+    return codes_, pd.Index(uniques)
+
+
+def _first_appearance(codes_: np.ndarray, n: int) -> bool:
+    """Whether codes 0..n-1 all occur and each first occurs after the code before it."""
+    running = np.maximum.accumulate(codes_)
+    return int(running[-1]) == n - 1 and int(codes_[0]) == 0 and bool(
+        (codes_[1:] <= running[:-1] + 1).all())
 
 
 def locate(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
@@ -203,6 +223,74 @@ def keyed_users(values: pd.Series, *, name: str, column: str, integral: bool
     if isinstance(canonical, np.ndarray):
         return canonical[codes_], hashes
     return pd.Series(canonical.array.take(codes_), index=values.index), hashes
+
+
+def arrow_distinct_ids(column) -> pd.Series | None:
+    """A text column as pyarrow read it, as :func:`distinct_ids` gives it, hashed in Arrow.
+
+    The same Categorical (distinct ids in order of first appearance) without
+    turning the strings into pandas first. When every id has the same length of
+    at most 8 bytes (zero-padded ids, short codes), each id's bytes are read as
+    one 64-bit integer and the integers are hashed: equal lengths make that one
+    to one. Returns None for a column with missing values or of another type,
+    which the pandas path checks and reports.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count or not (pa.types.is_string(column.type)
+                                  or pa.types.is_large_string(column.type)):
+        return None
+    keys = _fixed_width_keys(column)
+    if keys is not None:
+        packed, width = keys
+        encoded = pc.dictionary_encode(pa.array(packed))
+        distinct = encoded.dictionary.to_numpy()
+        text = np.ascontiguousarray(distinct.view(np.uint8).reshape(-1, 8)[:, :width])
+        offsets = np.arange(distinct.size + 1, dtype=np.int64) * width
+        dictionary = pa.Array.from_buffers(pa.large_string(), distinct.size,
+                                           [None, pa.py_buffer(offsets), pa.py_buffer(text)])
+        indices = encoded.indices
+    else:
+        encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(
+            column, pa.ChunkedArray) else column)
+        dictionary, indices = encoded.dictionary, encoded.indices
+    categories = pd.Index(dictionary.to_pandas(), dtype="str")
+    return pd.Series(pd.Categorical.from_codes(indices.to_numpy(), categories=categories,
+                                               validate=False))
+
+
+def _fixed_width_keys(column) -> tuple[np.ndarray, int] | None:
+    """Each string's bytes as one uint64 (zero-padded), when all strings have one length
+    of at most 8 bytes; else None."""
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    width = None
+    parts = []
+    for chunk in chunks:
+        if len(chunk) == 0:
+            continue
+        kind = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        _, offset_buffer, data_buffer = chunk.buffers()
+        offsets = np.frombuffer(offset_buffer, dtype=kind)[chunk.offset:chunk.offset + len(chunk)
+                                                           + 1]
+        lengths = np.diff(offsets)
+        first = int(lengths[0])
+        if first > 8 or (width is not None and first != width) or (lengths != first).any():
+            return None
+        width = first
+        data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else \
+            np.zeros(0, dtype=np.uint8)
+        parts.append(data[offsets[0]:offsets[-1]].reshape(len(chunk), width))
+    if width is None:
+        return None
+    packed = np.zeros((sum(len(p) for p in parts), 8), dtype=np.uint8)
+    start = 0
+    for part in parts:
+        packed[start:start + len(part), :width] = part
+        start += len(part)
+    return packed.view(np.uint64).ravel(), width
 
 
 def distinct_ids(values: pd.Series) -> pd.Series:

@@ -393,9 +393,24 @@ def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
     return table, None, None
 
 
-def _frame(table) -> pd.DataFrame:
-    """An Arrow table as pandas without copying what need not be copied."""
-    return table.to_pandas(split_blocks=True, self_destruct=True)
+def _frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
+    """An Arrow table as pandas without copying what need not be copied.
+
+    The text columns named in ``ids`` are hashed in Arrow into Categoricals of
+    their distinct ids (:func:`._ids.arrow_distinct_ids`): the strings never
+    become pandas objects, and each column is hashed once.
+    """
+    hashed = {}
+    for name in ids:
+        series = _ids.arrow_distinct_ids(table.column(name))
+        if series is not None:
+            hashed[name] = series
+    rest = table.drop_columns(list(hashed))
+    del table
+    frame = rest.to_pandas(split_blocks=True, self_destruct=True)
+    for name, series in hashed.items():
+        frame[name] = series.array
+    return frame
 
 
 def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades, *, sep, encoding,
@@ -418,7 +433,7 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
     if table is None:
         frame = _read_as_text(source, error, ragged, encoding, types, columns, numbers, grades)
     else:
-        frame = _frame(table)
+        frame = _frame(table, id_columns)
     return frame[wanted], source.where
 
 
@@ -532,7 +547,8 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report):
                           "its format") from None
     if report is not None:
         report(path.stat().st_size)
-    return _frame(table)[wanted], (lambda row: f"row {row + 1}")
+    ids = {columns[r] for r in ("user", "item") if r in columns}
+    return _frame(table, ids)[wanted], (lambda row: f"row {row + 1}")
 
 
 def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | None = None
