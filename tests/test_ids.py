@@ -19,6 +19,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import recmetrics as rm
 from recmetrics import _ids, cli
@@ -214,3 +216,65 @@ def test_boolean_ids_are_the_text_true_and_false():
     assert not _ids.integral_ids(pred.user)
     assert _ids.canonical_ids(pred.user.astype("boolean"))[0].tolist() == ["True", "True",
                                                                            "False", "False"]
+
+
+# --------------------------------------------------------------------------- text ids in Arrow
+
+def literal_distinct(values: list[str]) -> tuple[list[int], list[str]]:
+    """Codes in order of first appearance, by a dict: the literal rule."""
+    seen: dict[str, int] = {}
+    return [seen.setdefault(v, len(seen)) for v in values], list(seen)
+
+
+text_ids = st.lists(st.one_of(st.sampled_from(["u01", "u02", "u10", "x", "", " 7", "7.0", "é1",
+                                               "a\x00", "a\x01", "abcdefgh", "abcdefgi",
+                                               "abcdefghi"]),
+                              st.text(max_size=9)), min_size=1, max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=text_ids, cut=st.integers(0, 40), large=st.booleans(), sliced=st.booleans())
+def test_arrow_distinct_ids_are_the_codes_of_first_appearance(values, cut, large, sliced):
+    """Chunked or not, string or large_string, sliced or not, fixed-width (packed into one
+    uint64) or not: the codes and categories are those of the literal rule."""
+    import pyarrow as pa
+
+    kind = pa.large_string() if large else pa.string()
+    cut = min(cut, len(values))
+    column = pa.chunked_array([pa.array(values[:cut], kind), pa.array(values[cut:], kind)])
+    if sliced:  # a chunk that starts inside its buffers
+        column = pa.chunked_array([pa.array(["pad"] + values, kind).slice(1)])
+    got = _ids.arrow_distinct_ids(column)
+    codes, categories = literal_distinct(values)
+    assert got.cat.codes.tolist() == codes
+    assert got.cat.categories.tolist() == categories
+    assert got.dtype == _ids.distinct_ids(pd.Series(values, dtype="str")).dtype
+
+
+def test_arrow_distinct_ids_leave_missing_ids_and_numbers_to_pandas():
+    import pyarrow as pa
+
+    assert _ids.arrow_distinct_ids(pa.chunked_array([pa.array(["u1", None])])) is None
+    assert _ids.arrow_distinct_ids(pa.chunked_array([pa.array([1, 2])])) is None
+
+
+def test_fixed_width_ids_are_packed_only_when_every_id_has_one_length_up_to_8_bytes():
+    import pyarrow as pa
+
+    packed, width = _ids._fixed_width_keys(pa.chunked_array([pa.array(["ab", "cd"]),
+                                                               pa.array(["ab"])]))
+    assert width == 2 and packed[0] == packed[2] != packed[1]
+    assert _ids._fixed_width_keys(pa.chunked_array([pa.array(["ab"]), pa.array(["abc"])])) is None
+    assert _ids._fixed_width_keys(pa.chunked_array([pa.array(["abcdefghi"])])) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=30),
+       categories=st.permutations(["a", "b", "c", "d", "e"]))
+def test_codes_of_a_categorical_do_not_depend_on_its_categories(values, categories):
+    """Any categories (unused ones, any order) give the codes of the same text ids: a
+    Categorical's own codes are used only when they already are first-appearance codes."""
+    frame = pd.DataFrame({"user": pd.Categorical(values, categories=categories)})
+    (got,), ids = _ids.codes("user", ("pred", frame))
+    codes, distinct = literal_distinct(values)
+    assert got.tolist() == codes and list(ids) == distinct
