@@ -150,6 +150,8 @@ class Prepared:
             truth_keys = truth_users.astype(np.int64) * width + truth_items
             check_unique_keys("truth", truth_keys, truth, user, item)
             where = locate(keys, truth_keys, len(user_ids) * width)
+            n_truth = truth_keys.size
+            del keys, truth_keys  # each row is 8 bytes: freed as soon as they are used
             scored = where >= 0
             if judged_only:  # condensed lists: the unjudged rows are gone before ranking
                 if keep_row_users:
@@ -163,9 +165,10 @@ class Prepared:
             # one gather and one scatter each, no mask: position -1 (not in truth) reads the
             # appended grade 0 and writes the appended flag
             grades = np.append(truth_grades, 0.0)[where]
-            found = np.zeros(truth_keys.size + 1, dtype=bool)
+            found = np.zeros(n_truth + 1, dtype=bool)
             found[where] = True
             found = found[:-1]
+            del where
             relevant = truth_grades > 0
             unscored = relevant & ~found
             judged_users = np.zeros(len(user_ids), dtype=bool)
@@ -181,6 +184,7 @@ class Prepared:
                 int(relevant.sum()), list(user_ids[lacking[:3]]), list(user_ids[users[:3]]),
                 [(user_ids[truth_users[r]], item_ids[truth_items[r]]) for r in missing_rows[:3]],
                 [(user_ids[u], item_ids[i]) for u, i in zip(users[:3], items[:3])])
+            del truth_items
             missing_users, missing_grades = truth_users[unscored], truth_grades[unscored]
             nonrel_lists = truth_users[truth_grades == 0]
             # The users are those with scored rows or relevant truth rows; drop the rest.
@@ -196,7 +200,7 @@ class Prepared:
                     if keep_row_users else None
                 user_ids = user_ids[present]
             n_nonrelevant = np.bincount(nonrel_lists, minlength=len(user_ids))
-            del nonrel_lists
+            del nonrel_lists, truth_users, truth_grades
         self.users = user_ids
         # the item ids of ``items`` (codes, in the ranked order below): the beyond-accuracy
         # metrics read the ranked rows from here instead of ranking them again
@@ -212,20 +216,25 @@ class Prepared:
         if item_names is not None:
             item_ids = pd.Index(item_names)[np.asarray(item_ids)]
         tiebreak = tie_order(ties, grades, items, item_ids)
+        if not keep_items:
+            del items
         # global AUC's (wins, wins or ties), counted while ranking
         order, self.pairs = _kernels.rank_rows(users, scores, self.n_users, tiebreak=tiebreak,
                                                positive=positive)
         del positive, tiebreak
         # rows now run by user code, ascending: each user's code repeated over its rows
         self.lists = np.repeat(np.arange(self.n_users), np.bincount(users, minlength=self.n_users))
+        del users
         # each ranked row's item code (into item_ids), kept only for the beyond-accuracy metrics
         self.items: np.ndarray | None = items[order] if keep_items else None
         self.scores = scores[order]
+        del scores
         self.grades = grades[order]
+        del grades
         self.judged = judged[order] if not judged.all() else judged
         # judged non-relevant items (grade 0) of each user, scored or not: bpref's N
         self.n_nonrelevant = n_nonrelevant
-        del order, users, scores, grades, judged, items
+        del order, judged
         self.layout_ties = ties == "average"
         new_group = _kernels.starts(self.scores) if ties == "average" else None
         layout = _kernels.Layout(self.lists, self.grades, self.n_users, new_group)
