@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from .slices import by_popularity
 from ._ids import codes, locate, user_hash
 from ._validation import (
     UNSEEN,
@@ -348,6 +347,14 @@ NO_INTERVAL = ("no interval: a catalogue-level value with no per-user value, whi
 MODELS = ("model", "random", "most_popular")
 
 
+def _by_popularity(by) -> bool:
+    """:func:`recmetrics.slices.by_popularity`, imported when a history is given: evaluating
+    without ``by=`` needs nothing from slices."""
+    from .slices import by_popularity
+
+    return by_popularity(by)
+
+
 @dataclass(frozen=True)
 class BeyondOptions:
     """The beyond-accuracy part of one :func:`recmetrics.evaluate` call, checked once.
@@ -387,7 +394,7 @@ class BeyondOptions:
         if not beyond and not baselines:
             given = [name for name, value in (("history", history), ("catalog", catalog),
                                               ("item_features", item_features))
-                     if value is not None and not (name == "history" and by_popularity(by))]
+                     if value is not None and not (name == "history" and _by_popularity(by))]
             if given:
                 warnings.warn(f"{', '.join(given)} given but no beyond-accuracy metric asked for, "
                               f"so {'they are' if len(given) > 1 else 'it is'} not used; add e.g. "

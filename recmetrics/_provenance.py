@@ -10,6 +10,7 @@ that can change a number.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import os
 import platform
@@ -20,8 +21,10 @@ from typing import Any
 DISTRIBUTION = "metricbook"
 
 
+@functools.cache
 def version() -> str:
-    """The installed distribution's version (the source tree's when it is not installed)."""
+    """The installed distribution's version (the source tree's when it is not installed);
+    looked up once per process (the command line asks twice: --version and provenance)."""
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -62,7 +62,6 @@ from ._validation import MAX_K, check_n_resamples
 from ._beyond import BEYOND_METRICS
 from ._engine import PROBABILITY_METRICS
 from .frame import DEFAULT_METRICS, METRICS, compare, evaluate
-from .tables import LOWER_IS_BETTER
 
 __all__ = ["main", "build_parser", "UsageError", "GateFailed", "format_evaluation",
            "format_comparison", "EXIT_CODES"]
@@ -456,6 +455,8 @@ def _threshold(text: str) -> tuple[str, int | None, float]:
     name, equals, number = text.partition("=")
     if not equals:
         raise argparse.ArgumentTypeError(f"{text!r} must be METRIC=VALUE, e.g. ndcg@10=0.30")
+    from .tables import LOWER_IS_BETTER
+
     metric, cut = _gate_metric(name)
     if metric in LOWER_IS_BETTER:
         raise argparse.ArgumentTypeError(f"{text!r}: {metric} is better when lower, and "

@@ -58,7 +58,6 @@ from . import _beyond, _engine
 from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, METRICS, POSITIVES_ONLY,
                       PROBABILITY_METRICS, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
-from ._compare import compare_models, models_of, sign_flip_p_value
 from ._options import ECE_BINS, conventions_of
 from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           Unseen, check_n_resamples, check_option,
@@ -548,7 +547,15 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
 evaluate_per_user.__doc__ = (evaluate_per_user.__doc__ or "").format(parameters=_PARAMETERS)
 
 
-_sign_flip_p_value = sign_flip_p_value  # the name tests and older code import
+def __getattr__(name: str) -> object:
+    """``sign_flip_p_value`` (also as ``_sign_flip_p_value``, the name tests and older code
+    import), ``compare_models`` and ``models_of`` from :mod:`recmetrics._compare`, imported
+    when first asked for: evaluate does not need that module, its scipy-free statistics or
+    its tables."""
+    if name in ("sign_flip_p_value", "_sign_flip_p_value", "compare_models", "models_of"):
+        from . import _compare
+        return getattr(_compare, name.lstrip("_"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
@@ -721,6 +728,8 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
             pred_a, pred_b, truth, k=k, metrics=metrics, user=user, item=item, score=score,
             label=label, rank=rank, n_resamples=n_resamples, seed=seed, alpha=alpha,
             baseline=baseline, correction=correction, **conventions_of(locals()))
+    from ._compare import compare_models, models_of
+
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
     n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
