@@ -731,7 +731,16 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         raise
     except ValueError as error:
         raise FileProblem(str(error)) from None
+    _release_arrow_memory()
     return frame
+
+
+def _release_arrow_memory() -> None:
+    """Hand the memory of the tables just read back to the system now: Arrow's allocator
+    keeps freed memory for a while, and the ranking that follows would add to it."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
 
 # --------------------------------------------------------------------------- writing
