@@ -373,24 +373,33 @@ def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
         ragged.append(row.text)
         return "error"
 
-    stream = _open_binary(source.path, source.compression, report)
     if source.encoding in ("utf-8", "utf-8-sig"):
         read_options = pacsv.ReadOptions(block_size=1 << 22)
     else:
         read_options = pacsv.ReadOptions(block_size=1 << 22, encoding=source.encoding)
-    parse_options = pacsv.ParseOptions(delimiter=source.sep, newlines_in_values=True,
-                                       invalid_row_handler=invalid_row)
     convert_options = pacsv.ConvertOptions(
         include_columns=wanted, column_types={c: types[c] for c in wanted},
         strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[""],
         true_values=[], false_values=[])
-    try:
-        with stream:
-            table = pacsv.read_csv(stream, read_options=read_options, parse_options=parse_options,
-                                   convert_options=convert_options)
-    except (pa.ArrowInvalid, UnicodeError) as error:
-        return None, ragged[0] if ragged else None, error
-    return table, None, None
+    # First without newlines inside quoted values, which lets pyarrow cut the file into
+    # blocks at any line end (about 1.5x faster). A quoted newline that such a cut splits
+    # makes a row of too few fields, and too few again after it (a row of n >= 2 fields cut
+    # in two gives k and n - k + 1 fields), so the read fails rather than misreads, and is
+    # made again allowing them, as any failed read is.
+    for newlines_in_values in (False, True):
+        ragged.clear()
+        parse_options = pacsv.ParseOptions(delimiter=source.sep,
+                                           newlines_in_values=newlines_in_values,
+                                           invalid_row_handler=invalid_row)
+        try:
+            with _open_binary(source.path, source.compression, report) as stream:
+                table = pacsv.read_csv(stream, read_options=read_options,
+                                       parse_options=parse_options,
+                                       convert_options=convert_options)
+            return table, None, None
+        except (pa.ArrowInvalid, UnicodeError) as error:
+            failed = error
+    return None, ragged[0] if ragged else None, failed
 
 
 def _frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:

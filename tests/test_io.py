@@ -644,3 +644,32 @@ def test_the_help_names_the_per_file_encodings(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "--pred-encoding NAME" in out and "--truth-encoding NAME" in out
     assert "overriding --encoding" in out
+
+
+def test_a_quoted_newline_across_pyarrows_block_cut_is_read_not_split(tmp_path):
+    """The first read lets pyarrow cut the file at any line end; here the only line end near
+    its 4 MiB block boundary is inside a quoted id, so that read fails and the file is read
+    again allowing newlines in values. The rows are those pandas' own parser reads."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    block = 1 << 22
+    header = "user,item,score\n"
+    row = "u0000000,i1,0.5\n"                      # 16 bytes
+    n_before = (block - len(header)) // len(row) - 1
+    body = "".join(f"u{i:07d},i1,0.{i % 10}\n" for i in range(n_before))
+    pad = block - len(header) - len(body) - len('u_last,"new') - 2
+    special = 'u_last,"new' + "x" * pad + '\nline",0.25\n'  # its newline is the block's last
+    tail = "".join(f"v{i:07d},i2,0.{i % 10}\n" for i in range(1000))
+    path = tmp_path / "p.csv"
+    path.write_text(header + body + special + tail, encoding="utf-8")
+    with pytest.raises(pa.ArrowInvalid):  # the cut does split the quoted id
+        pacsv.read_csv(path, read_options=pacsv.ReadOptions(block_size=block),
+                       parse_options=pacsv.ParseOptions(newlines_in_values=False))
+    frame = rio.read_scores(path, columns={"user": "user", "item": "item", "score": "score"},
+                            numbers=("score",))
+    expected = pd.read_csv(path, dtype={"user": str, "item": str})
+    assert len(frame) == len(expected) == n_before + 1 + 1000
+    assert frame["item"].astype(str).tolist() == expected["item"].tolist()
+    assert frame["score"].tolist() == expected["score"].tolist()
+    assert frame["item"].astype(str).iloc[n_before] == "new" + "x" * pad + "\nline"
