@@ -218,19 +218,18 @@ class Prepared:
         tiebreak = tie_order(ties, grades, items, item_ids)
         if not keep_items:
             del items
-        # global AUC's (wins, wins or ties), counted while ranking
-        order, self.pairs = _kernels.rank_rows(users, scores, self.n_users, tiebreak=tiebreak,
-                                               positive=positive)
-        del positive, tiebreak
+        # global AUC's (wins, wins or ties), counted while ranking; scores and grades are
+        # put in rank order on the way
+        self.scores, self.grades = np.empty_like(scores), np.empty_like(grades)
+        order, self.pairs = _kernels.rank_rows(
+            users, scores, self.n_users, tiebreak=tiebreak, positive=positive,
+            carry=((scores, self.scores), (grades, self.grades)))
+        del positive, tiebreak, scores, grades
         # rows now run by user code, ascending: each user's code repeated over its rows
         self.lists = np.repeat(np.arange(self.n_users), np.bincount(users, minlength=self.n_users))
         del users
         # each ranked row's item code (into item_ids), kept only for the beyond-accuracy metrics
         self.items: np.ndarray | None = items[order] if keep_items else None
-        self.scores = scores[order]
-        del scores
-        self.grades = grades[order]
-        del grades
         self.judged = judged[order] if not judged.all() else judged
         # judged non-relevant items (grade 0) of each user, scored or not: bpref's N
         self.n_nonrelevant = n_nonrelevant

@@ -111,7 +111,8 @@ def _map(fn, items: range) -> list:
 
 
 def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
-              tiebreak: np.ndarray | None = None, positive: np.ndarray | None = None
+              tiebreak: np.ndarray | None = None, positive: np.ndarray | None = None,
+              carry: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
               ) -> tuple[np.ndarray, tuple[int, int] | None]:
     """Row order by list, then by score descending (equal scores by ``tiebreak`` descending).
 
@@ -126,6 +127,10 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
     chunk's negatives, already in score order, are located among all the
     positives sorted once (binary search with sorted needles), so no global
     sort is needed. Otherwise the second value is None.
+
+    ``carry`` holds (source, out) pairs: each ``out`` receives ``source`` in
+    the row order returned (``source[order]``), gathered chunk by chunk in the
+    threads instead of in one pass over the whole array afterwards.
     """
     n = scores.size
     rows_per_list = np.bincount(lists, minlength=n_lists)
@@ -161,7 +166,10 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
             counts = (wins, wins + n_ties)
         by_score = by_score[::-1]
         local = lists[rows][by_score] - first_list[c]
-        order[lo:hi] = rows[by_score[group_order(local, first_list[c + 1] - first_list[c])]]
+        ranked = by_score[group_order(local, first_list[c + 1] - first_list[c])]
+        for source, out in carry:
+            out[lo:hi] = (s if source is scores else source[rows])[ranked]
+        order[lo:hi] = rows[ranked]
         return counts
 
     counts = _map(rank_chunk, range(n_chunks))
