@@ -69,10 +69,15 @@ def test_rank_rows_orders_by_list_then_score_and_counts_global_pairs(rows, chunk
     breaks = None if tiebreak is None else grades if tiebreak == "up" else -grades
     old, _kernels.RANK_CHUNK = _kernels.RANK_CHUNK, chunk
     try:
-        order, pairs = _kernels.rank_rows(lists, scores, 7, tiebreak=breaks, positive=positive)
+        carried = np.empty_like(scores), np.empty_like(grades)
+        order, pairs = _kernels.rank_rows(lists, scores, 7, tiebreak=breaks, positive=positive,
+                                          carry=((scores, carried[0]), (grades, carried[1])))
     finally:
         _kernels.RANK_CHUNK = old
     assert sorted(order.tolist()) == list(range(len(rows)))
+    # carried arrays arrive in the returned order, row for row
+    assert carried[0].tolist() == [scores[i] for i in order]
+    assert carried[1].tolist() == [grades[i] for i in order]
     got = [(lists[i], -scores[i]) + (() if breaks is None else (-breaks[i],)) for i in order]
     assert got == sorted(got)
     pos = [s for s, p in zip(scores, positive) if p]
