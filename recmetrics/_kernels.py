@@ -1302,6 +1302,8 @@ class CooccurrenceSimilarity:
                                       shape=(n_items, max(n_users, 1)))
         incidence.sum_duplicates()
         incidence.data[:] = 1                        # distinct (user, item) pairs
+        #: the same distinct pairs by user (users x items, each row's items sorted)
+        self.by_user = incidence.T.tocsr()
         per_item = np.diff(incidence.indptr)
         self.norm = np.sqrt(per_item.astype(np.float64))
         self.n_items = n_items
