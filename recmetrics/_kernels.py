@@ -1434,8 +1434,16 @@ def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
     the exposure summed over every user and the number of users with a list,
     when ``top`` holds only some of them (default: ``top``'s users are all).
     """
-    out = {}
+    out: dict[str, np.ndarray] = {}
+    # diversity and serendipity, the costly two, side by side (numpy releases the GIL in the
+    # sorts, searches and gathers of their similarity look-ups)
+    pairs = [m for m in ("diversity", "serendipity") if m in metrics]
+    if len(pairs) == 2:
+        out.update(zip(pairs, _map(lambda n: beyond_per_user(top, ctx, [pairs[n]])[pairs[n]],
+                                   range(2))))
     for name in metrics:
+        if name in out:
+            continue
         if name == "novelty":
             out[name] = top.mean_over_slots(_built(ctx.information, "information")[top.items])
         elif name == "arp":
@@ -1449,7 +1457,7 @@ def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
         elif name == "personalization":
             s, n = everyone or (exposure(top, ctx.n_items), int(np.count_nonzero(top.length)))
             out[name] = personalization_per_list(top, s, n)
-    return out
+    return {name: out[name] for name in metrics if name in out}
 
 
 def beyond_sums(top: TopK, ctx: BeyondContext, metrics) -> BeyondSums:
