@@ -1326,6 +1326,12 @@ class CooccurrenceSimilarity:
         # int32 keys when every key fits (half the memory, and the binary searches of
         # __call__ touch half the cache lines)
         self.key_type = np.dtype(np.int32 if n_items * n_items < 2**31 else np.int64)
+        # per item as the smaller of a pair (i <= j) in block b: the key is
+        # offset[i] + j * stride[i] + i, offset = base_b - lo_b * (hi_b - lo_b) - lo_b
+        stride = np.repeat(height, height)
+        self.stride = stride.astype(self.key_type)
+        self.offset = (np.repeat(self.base - edges[:-1] * height - edges[:-1], height)
+                       .astype(self.key_type))
 
         def block(b: int) -> tuple[np.ndarray, np.ndarray]:
             lo, hi = int(edges[b]), int(edges[b + 1])
@@ -1346,13 +1352,11 @@ class CooccurrenceSimilarity:
             else np.zeros(0, dtype=np.int32)
 
     def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        low = np.minimum(i, j).astype(self.key_type)
-        high = np.maximum(i, j).astype(self.key_type)
-        b = np.searchsorted(self.edges, low, side="right") - 1
-        start = self.edges[b].astype(self.key_type)
-        key = self.base[b].astype(self.key_type)
-        key += (high - start) * (self.edges[b + 1] - start).astype(self.key_type)
-        key += low - start
+        low, high = np.minimum(i, j), np.maximum(i, j)
+        key = high.astype(self.key_type)
+        key *= self.stride[low]
+        key += self.offset[low]
+        key += low.astype(self.key_type, copy=False)
         co = np.zeros(key.size)
         if self.keys.size:
             # sorted needles: consecutive binary searches touch nearby keys (cache-friendly);
