@@ -1296,7 +1296,7 @@ class CooccurrenceSimilarity:
     Computing only the pairs a metric needs does not pay there: the pairs of
     the top-k lists and of (relevant item, history item) reach nearly every
     item of a 20,000-item catalogue, and |U_i & U_j| pair by pair costs
-    min(|U_i|, |U_j|), about 300 on average, against about 35 a needed pair
+    min(|U_i|, |U_j|), about 300 on average, against about 20 a needed pair
     for the product.
     """
 
