@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_beyond.py            # 2*10^6 scored rows
     .venv/bin/python benchmarks/bench_beyond.py --quick    # 10x fewer users
     .venv/bin/python benchmarks/bench_beyond.py --profile  # cProfile of evaluate(default + 9)
+    .venv/bin/python benchmarks/bench_beyond.py --msr /tmp/msr-data   # data for bench_msr.py
 
 The frame is bench_frame.py's shape: 2*10^4 users x 100 scored items (of 2*10^4, drawn with a
 Zipf popularity), scores rounded to 3 decimals (so ties straddle position 10 now and then), about
@@ -11,11 +12,21 @@ same way (10^6 rows), so co-occurrence similarity (diversity, serendipity) comes
 Printed: the best of three runs of each and its ratio to evaluate with the default metrics:
 rm.beyond_accuracy (all 9), rm.evaluate(metrics=the 9 beyond metrics, history=...) and
 rm.evaluate(metrics=default + the 9) (issue 20's target: at most 1.5x), and the same without
-diversity and serendipity (the co-occurrence pairs are what costs).
+diversity and serendipity (the co-occurrence counts are what costs: a sparse product over the
+upper block triangle of the item x item matrix, see recmetrics._kernels.CooccurrenceSimilarity).
+
+With ``--msr DIR`` it writes instead what ``benchmarks/bench_msr.py`` needs to time Microsoft
+Recommenders' pandas functions on the same data in another virtual environment (see there):
+each user's top 10 rows (ties broken by item id, so no tie policy is involved), the history
+without those (user, item) pairs (Recommenders refuses recommendations already in the
+training data), the relevance labels, and the time and values of recmetrics.evaluate with
+the 9 beyond metrics on exactly that input.
 """
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -49,8 +60,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--profile", action="store_true",
                         help="print where evaluate(metrics=default + the 9) spends its time")
+    parser.add_argument("--msr", type=Path, metavar="DIR",
+                        help="write the data and recmetrics' values for bench_msr.py to DIR")
     args = parser.parse_args()
     pred, truth, history = make(2_000 if args.quick else 20_000)
+    if args.msr is not None:
+        write_msr(args.msr, pred, truth, history)
+        return
     beyond = list(rm.BEYOND_METRICS)
     cheap = [m for m in beyond if m not in ("diversity", "serendipity")]
     default = list(DEFAULT_METRICS)
@@ -81,6 +97,32 @@ def main() -> None:
         rows.append([name, f"{seconds:.2f}", f"{seconds / evaluate:.2f}"])
     print_table(f"beyond-accuracy metrics vs evaluate on {len(pred):,} rows",
                 ["call", "seconds", "ratio"], rows)
+
+def write_msr(folder: Path, pred, truth, history) -> None:
+    """bench_msr.py's input: tie-free top-10 lists, the history without them, our values."""
+    ranked = pred.sort_values(["user", "score", "item"], ascending=[True, False, True])
+    top = ranked.groupby("user").head(10)
+    top = top.merge(truth, on=["user", "item"])
+    seen = history.merge(top[["user", "item"]], on=["user", "item"], how="left", indicator=True)
+    history = history[(seen["_merge"] == "left_only").to_numpy()].reset_index(drop=True)
+    pred_top, truth_top = top[["user", "item", "score"]], top[["user", "item", "label"]]
+    beyond = list(rm.BEYOND_METRICS)
+
+    def ours():
+        return rm.evaluate(pred_top, truth_top, k=10, metrics=beyond, history=history,
+                           unseen="zero")
+    seconds = best_time(ours)
+    table = ours()
+    folder.mkdir(parents=True, exist_ok=True)
+    np.savez(folder / "msr_data.npz", reco_user=top.user.to_numpy(), reco_item=top.item.to_numpy(),
+             reco_label=top.label.to_numpy(), train_user=history.user.to_numpy(),
+             train_item=history.item.to_numpy())
+    (folder / "recmetrics.json").write_text(json.dumps({
+        "seconds": seconds, "values": dict(zip(table.metric, table.value)),
+        "rows": len(top), "history_rows": len(history)}, indent=1))
+    print(f"wrote {folder}/msr_data.npz ({len(top):,} top-10 rows, {len(history):,} history "
+          f"rows) and recmetrics.json (evaluate with the 9 beyond metrics: {seconds:.2f} s)")
+
 
 if __name__ == "__main__":
     main()

@@ -240,12 +240,17 @@ class BeyondInputs:
                 self.similarity_source = "cosine of the items' user sets in history"
             if "serendipity" in self.metrics:
                 h_users, h_items = _kernels._built(history, "history")
-                pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
-                pairs = pairs[_kernels.starts(pairs)]              # distinct (user, item) pairs
-                count = np.bincount(pairs // self.n_items, minlength=self.n_users)
+                if isinstance(similarity, _kernels.CooccurrenceSimilarity):
+                    # its distinct (user, item) pairs by user, built already
+                    start, items_ = similarity.by_user.indptr, similarity.by_user.indices
+                    count = np.diff(start)
+                else:
+                    pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
+                    pairs = pairs[_kernels.starts(pairs)]          # distinct (user, item) pairs
+                    count = np.bincount(pairs // self.n_items, minlength=self.n_users)
+                    start, items_ = np.cumsum(count) - count, pairs % self.n_items
                 # by list (history's users without a list come after the listed ones)
-                history_index = ((np.cumsum(count) - count)[:self.n_lists],
-                                 count[:self.n_lists], pairs % self.n_items)
+                history_index = (start[:self.n_lists], count[:self.n_lists], items_)
                 if features is not None:
                     lacking = np.flatnonzero(present(h_items, self.n_items) & ~self.has_features)
                     check_known_items("item_features", "of history", lacking,

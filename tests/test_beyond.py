@@ -680,3 +680,49 @@ def test_cooccurrence_similarity_equals_the_literal_cosine_with_either_key_width
     got = similarity(pairs[:, 0], pairs[:, 1])
     literal = cooccurrence_sim(history)
     np.testing.assert_allclose(got, [literal(i, j) for i, j in pairs], rtol=1e-14, atol=1e-15)
+
+
+def cooccurrence_one_product(users, items, n_users, n_items):
+    """Cosine of co-occurrence counts from the whole product at once (the single-product path
+    this module used before the block-triangular one), as a dense items x items array."""
+    from scipy import sparse
+
+    incidence = sparse.csr_matrix((np.ones(users.size), (items, users)),
+                                  shape=(n_items, max(n_users, 1)))
+    incidence.sum_duplicates()
+    incidence.data[:] = 1
+    co = (incidence @ incidence.T).toarray()
+    norm = np.sqrt(np.diff(incidence.indptr).astype(np.float64))
+    denominator = norm[:, None] * norm[None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, co / denominator, 0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 24)), max_size=120),
+       st.integers(1, 30), st.integers(1, 12))
+def test_cooccurrence_blocks_equal_the_whole_product_and_the_literal_cosine(history, n_items,
+                                                                           blocks):
+    # items beyond n_items - 1 are folded in; repeated (user, item) rows count once
+    history = [(u, i % n_items) for u, i in history]
+    users = np.array([u for u, _ in history], dtype=np.int64)
+    items = np.array([i for _, i in history], dtype=np.int64)
+    similarity = _kernels.CooccurrenceSimilarity(users, items, 13, n_items, blocks=blocks)
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(n_items), np.arange(n_items)))
+    got = similarity(i, j)                              # every pair, both orders, i == j too
+    np.testing.assert_array_equal(got, cooccurrence_one_product(users, items, 13, n_items)[i, j])
+    literal = cooccurrence_sim(history)
+    np.testing.assert_allclose(got, [literal(a, b) for a, b in zip(i, j)], rtol=1e-14,
+                               atol=1e-15)
+    assert np.array_equal(got, similarity(j, i))        # symmetric by construction
+
+
+def test_cooccurrence_blocks_cover_the_items_in_as_many_blocks_as_asked():
+    rng = np.random.default_rng(0)
+    users, items = rng.integers(0, 13, 100), rng.integers(0, 25, 100)
+    similarity = _kernels.CooccurrenceSimilarity(users, items, 13, 25, blocks=6)
+    assert similarity.edges[0] == 0 and similarity.edges[-1] == 25
+    assert similarity.edges.size - 1 == 6                 # six blocks of the upper triangle
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(25), np.arange(25)))
+    np.testing.assert_array_equal(similarity(i, j),
+                                  cooccurrence_one_product(users, items, 13, 25)[i, j])
