@@ -154,7 +154,7 @@ def _factorized(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """``pandas.factorize`` of a column; a Categorical whose categories all occur, in order
     of first appearance (as :func:`distinct_ids` makes them), gives its own codes unhashed."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        codes_ = values.cat.codes.to_numpy()
+        codes_ = values.array.codes  # a view: Series.cat.codes would copy
         n = len(values.cat.categories)
         if codes_.size and (codes_ >= 0).all() and _first_appearance(codes_, n):
             return codes_, values.cat.categories
@@ -257,7 +257,7 @@ def arrow_distinct_ids(column) -> pd.Series | None:
         dictionary, indices = encoded.dictionary, encoded.indices
     categories = pd.Index(dictionary.to_pandas(), dtype="str")
     return pd.Series(pd.Categorical.from_codes(indices.to_numpy(), categories=categories,
-                                               validate=False))
+                                               validate=False), copy=False)
 
 
 def _fixed_width_keys(column) -> tuple[np.ndarray, int] | None:

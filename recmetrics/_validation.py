@@ -671,7 +671,9 @@ def numeric_column(name: str, frame, column: str, *, grades: bool = False,
         warnings.warn(f"{name} column {column!r} holds integers above 2**53, which float64 cannot "
                       "tell apart: some distinct values will compare equal (ties); rescale them "
                       "or pass ranks", RecmetricsWarning, stacklevel=caller_stacklevel())
-    arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    # a numpy column has no missing value but NaN: converted without na_value, which copies
+    arr = values.to_numpy(dtype=np.float64) if isinstance(values.dtype, np.dtype) else \
+        values.to_numpy(dtype=np.float64, na_value=np.nan)
     nan = np.isnan(arr)
     if nan.any():
         first = int(np.flatnonzero(nan)[0])
@@ -714,6 +716,28 @@ def all_distinct(keys: np.ndarray) -> bool:
         return np.count_nonzero(seen) == keys.size
     ordered = np.sort(keys)
     return not (ordered[1:] == ordered[:-1]).any()
+
+
+#: Rows whose (user, item) keys :func:`pairs_distinct` makes at a time.
+PAIR_BLOCK = 1 << 20
+
+
+def pairs_distinct(users: np.ndarray, items: np.ndarray, n_items: int) -> bool:
+    """Whether the (user, item) code pairs are pairwise distinct: :func:`all_distinct` of
+    ``users * n_items + items``, the keys made a block of rows at a time when a bitmap of
+    the pair space serves (no array of 8 bytes a row)."""
+    n = users.size
+    top = (int(users.max(initial=-1)) + 1) * n_items
+    if top > 8 * n + 65536:
+        return all_distinct(users.astype(np.int64) * n_items + items)
+    seen = np.zeros(top, dtype=bool)
+    step = PAIR_BLOCK
+    for start in range(0, n, step):
+        keys = users[start:start + step].astype(np.int64)
+        keys *= n_items
+        keys += items[start:start + step]
+        seen[keys] = True
+    return np.count_nonzero(seen) == n
 
 
 def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, *,
@@ -765,13 +789,13 @@ def check_unique_pairs(name: str, frame, user: str, item: str, *, where=_row) ->
     def factorized(column):  # ids read from a file are already categorical: no second hash
         values = frame[column]
         if isinstance(values.dtype, pd.CategoricalDtype):
-            return values.cat.codes.to_numpy(), len(values.cat.categories)
+            return values.array.codes, len(values.cat.categories)
         codes_, uniques = pd.factorize(values)
         return codes_, len(uniques)
 
     users, _ = factorized(user)
     items, n_items = factorized(item)
-    if all_distinct(users.astype(np.int64) * n_items + items):  # the usual case
+    if pairs_distinct(users, items, n_items):  # the usual case
         return
     duplicated = frame.duplicated([user, item]).to_numpy()
     if duplicated.any():

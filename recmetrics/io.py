@@ -417,9 +417,7 @@ def _frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
     rest = table.drop_columns(list(hashed))
     del table
     frame = rest.to_pandas(split_blocks=True, self_destruct=True)
-    for name, series in hashed.items():
-        frame[name] = series.array
-    return frame
+    return pd.DataFrame({**{name: frame[name] for name in frame.columns}, **hashed}, copy=False)
 
 
 def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades, *, sep, encoding,
@@ -727,13 +725,16 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     if len(frame) == 0:
         raise FileProblem(f"{path} has no data rows; it needs at least one scored (user, item)")
     try:
+        checked = {}  # the columns replaced, put in one frame without copying the others
         for role in ("user", "item"):
             if role in columns:
                 id_column(str(path), frame, columns[role], where=where)
-                frame[columns[role]] = _ids.distinct_ids(frame[columns[role]])
+                checked[columns[role]] = _ids.distinct_ids(frame[columns[role]])
         for role in numbers + grades:
-            frame[columns[role]] = numeric_column(str(path), frame, columns[role],
-                                                  grades=role in grades, where=where)
+            checked[columns[role]] = numeric_column(str(path), frame, columns[role],
+                                                    grades=role in grades, where=where)
+        frame = pd.DataFrame({**{name: frame[name] for name in frame.columns}, **checked},
+                             copy=False)
         if "user" in columns and "item" in columns:
             check_unique_pairs(str(path), frame, columns["user"], columns["item"], where=where)
     except FileProblem:
