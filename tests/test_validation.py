@@ -306,13 +306,16 @@ def test_ndcg_list_ideal_scores_zero_when_the_list_found_nothing():
 @settings(max_examples=120, deadline=None)
 @given(pairs=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 4)), max_size=60),
        block=st.sampled_from([1, 3, 7, 1 << 20]), sparse=st.booleans())
-def test_pairs_distinct_is_the_literal_set_test_whatever_the_block(pairs, block, sparse,
-                                                                    monkeypatch):
+def test_pairs_distinct_is_the_literal_set_test_whatever_the_block(pairs, block, sparse):
     """Keys made a block of rows at a time (or, for a sparse pair space, all at once and
     sorted) give the answer of comparing the pairs as a set."""
     from recmetrics import _validation
 
-    monkeypatch.setattr(_validation, "PAIR_BLOCK", block)
     users = np.array([u * (10**6 if sparse else 1) for u, _ in pairs], dtype=np.int64)
     items = np.array([i for _, i in pairs], dtype=np.int8)
-    assert _validation.pairs_distinct(users, items, 5) == (len(set(pairs)) == len(pairs))
+    old, _validation.PAIR_BLOCK = _validation.PAIR_BLOCK, block
+    try:
+        got = _validation.pairs_distinct(users, items, 5)
+    finally:
+        _validation.PAIR_BLOCK = old
+    assert got == (len(set(pairs)) == len(pairs))
