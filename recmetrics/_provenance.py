@@ -64,12 +64,18 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def describe_input(path, *, rows: int | None = None, users: int | None = None) -> dict[str, Any]:
-    """One input as provenance records it: absolute path, bytes, SHA-256, rows, users."""
+def describe_input(path, *, rows: int | None = None, users: int | None = None,
+                   digest: str | None = None) -> dict[str, Any]:
+    """One input as provenance records it: absolute path, bytes, SHA-256, rows, users.
+
+    ``digest`` is the SHA-256 of the bytes as they were read (a CSV file is hashed
+    while it is read); without it the file is read again and hashed here.
+    """
     resolved = Path(path).resolve()
     size = sum(f.stat().st_size for f in _files(resolved)) if resolved.exists() else None
-    described: dict[str, Any] = {"path": str(resolved), "bytes": size,
-                                 "sha256": sha256(resolved) if resolved.exists() else None}
+    if digest is None and resolved.exists():
+        digest = sha256(resolved)
+    described: dict[str, Any] = {"path": str(resolved), "bytes": size, "sha256": digest}
     if rows is not None:
         described["rows"] = int(rows)
     if users is not None:

@@ -549,10 +549,15 @@ def _options(args) -> dict:
                 score=score, label=args.label_col, rank=rank, **_conventions(args))
 
 
-def _provenance_of(args, inputs: dict) -> dict:
-    """Versions, time, the command line, each input's size and SHA-256, every option."""
+def _provenance_of(args, inputs: dict, digests: dict | None = None) -> dict:
+    """Versions, time, the command line, each input's size and SHA-256, every option.
+
+    ``digests``: role -> the SHA-256 of the bytes read (``frame.attrs["sha256"]``, set by
+    the reader of a CSV file, which hashes it while reading); other inputs are hashed here.
+    """
+    digests = digests or {}
     described = {role: _provenance.describe_input(d["path"], rows=d.get("rows"),
-                                                  users=d.get("users"))
+                                                  users=d.get("users"), digest=digests.get(role))
                  for role, d in inputs.items()}
     options = {"command": args.command, "metrics": list(args.metrics or DEFAULT_METRICS),
                "k": list(args.k), **_conventions(args),
@@ -793,10 +798,12 @@ def cmd_evaluate(args) -> None:
     try:
         pred = _read(args.pred, args, progress)
         inputs = {"pred": _describe_input(args.pred, pred, args)}
+        digests = {"pred": pred.attrs.get("sha256")}
         truth = None
         if args.truth:
             truth = _read(args.truth, args, progress, truth=True)
             inputs["truth"] = _describe_input(args.truth, truth, args, truth=True)
+            digests["truth"] = truth.attrs.get("sha256")
         beyond = _read_beyond(args, inputs)
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred))
         progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
@@ -808,7 +815,7 @@ def cmd_evaluate(args) -> None:
         progress.stage("writing")
         content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
                                     args.seed, bootstrap=args.bootstrap,
-                                    provenance=_provenance_of(args, inputs))
+                                    provenance=_provenance_of(args, inputs, digests))
         rio.write_output(output, content)
     finally:
         progress.close()
@@ -896,14 +903,16 @@ def cmd_compare(args) -> None:
     output = _plan(args)
     progress = _progress.for_command(args, 3 + len(names) + bool(args.truth))
     try:
-        frames, inputs = {}, {}
+        frames, inputs, digests = {}, {}, {}
         for model, (name, path) in enumerate(zip(names, args.models)):
             frames[name] = _read(path, args, progress, model=model)
             inputs[_role(model)] = {**_describe_input(path, frames[name], args), "model": name}
+            digests[_role(model)] = frames[name].attrs.get("sha256")
         truth = None
         if args.truth:
             truth = _read(args.truth, args, progress, truth=True)
             inputs["truth"] = _describe_input(args.truth, truth, args, truth=True)
+            digests["truth"] = truth.attrs.get("sha256")
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()),
                       n_rows=max(len(f) for f in frames.values()), command="compare")
         progress.stage(f"paired tests over users ({args.n_resamples:,} resamples)")
@@ -922,7 +931,7 @@ def cmd_compare(args) -> None:
         del frames, truth
         progress.stage("writing")
         content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
-                                    args.seed, provenance=_provenance_of(args, inputs))
+                                    args.seed, provenance=_provenance_of(args, inputs, digests))
         rio.write_output(output, content)
     finally:
         progress.close()

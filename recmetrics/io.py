@@ -50,6 +50,7 @@ import codecs
 import csv
 import fnmatch
 import glob
+import hashlib
 import io as _io
 import json
 import os
@@ -120,10 +121,11 @@ _BOMS = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 
 
 class _Counting(_io.RawIOBase):
-    """A read-only binary stream that reports how many bytes were read (for progress)."""
+    """A read-only binary stream that reports how many bytes were read (for progress) and,
+    given a ``digest`` (hashlib), hashes them as they pass."""
 
-    def __init__(self, raw, report: Callable[[int], None] | None):
-        self._raw, self._report = raw, report
+    def __init__(self, raw, report: Callable[[int], None] | None, digest=None):
+        self._raw, self._report, self.digest, self.hashed = raw, report, digest, 0
 
     def readable(self):
         return True
@@ -132,6 +134,9 @@ class _Counting(_io.RawIOBase):
         n = self._raw.readinto(buffer)
         if n and self._report is not None:
             self._report(n)
+        if n and self.digest is not None:
+            self.digest.update(memoryview(buffer)[:n])
+            self.hashed += n
         return n
 
     def seekable(self):
@@ -148,10 +153,14 @@ class _Counting(_io.RawIOBase):
         super().close()
 
 
-def _open_binary(path: Path, compression: str | None, report=None):
-    """The file's decompressed bytes as a Python binary stream."""
+def _open_binary(path: Path, compression: str | None, report=None, counting=None):
+    """The file's decompressed bytes as a Python binary stream. ``counting``: a list that
+    receives the stream's :class:`_Counting` layer (its digest of the file's bytes)."""
     raw = open(path, "rb")
-    counted = _io.BufferedReader(_Counting(raw, report), buffer_size=1 << 20)
+    layer = _Counting(raw, report, hashlib.sha256() if counting is not None else None)
+    if counting is not None:
+        counting.append(layer)
+    counted = _io.BufferedReader(layer, buffer_size=1 << 20)
     if compression is None:
         return counted
     if compression == "gzip":
@@ -363,7 +372,12 @@ def _read_header(path: Path, compression, encoding: str | None, sep: str | None)
 
 
 def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
-    """Read ``wanted`` columns with pyarrow; returns (table, first invalid row text or None)."""
+    """Read ``wanted`` columns with pyarrow; returns (table, first invalid row text or None,
+    the error or None, the SHA-256 of the file's bytes as read or None).
+
+    An uncompressed file is hashed while pyarrow reads it (the digest then is of
+    exactly the bytes evaluated, and the file is not read a second time for it).
+    """
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -391,15 +405,20 @@ def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
         parse_options = pacsv.ParseOptions(delimiter=source.sep,
                                            newlines_in_values=newlines_in_values,
                                            invalid_row_handler=invalid_row)
+        counting: list[_Counting] = []
         try:
-            with _open_binary(source.path, source.compression, report) as stream:
+            with _open_binary(source.path, source.compression, report, counting) as stream:
                 table = pacsv.read_csv(stream, read_options=read_options,
                                        parse_options=parse_options,
                                        convert_options=convert_options)
-            return table, None, None
+                # every byte passed once, in order, to the end: the digest is the file's
+                layer = counting[0]
+                whole = source.compression is None and stream.read(1) == b"" and \
+                    layer.hashed == os.fstat(layer._raw.fileno()).st_size
+            return table, None, None, layer.digest.hexdigest() if whole else None
         except (pa.ArrowInvalid, UnicodeError) as error:
             failed = error
-    return None, ragged[0] if ragged else None, failed
+    return None, ragged[0] if ragged else None, failed, None
 
 
 def _frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
@@ -436,12 +455,15 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
     wanted = list(dict.fromkeys(columns.values()))
     id_columns = {columns[r] for r in ("user", "item") if r in columns}
     types = {c: (pa.string() if c in id_columns else pa.float64()) for c in wanted}
-    table, ragged, error = _arrow_csv(source, wanted, types, report)
+    table, ragged, error, digest = _arrow_csv(source, wanted, types, report)
     if table is None:
         frame = _read_as_text(source, error, ragged, encoding, types, columns, numbers, grades)
     else:
         frame = _frame(table, id_columns)
-    return frame[wanted], source.where
+    frame = frame[wanted]
+    if digest is not None:
+        frame.attrs["sha256"] = digest
+    return frame, source.where
 
 
 def _read_as_text(source: _CsvSource, error, ragged, encoding, types, columns, numbers,
@@ -479,7 +501,7 @@ def _read_as_text(source: _CsvSource, error, ragged, encoding, types, columns, n
         # a value pyarrow cannot parse as a number: read those columns as text and let the
         # shared check say which value, on which line (it also accepts what pandas accepts)
         strings = {c: pa.string() for c in types}
-        table, _, second = _arrow_csv(source, list(types), strings)
+        table, _, second, _ = _arrow_csv(source, list(types), strings)
         if table is not None:
             frame = _frame(table)
             for role in numbers + grades:
@@ -724,6 +746,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         frame, where = _read_parquet(path, columns, hints, report)
     if len(frame) == 0:
         raise FileProblem(f"{path} has no data rows; it needs at least one scored (user, item)")
+    digest = frame.attrs.get("sha256")
     try:
         checked = {}  # the columns replaced, put in one frame without copying the others
         for role in ("user", "item"):
@@ -742,6 +765,8 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     except ValueError as error:
         raise FileProblem(str(error)) from None
     _release_arrow_memory()
+    if digest is not None:  # the SHA-256 of the bytes read, for the provenance record
+        frame.attrs["sha256"] = digest
     return frame
 
 

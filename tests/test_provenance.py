@@ -130,3 +130,28 @@ def test_the_command_line_interval_of_recall_at_10_is_the_same_for_any_other_cut
         intervals.append(next((r["ci_low"], r["ci_high"]) for r in rows
                               if r["metric"] == "recall" and r["k"] == 10))
     assert intervals[0] == intervals[1] == intervals[2]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".parquet"])
+def test_the_recorded_sha256_is_of_the_bytes_read(suffix, tmp_path, capsys, monkeypatch):
+    """A plain CSV file is hashed while pyarrow reads it (so the file is not read again for
+    its digest); compressed and Parquet files are hashed after. Either way the digest is
+    hashlib's of the whole file."""
+    from recmetrics import _provenance
+
+    frame = pd.read_csv(PRED_A)
+    path = tmp_path / f"scores{suffix}"
+    if suffix == ".parquet":
+        frame.to_parquet(path)
+    else:
+        frame.to_csv(path, index=False)
+    hashed_after = []
+    real = _provenance.sha256
+    monkeypatch.setattr(_provenance, "sha256", lambda p: hashed_after.append(p) or real(p))
+    code, out, err = run(["evaluate", path, "--truth", TRUTH, "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    described = {d["role"]: d for d in json.loads(out)["provenance"]["inputs"]}
+    assert described["pred"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert described["truth"]["sha256"] == hashlib.sha256(open(TRUTH, "rb").read()).hexdigest()
+    # the plain CSV files (scores and truth) were hashed while read, the others after
+    assert [p.name for p in hashed_after] == ([] if suffix == ".csv" else [path.name])
