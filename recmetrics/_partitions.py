@@ -28,6 +28,7 @@ the placements of DeLong's test, :func:`compare_finish`).
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -538,6 +539,29 @@ def finish(s: Summary, o: Options, *, ci: float | None, truth_given: bool, posit
     table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
     rank_hint(table, rank, score, s.n_positive, s.n_rows - s.n_positive)
     return table
+
+
+def beyond_setup(b, o: Options, pred, truth, names: dict, distinct_items, *, ci: float | None,
+                 seed, n_resamples: int, engine: str) -> tuple[_beyond.SharedBeyond, dict]:
+    """:func:`recmetrics._beyond.distributed_setup` for a Dask or Spark pred and truth (truth
+    None when the labels are in pred): their columns checked, and their distinct items read by
+    ``distinct_items(pred, judged, item)``, which returns both as one-column pandas frames."""
+    check_inputs(pred.columns, None if truth is None else truth.columns, names)
+    item = names["item"]
+    pred_items, judged_items = distinct_items(pred, truth if truth is not None else pred, item)
+    return _beyond.distributed_setup(b, o, ci=ci, seed=seed, n_resamples=n_resamples,
+                                     pred_items=pred_items, judged_items=judged_items,
+                                     user=names["user"], item=item, engine=engine)
+
+
+def per_user_plan(o: Options, per_user_path) -> tuple[Options, str | None]:
+    """The options of a distributed evaluate_per_user (no AUC, which has no per-user value)
+    and its output directory, made if given (None: the tables are gathered)."""
+    path = None
+    if per_user_path is not None:
+        path = os.fspath(per_user_path)
+        os.makedirs(path, exist_ok=True)
+    return o.replace(metrics=tuple(m for m in o.metrics if m != "auc")), path
 
 
 def user_rows(tables: list) -> pd.DataFrame:
