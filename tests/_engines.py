@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, strategies as st
 
 import recmetrics as rm
 from recmetrics import _partitions
@@ -57,6 +58,33 @@ def assert_same_outcome(expected, said, got, got_said, *, engine: str,
     assert_same(expected, got)
     assert got_said == said
     return True
+
+
+def draw_rows(draw, *, max_users: int) -> tuple[list, list]:
+    """A generated log's scored rows (user, item, score, grade) and the judged items pred did
+    not score (user, item, grade): ties, one-class users, users without rows in pred."""
+    n_users = draw(st.integers(1, max_users))
+    rows, unscored = [], []
+    for u in range(n_users):
+        n_items = draw(st.integers(0, 5))
+        scores = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75, 1.0]),
+                               min_size=n_items, max_size=n_items))
+        grades = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n_items, max_size=n_items))
+        rows += [(u, i, s, g) for i, (s, g) in enumerate(zip(scores, grades))]
+        unscored += [(u, 50 + j, draw(st.sampled_from([0, 1, 2])))
+                     for j in range(draw(st.sampled_from([0, 0, 1, 2])))]
+    assume(rows)
+    return rows, unscored
+
+
+def draw_judged(draw, rows: list, unscored: list) -> tuple[list, list, list]:
+    """truth's users, items and grades: some of ``rows`` (every relevant one) and the
+    ``unscored``; the first row where that leaves none."""
+    judged = [(u, i, g) for u, i, _, g in rows if draw(st.booleans()) or g > 0] + unscored
+    if not judged:
+        judged = [(rows[0][0], rows[0][1], rows[0][3])]
+    tu, ti, tg = (list(c) for c in zip(*judged))
+    return tu, ti, tg
 
 
 def kind_ids(kind: str, values, side: str):

@@ -14,11 +14,11 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from conftest import assert_same_columns, assert_same_comparison, import_extra  # noqa: E402
-from _engines import (assert_same_outcome, assert_same_table, kind_ids,  # noqa: E402,F401
-                      many_buckets, outcome, spread_log)
+from _engines import (assert_same_outcome, assert_same_table, draw_judged,  # noqa: E402,F401
+                      draw_rows, kind_ids, many_buckets, outcome, spread_log)
 
 dask = import_extra("dask")  # skipped without the dask extra, a failure under tasks.py test
 dd = import_extra("dask.dataframe")
@@ -61,18 +61,7 @@ def assert_same_users(expected: pd.DataFrame, got: pd.DataFrame):
 
 @st.composite
 def logs(draw):
-    n_users = draw(st.integers(1, 9))
-    rows = []
-    unscored = []
-    for u in range(n_users):
-        n_items = draw(st.integers(0, 5))
-        scores = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75, 1.0]),
-                               min_size=n_items, max_size=n_items))
-        grades = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n_items, max_size=n_items))
-        rows += [(u, i, s, g) for i, (s, g) in enumerate(zip(scores, grades))]
-        unscored += [(u, 50 + j, draw(st.sampled_from([0, 1, 2])))
-                     for j in range(draw(st.sampled_from([0, 0, 1, 2])))]
-    assume(rows)
+    rows, unscored = draw_rows(draw, max_users=9)
     users, items, scores, grades = (list(c) for c in zip(*rows))
     with_truth = draw(st.booleans())
     user_kind = draw(st.sampled_from(["int", "float", "text", "category"]))
@@ -81,10 +70,7 @@ def logs(draw):
                          "item": kind_ids(item_kind, items, "pred"), "score": scores})
     truth = None
     if with_truth:
-        judged = [(u, i, g) for u, i, _, g in rows if draw(st.booleans()) or g > 0] + unscored
-        if not judged:
-            judged = [(users[0], items[0], grades[0])]
-        tu, ti, tg = (list(c) for c in zip(*judged))
+        tu, ti, tg = draw_judged(draw, rows, unscored)
         truth = pd.DataFrame({"user": kind_ids(user_kind, tu, "truth"),
                               "item": kind_ids(item_kind, ti, "truth"), "label": tg})
         truth = truth.sample(frac=1, random_state=draw(st.integers(0, 9))).reset_index(drop=True)

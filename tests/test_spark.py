@@ -11,12 +11,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import (assert_same_columns, assert_same_comparison, auc_literal,  # noqa: E402
                       import_extra)
-from _engines import (assert_same_outcome, assert_same_table, kind_ids,  # noqa: E402,F401
-                      many_buckets, outcome, spread_log)
+from _engines import (assert_same_outcome, assert_same_table, draw_judged,  # noqa: E402,F401
+                      draw_rows, kind_ids, many_buckets, outcome, spread_log)
 
 pyspark = import_extra("pyspark")  # skipped without the spark extra, a failure under tasks.py test
 
@@ -48,27 +48,14 @@ def to_spark(spark, frame: pd.DataFrame | None, n_partitions: int = 2):
 @st.composite
 def logs(draw):
     """Ties, one-class users, users without rows in pred, relevant items pred did not score."""
-    n_users = draw(st.integers(1, 8))
-    rows, unscored = [], []
-    for u in range(n_users):
-        n_items = draw(st.integers(0, 5))
-        scores = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75, 1.0]),
-                               min_size=n_items, max_size=n_items))
-        grades = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n_items, max_size=n_items))
-        rows += [(u, i, s, g) for i, (s, g) in enumerate(zip(scores, grades))]
-        unscored += [(u, 50 + j, draw(st.sampled_from([0, 1, 2])))
-                     for j in range(draw(st.sampled_from([0, 0, 1, 2])))]
-    assume(rows)
+    rows, unscored = draw_rows(draw, max_users=8)
     users, items, scores, grades = (list(c) for c in zip(*rows))
     user_kind = draw(st.sampled_from(["int", "float", "text"]))
     pred = pd.DataFrame({"user": kind_ids(user_kind, users, "pred"), "item": items,
                          "score": scores})
     truth = None
     if draw(st.booleans()):
-        judged = [(u, i, g) for u, i, _, g in rows if draw(st.booleans()) or g > 0] + unscored
-        if not judged:
-            judged = [(users[0], items[0], grades[0])]
-        tu, ti, tg = (list(c) for c in zip(*judged))
+        tu, ti, tg = draw_judged(draw, rows, unscored)
         truth = pd.DataFrame({"user": kind_ids(user_kind, tu, "truth"), "item": ti, "label": tg})
     else:
         pred["label"] = grades
