@@ -27,9 +27,7 @@ the placements of DeLong's test, :func:`compare_finish`).
 """
 from __future__ import annotations
 
-import math
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +39,9 @@ from . import _beyond, _engine, _kernels, slices
 from ._engine import BOOTSTRAPS, Prepared, Summary, check_options, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
-from ._validation import (RecmetricsWarning, caller_stacklevel, check_columns,
-                          check_n_resamples, check_option, check_probability, check_seed)
-from .stats import DeLongResult
+from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
+                          check_seed)
+from .stats import DeLongResult, _delong_result
 
 #: Rows of pred per partition of users (a worker evaluates one partition at a time, at about
 #: 150 bytes a row); ``npartitions=`` overrides it.
@@ -854,7 +852,6 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
             for x in range(5):
                 old[x] += values[x]
     n_a, n_b, n_common = (int(x) for x in rows)
-    nan = float("nan")
     if n_common == 0:
         return None, "no (user, item) row is scored by both models, so DeLong's test was not run"
     offsets = []
@@ -886,31 +883,12 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
         f"(of {n_a:,} and {n_b:,})")
     auc_a = float(total[True][2] / (2 * m * n))
     auc_b = float(total[True][3] / (2 * m * n))
-    difference = auc_b - auc_a
-    if m < 2 or n < 2:
-        only = f"{m} positive" if m < 2 else f"{n} negative"
-        warnings.warn(f"the variance of the AUC difference is undefined: y_true holds only "
-                      f"{only}, and DeLong's variance needs at least two positives and two "
-                      "negatives; variance, z and p_value are NaN", RecmetricsWarning,
-                      stacklevel=caller_stacklevel())
-        return DeLongResult(auc_a, auc_b, difference, nan, nan, nan), note
-
     def variance(t: list, count: int) -> Fraction:  # sample variance, denominator count - 1
         return (Fraction(t[1]) - Fraction(t[0] * t[0], count)) / (count - 1)
 
-    var = float(variance(total[True], m) / (4 * n * n) / m
-                + variance(total[False], n) / (4 * m * m) / n)
-    if var > 0:
-        z = difference / math.sqrt(var)
-        return DeLongResult(auc_a, auc_b, difference, var, z, math.erfc(abs(z) / math.sqrt(2))), note
-    if difference == 0:
-        return DeLongResult(auc_a, auc_b, difference, 0.0, nan, 1.0), note
-    warnings.warn(f"the variance of the AUC difference is 0 although the AUCs differ by "
-                  f"{difference:g}: every positive and every negative moves by the same amount, "
-                  "so the normal approximation has nothing to go on; z is infinite and p_value "
-                  "0.0 (try paired_bootstrap_test or more samples)", RecmetricsWarning,
-                  stacklevel=caller_stacklevel())
-    return DeLongResult(auc_a, auc_b, difference, 0.0, math.copysign(math.inf, difference), 0.0), note
+    return _delong_result(auc_a, auc_b, m, n,
+                          lambda: float(variance(total[True], m) / (4 * n * n) / m
+                                        + variance(total[False], n) / (4 * m * m) / n)), note
 
 
 def compare_finish(models: list, pairs: list, o: Options, *, summaries: list[Summary],
