@@ -912,15 +912,7 @@ def compare_finish(models: list, pairs: list, o: Options, *, summaries: list[Sum
         weights = table[f"_w{i}"].to_numpy(dtype=np.float64) if f"_w{i}" in table else None
         order = np.argsort(table[f"_first{i}"].to_numpy(dtype=np.int64), kind="stable")
         evaluated.append(Evaluated(_engine.assemble(s, o), order, columns, weights, ()))
-    defined = {name: np.logical_and.reduce([~np.isnan(e.columns[name]) for e in evaluated])
-               for name in evaluated[0].columns}
-    gauc_w = None
-    if "gauc" in o.metrics:  # each user weighs the mean of the models' weights
-        gauc_w = np.zeros(n_shared)
-        for e in evaluated:
-            if e.gauc_weights is not None:
-                gauc_w += e.gauc_weights / len(models)
-    shared = Shared(evaluated, n_scored, n_shared, defined, gauc_w)
+    shared = Shared.of(evaluated, o, n_scored, n_shared, n_users=n_shared)
     result = pairwise_table(shared, [m.name for m in models], pairs, o, n_resamples=n_resamples,
                             seed=seed, alpha=alpha, correction=correction,
                             delong_of=lambda i, j: delong[pairs.index((i, j))])
