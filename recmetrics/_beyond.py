@@ -707,20 +707,12 @@ class SharedBeyond:
             sums = total.sums[cut]
             values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
             for name in data.metrics:
-                n = sums.counts.get(name, sums.n_lists)
-                note = note_of(name, n, sums.n_lists)
-                if np.isnan(values[name]):
-                    warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
-                                  RecmetricsWarning, stacklevel=caller_stacklevel())
+                n, note = counted(name, cut, sums, values)
                 row = f"{name}@{cut}"
                 if quantiles is not None and row in total.resamples and n > 1:
-                    pair = total.resamples[row]
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        resampled = pair[:, 0] / pair[:, 1]
-                    resampled = resampled[np.isfinite(resampled)]
-                    if resampled.size:
-                        low, high = np.quantile(resampled, quantiles)
-                        intervals[row] = (float(low), float(high))
+                    interval = _engine.ratio_interval(total.resamples[row], quantiles)
+                    if interval is not None:
+                        intervals[row] = interval
                 elif ci is not None and name in AGGREGATE_ONLY:
                     note = f"{note}; {NO_INTERVAL}" if note else NO_INTERVAL
                 records.append({"metric": name, "k": cut, "value": float(values[name]),
