@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import print_table
+from _bench import print_table, scored_log
 
 BASELINE = r"""
 import sys
@@ -59,17 +59,10 @@ def write_files(folder: Path, n_users: int, n_items: int, seed: int = 2024) -> t
     import pyarrow.csv as pacsv
 
     rng = np.random.default_rng(seed)
-    n = n_users * n_items
-    users = np.char.mod("u%07d", np.repeat(np.arange(n_users), n_items))
-    items = np.char.mod("i%04d", rng.permuted(np.tile(np.arange(n_items), (n_users, 1)),
-                                              axis=1).ravel())
-    label = (rng.random(n) < 0.05).astype(np.int64)
-    score = rng.random(n) + 0.3 * label
-    order = rng.permutation(n)                      # a log is not sorted by user
-    users, items, score, label = users[order], items[order], score[order], label[order]
+    users, items, score, label = scored_log(n_users, n_items, rng)
     scores_path, truth_path = folder / "scores.csv", folder / "truth.csv"
     pacsv.write_csv(pa.table({"user": users, "item": items, "score": score}), scores_path)
-    judged = (label > 0) | (rng.random(n) < 0.05)
+    judged = (label > 0) | (rng.random(label.size) < 0.05)
     pacsv.write_csv(pa.table({"user": users[judged], "item": items[judged],
                               "label": label[judged]}), truth_path)
     return scores_path, truth_path

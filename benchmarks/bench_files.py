@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import print_table
+from _bench import print_table, scored_log
 from bench_cli import measure
 
 FLOOR = r"""
@@ -102,16 +102,9 @@ def write_files(folder: Path, n_users: int, n_items: int, seed: int = 2024) -> N
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    rng = np.random.default_rng(seed)
-    n = n_users * n_items
-    users = np.char.mod("u%07d", np.repeat(np.arange(n_users), n_items))
-    items = np.char.mod("i%04d", rng.permuted(np.tile(np.arange(n_items), (n_users, 1)),
-                                              axis=1).ravel())
-    label = (rng.random(n) < 0.05).astype(np.int64)
-    score = rng.random(n) + 0.3 * label                    # distinct with probability 1
-    order = rng.permutation(n)                             # a log is not sorted by user
-    scores = pa.table({"user": users[order], "item": items[order], "score": score[order]})
-    truth = pa.table({"user": users[order], "item": items[order], "label": label[order]})
+    users, items, score, label = scored_log(n_users, n_items, np.random.default_rng(seed))
+    scores = pa.table({"user": users, "item": items, "score": score})
+    truth = pa.table({"user": users, "item": items, "label": label})
     pacsv.write_csv(scores, folder / "scores.csv")
     pacsv.write_csv(truth, folder / "truth.csv")
     pq.write_table(scores, folder / "scores.parquet")

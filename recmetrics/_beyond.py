@@ -86,18 +86,12 @@ class BeyondInputs:
             as_frame("truth", truth, {"user": user, "item": item, "label": label})
             frames.append(("truth", truth))
         self.metrics = self._metrics(metrics, history, truth, item_features)
-        item_frames = list(frames)
-        if catalog is not None:
-            item_frames.append(("catalog", as_catalog(catalog, item)))
-        uses_features = self._uses_features(item_features)
-        if uses_features:
-            as_frame("item_features", item_features, {"item": item})
-            item_frames.append(("item_features", item_features))
+        item_frames = self._item_frames(frames, catalog, item_features, item)
         user_codes, self.user_ids = codes(user, *frames)
-        item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
-        self.n_users, self.n_items = len(self.user_ids), len(self.item_ids)
+        item_codes = self._code_items(item_frames, item)
+        self.n_users = len(self.user_ids)
         self.n_lists = self.n_users
-        by_name = {name: (u, i) for (name, _), u, i in zip(frames, user_codes, item_codes)}
+        by_name = {name: (u, item_codes[name]) for (name, _), u in zip(frames, user_codes)}
         self.users, self.items = by_name["pred"]
         keys = self.users.astype(np.int64) * self.n_items + self.items
         check_unique_keys("pred", keys, pred, user, item)
@@ -114,10 +108,10 @@ class BeyondInputs:
             found = where >= 0
             self.grades[found] = t_grades[where[found]]
             truth_relevant = t_items[t_grades > 0]
-        self._build(listed=item_codes[:len(frames)], sources=[name for name, _ in frames],
-                    catalog=item_codes[len(frames)] if catalog is not None else None,
+        self._build(listed=[item_codes[name] for name, _ in frames],
+                    sources=[name for name, _ in frames], catalog=item_codes.get("catalog"),
                     history=by_name.get("history"), truth_relevant=truth_relevant,
-                    features=item_codes[-1] if uses_features else None,
+                    features=item_codes.get("item_features"),
                     item_features=item_features, item=item, head_share=head_share,
                     unseen=unseen)
 
@@ -135,7 +129,6 @@ class BeyondInputs:
         self = object.__new__(cls)
         self.ranked = True
         self.metrics = cls._metrics(metrics, history, truth, item_features)
-        uses_features = self._uses_features(item_features)
         self.users, self.scores, self.grades = prep.lists, prep.scores, prep.grades
         self.user_ids, self.n_users = prep.users, prep.n_users
         self.n_lists = prep.n_users
@@ -148,14 +141,8 @@ class BeyondInputs:
             (_, h_users), joint_users = codes(user, ("pred", pd.DataFrame({user: prep.users})),
                                               ("history", history))
             self.n_users = len(joint_users)    # history's own users count in co-occurrence
-        if catalog is not None:
-            item_frames.append(("catalog", as_catalog(catalog, item)))
-        if uses_features:
-            as_frame("item_features", item_features, {"item": item})
-            item_frames.append(("item_features", item_features))
-        item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
-        self.n_items = len(self.item_ids)
-        by_name = {name: c for (name, _), c in zip(item_frames, item_codes)}
+        by_name = self._code_items(self._item_frames(item_frames, catalog, item_features, item),
+                                   item)
         # prep's item codes -> these codes (for a baseline's rows too, see reranked)
         self.prepared_item_ids, self.item_map = prep.item_ids, by_name["pred"]
         self.items = self.item_map[ranked_items(prep)]
@@ -174,6 +161,24 @@ class BeyondInputs:
 
     def _uses_features(self, item_features) -> bool:
         return item_features is not None and bool({"diversity", "serendipity"} & set(self.metrics))
+
+    def _item_frames(self, frames: list, catalog, item_features, item: str) -> list:
+        """``frames`` (name, frame) followed by the catalogue and, when a metric uses them,
+        the item features, both checked."""
+        item_frames = list(frames)
+        if catalog is not None:
+            item_frames.append(("catalog", as_catalog(catalog, item)))
+        if self._uses_features(item_features):
+            as_frame("item_features", item_features, {"item": item})
+            item_frames.append(("item_features", item_features))
+        return item_frames
+
+    def _code_items(self, item_frames: list, item: str) -> dict[str, np.ndarray]:
+        """The item codes of each of ``item_frames`` by its name, coded jointly; sets
+        ``item_ids`` and ``n_items``."""
+        item_codes, self.item_ids = codes(item, *item_frames, ordered=False)
+        self.n_items = len(self.item_ids)
+        return {name: c for (name, _), c in zip(item_frames, item_codes)}
 
     def _build(self, *, listed: list[np.ndarray], sources: list[str], catalog: np.ndarray | None,
                history: tuple[np.ndarray, np.ndarray] | None, truth_relevant: np.ndarray | None,
@@ -495,11 +500,7 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
         sums = _sums(top, data.context, values_per_user)
         values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
         for name in data.metrics:
-            n = sums.counts.get(name, sums.n_lists)
-            note = note_of(name, n, sums.n_lists)
-            if np.isnan(values[name]):
-                warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
-                              RecmetricsWarning, stacklevel=caller_stacklevel())
+            n, note = counted(name, cut, sums, values)
             if name in per_user and n > 1:
                 defined = ~np.isnan(columns[f"{name}@{cut}"])
                 ratios[f"{name}@{cut}"] = (np.where(defined, columns[f"{name}@{cut}"], 0.0),
@@ -533,6 +534,17 @@ def _sums(top: _kernels.TopK, ctx: _kernels.BeyondContext, per_user: dict) -> _k
         log_miss=log_miss, p_square=q,
         totals={m: float(np.nansum(v)) for m, v in means.items()},
         counts={m: int(np.count_nonzero(~np.isnan(v))) for m, v in means.items()})
+
+
+def counted(name: str, cut: int, sums, values: dict) -> tuple[int, str]:
+    """How many lists ``name``'s value at ``cut`` is taken over, and its note; warns where
+    the value is undefined (NaN)."""
+    n = sums.counts.get(name, sums.n_lists)
+    note = note_of(name, n, sums.n_lists)
+    if np.isnan(values[name]):
+        warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
+                      RecmetricsWarning, stacklevel=caller_stacklevel())
+    return n, note
 
 
 def note_of(name: str, n: int, n_lists: int) -> str:
@@ -612,7 +624,6 @@ class SharedBeyond:
         data = object.__new__(BeyondInputs)
         data.ranked = True
         data.metrics = BeyondInputs._metrics(list(b.metrics), history, True, item_features)
-        uses_features = data._uses_features(item_features)
         as_frame("history", history, {"user": user, "item": item})
         (h_users,), history_users = codes(user, ("history", history))
         data.user_ids, data.n_users = history_users, len(history_users)
@@ -620,14 +631,8 @@ class SharedBeyond:
         item_frames = [("pred", pred_items)] + ([("truth", truth_items)]
                                                  if truth_items is not None else [])
         item_frames.append(("history", history))
-        if catalog is not None:
-            item_frames.append(("catalog", as_catalog(catalog, item)))
-        if uses_features:
-            as_frame("item_features", item_features, {"item": item})
-            item_frames.append(("item_features", item_features))
-        item_codes, data.item_ids = codes(item, *item_frames, ordered=False)
-        data.n_items = len(data.item_ids)
-        by_name = {name: c for (name, _), c in zip(item_frames, item_codes)}
+        by_name = data._code_items(data._item_frames(item_frames, catalog, item_features, item),
+                                   item)
         data.items = by_name["pred"]
         listed = ["pred", "history"] + (["truth"] if truth_items is not None else [])
         data._build(listed=[by_name[n] for n in listed], sources=listed,
@@ -702,20 +707,12 @@ class SharedBeyond:
             sums = total.sums[cut]
             values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
             for name in data.metrics:
-                n = sums.counts.get(name, sums.n_lists)
-                note = note_of(name, n, sums.n_lists)
-                if np.isnan(values[name]):
-                    warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
-                                  RecmetricsWarning, stacklevel=caller_stacklevel())
+                n, note = counted(name, cut, sums, values)
                 row = f"{name}@{cut}"
                 if quantiles is not None and row in total.resamples and n > 1:
-                    pair = total.resamples[row]
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        resampled = pair[:, 0] / pair[:, 1]
-                    resampled = resampled[np.isfinite(resampled)]
-                    if resampled.size:
-                        low, high = np.quantile(resampled, quantiles)
-                        intervals[row] = (float(low), float(high))
+                    interval = _engine.ratio_interval(total.resamples[row], quantiles)
+                    if interval is not None:
+                        intervals[row] = interval
                 elif ci is not None and name in AGGREGATE_ONLY:
                     note = f"{note}; {NO_INTERVAL}" if note else NO_INTERVAL
                 records.append({"metric": name, "k": cut, "value": float(values[name]),

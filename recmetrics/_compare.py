@@ -225,6 +225,21 @@ class Shared:
     defined: dict[str, np.ndarray]     # per-user column -> defined under every model (by code)
     gauc_weights: np.ndarray | None    # the mean of the models' GAUC weights (by code)
 
+    @classmethod
+    def of(cls, evaluated: list[Evaluated], o: Options, n_scored: np.ndarray, n_shared: int, *,
+           n_users: int) -> Shared:
+        """The models' evaluations on their shared users (``n_users`` codes): where every
+        model's per-user value is defined, and with GAUC each user's mean weight."""
+        defined = {name: np.logical_and.reduce([~np.isnan(e.columns[name]) for e in evaluated])
+                   for name in evaluated[0].columns}
+        gauc_w = None
+        if "gauc" in o.metrics:  # each user weighs the mean of the models' weights
+            gauc_w = np.zeros(n_users)
+            for e in evaluated:
+                if e.gauc_weights is not None:  # set whenever gauc is asked for
+                    gauc_w += e.gauc_weights / len(evaluated)
+        return cls(evaluated, n_scored, n_shared, defined, gauc_w)
+
 
 def compare_models(models: list[Model], truth, o: Options, *, user: str, item: str, label: str,
                    baseline: str | None, n_resamples: int, seed, alpha: float,
@@ -282,15 +297,7 @@ def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: 
                               column: values[keep]})
         evaluated.append(_evaluate(m, frame, truth_codes, truth_keys, n_ids, width, user_ids,
                                    item_ids, o, user=user, item=item, label=label))
-    defined = {name: np.logical_and.reduce([~np.isnan(e.columns[name]) for e in evaluated])
-               for name in evaluated[0].columns}
-    gauc_w = None
-    if "gauc" in o.metrics:  # each user weighs the mean of the models' weights
-        gauc_w = np.zeros(n_ids)
-        for e in evaluated:
-            if e.gauc_weights is not None:  # set whenever gauc is asked for
-                gauc_w += e.gauc_weights / len(models)
-    return Shared(evaluated, n_scored, n_shared, defined, gauc_w)
+    return Shared.of(evaluated, o, n_scored, n_shared, n_users=n_ids)
 
 
 def check_shared(models: list[Model], n_scored: np.ndarray, n_shared: int) -> None:

@@ -181,15 +181,27 @@ def _notes(table: pd.DataFrame) -> list[str]:
     return [str(n) for n in notes] if isinstance(notes, (list, tuple)) else []
 
 
+def _shared_cell(shown: dict, table: pd.DataFrame, column: str, digits: int) -> None:
+    """Put ``column`` in ``shown`` as every table shows it: the metric labels, the notes (only
+    where some row has one), counts, and any other column as it comes."""
+    if column == "metric":
+        shown["metric"] = _labels(table)
+    elif column == "note":
+        if table["note"].map(lambda n: isinstance(n, str) and bool(n.strip())).any():
+            shown["note"] = _generic(table["note"], digits)
+    elif column.startswith("n_") or column == "slice_size":
+        shown[column] = table[column].map(_count)
+    else:
+        shown[column] = _generic(table[column], digits)
+
+
 def _evaluate_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
     shown: dict[str, pd.Series] = {}
     has_ci = {"ci_low", "ci_high"} <= set(table.columns)
     for column in table.columns:
         if column in _EVALUATE_FOLDED:
             continue
-        if column == "metric":
-            shown["metric"] = _labels(table)
-        elif column == "value" and has_ci:
+        if column == "value" and has_ci:
             shown["value [interval]"] = pd.Series(
                 [_number(v, digits) if pd.isna(lo) or pd.isna(hi) else
                  f"{_number(v, digits)} [{_number(lo, digits)}, {_number(hi, digits)}]"
@@ -197,13 +209,8 @@ def _evaluate_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
                 index=table.index)
         elif column == "value":
             shown["value"] = table["value"].map(lambda v: _number(v, digits))
-        elif column == "note":
-            if table["note"].map(lambda n: isinstance(n, str) and bool(n.strip())).any():
-                shown["note"] = _generic(table["note"], digits)
-        elif column.startswith("n_") or column == "slice_size":
-            shown[column] = table[column].map(_count)
         else:
-            shown[column] = _generic(table[column], digits)
+            _shared_cell(shown, table, column, digits)
     caption = []
     if has_ci:
         level = table.attrs.get("ci")
@@ -231,9 +238,7 @@ def _compare_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
     for column in table.columns:
         if column in _COMPARE_FOLDED or (names and column in ("model_a", "model_b")):
             continue
-        if column == "metric":
-            shown["metric"] = _labels(table)
-        elif column == "value_a":
+        if column == "value_a":
             shown[a if names else "value_a"] = table[column].map(lambda v: _number(v, digits))
         elif column == "value_b":
             shown[b if names else "value_b"] = table[column].map(lambda v: _number(v, digits))
@@ -245,13 +250,8 @@ def _compare_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
                                     for s, lo, hi in zip(signed, table["ci_low"], table["ci_high"])],
                                    index=table.index)
             shown[f"{b} \u2212 {a}" if names else "difference"] = signed
-        elif column == "note":
-            if table["note"].map(lambda n: isinstance(n, str) and bool(n.strip())).any():
-                shown["note"] = _generic(table["note"], digits)
-        elif column.startswith("n_") or column == "slice_size":
-            shown[column] = table[column].map(_count)
         else:
-            shown[column] = _generic(table[column], digits)
+            _shared_cell(shown, table, column, digits)
     caption = []
     p = _verdict_p(table)
     if p is not None:

@@ -912,11 +912,29 @@ def poisson_intervals(s: Summary, o: Options, ci: float) -> dict:
                                                   o.ties)
             else:
                 values = sums[:, 0] / sums[:, 1]
-        values = values[np.isfinite(values)]
-        if values.size:
-            low, high = np.quantile(values, quantiles)
-            intervals[name] = (float(low), float(high))
+        interval = percentile_interval(values, quantiles)
+        if interval is not None:
+            intervals[name] = interval
     return intervals
+
+
+def percentile_interval(values: np.ndarray, quantiles: list[float]
+                        ) -> tuple[float, float] | None:
+    """The ``quantiles`` (low, high) of a row's resampled values, over the finite ones (a
+    resample with no user for the row gives 0/0); None where no value is finite."""
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return None
+    low, high = np.quantile(values, quantiles)
+    return float(low), float(high)
+
+
+def ratio_interval(pair: np.ndarray, quantiles: list[float]) -> tuple[float, float] | None:
+    """:func:`percentile_interval` of a ratio row from its resampled (numerator, denominator)
+    sums, one resample a row of ``pair``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = pair[:, 0] / pair[:, 1]
+    return percentile_interval(values, quantiles)
 
 
 def ratio_intervals(prep: Prepared, ratios: dict, *, ci: float, n_resamples: int, seed,
@@ -939,12 +957,9 @@ def ratio_intervals(prep: Prepared, ratios: dict, *, ci: float, n_resamples: int
     quantiles = [(1 - ci) / 2, (1 + ci) / 2]
     intervals = {}
     for name, pair in sums.items():
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = pair[:, 0] / pair[:, 1]
-        values = values[np.isfinite(values)]
-        if values.size:
-            low, high = np.quantile(values, quantiles)
-            intervals[name] = (float(low), float(high))
+        interval = ratio_interval(pair, quantiles)
+        if interval is not None:
+            intervals[name] = interval
     return intervals
 
 

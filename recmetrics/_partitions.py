@@ -27,8 +27,7 @@ the placements of DeLong's test, :func:`compare_finish`).
 """
 from __future__ import annotations
 
-import math
-import warnings
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +39,9 @@ from . import _beyond, _engine, _kernels, slices
 from ._engine import BOOTSTRAPS, Prepared, Summary, check_options, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
-from ._validation import (RecmetricsWarning, caller_stacklevel, check_columns,
-                          check_n_resamples, check_option, check_probability, check_seed)
-from .stats import DeLongResult
+from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
+                          check_seed)
+from .stats import DeLongResult, _delong_result
 
 #: Rows of pred per partition of users (a worker evaluates one partition at a time, at about
 #: 150 bytes a row); ``npartitions=`` overrides it.
@@ -540,6 +539,29 @@ def finish(s: Summary, o: Options, *, ci: float | None, truth_given: bool, posit
     return table
 
 
+def beyond_setup(b, o: Options, pred, truth, names: dict, distinct_items, *, ci: float | None,
+                 seed, n_resamples: int, engine: str) -> tuple[_beyond.SharedBeyond, dict]:
+    """:func:`recmetrics._beyond.distributed_setup` for a Dask or Spark pred and truth (truth
+    None when the labels are in pred): their columns checked, and their distinct items read by
+    ``distinct_items(pred, judged, item)``, which returns both as one-column pandas frames."""
+    check_inputs(pred.columns, None if truth is None else truth.columns, names)
+    item = names["item"]
+    pred_items, judged_items = distinct_items(pred, truth if truth is not None else pred, item)
+    return _beyond.distributed_setup(b, o, ci=ci, seed=seed, n_resamples=n_resamples,
+                                     pred_items=pred_items, judged_items=judged_items,
+                                     user=names["user"], item=item, engine=engine)
+
+
+def per_user_plan(o: Options, per_user_path) -> tuple[Options, str | None]:
+    """The options of a distributed evaluate_per_user (no AUC, which has no per-user value)
+    and its output directory, made if given (None: the tables are gathered)."""
+    path = None
+    if per_user_path is not None:
+        path = os.fspath(per_user_path)
+        os.makedirs(path, exist_ok=True)
+    return o.replace(metrics=tuple(m for m in o.metrics if m != "auc")), path
+
+
 def user_rows(tables: list) -> pd.DataFrame:
     """The gathered per-user tables as one, users in the order of their first input row."""
     tables = [t for t in tables if t is not None]
@@ -830,7 +852,6 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
             for x in range(5):
                 old[x] += values[x]
     n_a, n_b, n_common = (int(x) for x in rows)
-    nan = float("nan")
     if n_common == 0:
         return None, "no (user, item) row is scored by both models, so DeLong's test was not run"
     offsets = []
@@ -862,31 +883,12 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
         f"(of {n_a:,} and {n_b:,})")
     auc_a = float(total[True][2] / (2 * m * n))
     auc_b = float(total[True][3] / (2 * m * n))
-    difference = auc_b - auc_a
-    if m < 2 or n < 2:
-        only = f"{m} positive" if m < 2 else f"{n} negative"
-        warnings.warn(f"the variance of the AUC difference is undefined: y_true holds only "
-                      f"{only}, and DeLong's variance needs at least two positives and two "
-                      "negatives; variance, z and p_value are NaN", RecmetricsWarning,
-                      stacklevel=caller_stacklevel())
-        return DeLongResult(auc_a, auc_b, difference, nan, nan, nan), note
-
     def variance(t: list, count: int) -> Fraction:  # sample variance, denominator count - 1
         return (Fraction(t[1]) - Fraction(t[0] * t[0], count)) / (count - 1)
 
-    var = float(variance(total[True], m) / (4 * n * n) / m
-                + variance(total[False], n) / (4 * m * m) / n)
-    if var > 0:
-        z = difference / math.sqrt(var)
-        return DeLongResult(auc_a, auc_b, difference, var, z, math.erfc(abs(z) / math.sqrt(2))), note
-    if difference == 0:
-        return DeLongResult(auc_a, auc_b, difference, 0.0, nan, 1.0), note
-    warnings.warn(f"the variance of the AUC difference is 0 although the AUCs differ by "
-                  f"{difference:g}: every positive and every negative moves by the same amount, "
-                  "so the normal approximation has nothing to go on; z is infinite and p_value "
-                  "0.0 (try paired_bootstrap_test or more samples)", RecmetricsWarning,
-                  stacklevel=caller_stacklevel())
-    return DeLongResult(auc_a, auc_b, difference, 0.0, math.copysign(math.inf, difference), 0.0), note
+    return _delong_result(auc_a, auc_b, m, n,
+                          lambda: float(variance(total[True], m) / (4 * n * n) / m
+                                        + variance(total[False], n) / (4 * m * m) / n)), note
 
 
 def compare_finish(models: list, pairs: list, o: Options, *, summaries: list[Summary],
@@ -910,15 +912,7 @@ def compare_finish(models: list, pairs: list, o: Options, *, summaries: list[Sum
         weights = table[f"_w{i}"].to_numpy(dtype=np.float64) if f"_w{i}" in table else None
         order = np.argsort(table[f"_first{i}"].to_numpy(dtype=np.int64), kind="stable")
         evaluated.append(Evaluated(_engine.assemble(s, o), order, columns, weights, ()))
-    defined = {name: np.logical_and.reduce([~np.isnan(e.columns[name]) for e in evaluated])
-               for name in evaluated[0].columns}
-    gauc_w = None
-    if "gauc" in o.metrics:  # each user weighs the mean of the models' weights
-        gauc_w = np.zeros(n_shared)
-        for e in evaluated:
-            if e.gauc_weights is not None:
-                gauc_w += e.gauc_weights / len(models)
-    shared = Shared(evaluated, n_scored, n_shared, defined, gauc_w)
+    shared = Shared.of(evaluated, o, n_scored, n_shared, n_users=n_shared)
     result = pairwise_table(shared, [m.name for m in models], pairs, o, n_resamples=n_resamples,
                             seed=seed, alpha=alpha, correction=correction,
                             delong_of=lambda i, j: delong[pairs.index((i, j))])

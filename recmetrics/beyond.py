@@ -96,16 +96,15 @@ share a history user (one sparse product; about 12 bytes a pair).
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from . import _kernels
-from ._beyond import BEYOND_METRICS, BeyondInputs, note_of
+from ._beyond import BEYOND_METRICS, BeyondInputs, counted
 from ._ids import codes, locate
-from ._validation import (TIES, UNSEEN, RecmetricsWarning, Ties, Unseen, as_catalog, as_frame,
-                          caller_stacklevel, check_head_share, check_k_values, check_option)
+from ._validation import (TIES, UNSEEN, Ties, Unseen, as_catalog, as_frame,
+                          check_head_share, check_k_values, check_option)
 
 __all__ = ["beyond_accuracy", "beyond_accuracy_per_user", "most_popular", "BEYOND_METRICS"]
 
@@ -249,11 +248,7 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
         sums = _kernels.beyond_sums(top, data.context, data.metrics)
         values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
         for name in data.metrics:
-            n = sums.counts.get(name, sums.n_lists)
-            note = note_of(name, n, sums.n_lists)
-            if np.isnan(values[name]):
-                warnings.warn(f"{name}@{cut} is undefined here ({note}); returning NaN",
-                              RecmetricsWarning, stacklevel=caller_stacklevel())
+            n, note = counted(name, cut, sums, values)
             rows.append({"metric": name, "k": cut, "value": values[name], "n_users": n,
                          "conventions": data.conventions(name, ties, head_share, unseen),
                          "note": note})

@@ -331,13 +331,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     shared, beyond = None, None
     if b.metrics:
         pred, truth = _as_dask(pred), _as_dask(truth)
-        _partitions.check_inputs(pred.columns, None if truth is None else truth.columns, names)
-        judged = truth if truth is not None else pred
-        pred_items, judged_items = dask.compute(pred[item].drop_duplicates(),
-                                                judged[item].drop_duplicates())
-        shared, options = _beyond.distributed_setup(
-            b, o, ci=ci, seed=seed, n_resamples=n_resamples, pred_items=pred_items.to_frame(item),
-            judged_items=judged_items.to_frame(item), user=user, item=item, engine="Dask")
+        shared, options = _partitions.beyond_setup(
+            b, o, pred, truth, names, _distinct_items, ci=ci, seed=seed,
+            n_resamples=n_resamples, engine="Dask")
         # the shared part as one graph key: sent to each worker once, not with every task
         beyond = dask.delayed(functools.partial)(
             _beyond.SharedBeyond.partition_sums,
@@ -347,6 +343,14 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     return _partitions.evaluate_table(s, o, b, shared, extras, ci=ci, n_resamples=n_resamples,
                                       truth_given=truth is not None,
                                       positives_only=positives_only, rank=rank, score=score)
+
+
+def _distinct_items(pred: dd.DataFrame, judged: dd.DataFrame, item: str
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The distinct items of pred and of judged, in one pass, as one-column pandas frames."""
+    pred_items, judged_items = dask.compute(pred[item].drop_duplicates(),
+                                            judged[item].drop_duplicates())
+    return pred_items.to_frame(item), judged_items.to_frame(item)
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
@@ -370,11 +374,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
-    path = None
-    if per_user_path is not None:
-        path = os.fspath(per_user_path)
-        os.makedirs(path, exist_ok=True)
-    o_users = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
+    o_users, path = _partitions.per_user_plan(o, per_user_path)
     _, tables, _ = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
                      npartitions=npartitions, users="collect" if path is None else "write",
                      path=path)

@@ -460,14 +460,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         if b.metrics:
             spark = next(f for f in (pred, truth) if isinstance(f, DataFrame)).sparkSession
             pred, truth = _as_spark(pred, spark), _as_spark(truth, spark)
-            _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
-                                     names)
-            judged = truth if truth is not None else pred
-            shared, options = _beyond.distributed_setup(
-                b, o, ci=ci, seed=seed, n_resamples=n_resamples,
-                pred_items=pred.select(item).distinct().toPandas(),
-                judged_items=judged.select(item).distinct().toPandas(), user=user, item=item,
-                engine="Spark")
+            shared, options = _partitions.beyond_setup(
+                b, o, pred, truth, names, _distinct_items, ci=ci, seed=seed,
+                n_resamples=n_resamples, engine="Spark")
             # the shared part as a broadcast variable: sent to each executor once
             beyond = functools.partial(_beyond.broadcast_partition_sums,
                                        spark.sparkContext.broadcast(shared), **options)
@@ -476,6 +471,13 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     return _partitions.evaluate_table(s, o, b, shared, extras, ci=ci, n_resamples=n_resamples,
                                       truth_given=truth is not None,
                                       positives_only=positives_only, rank=rank, score=score)
+
+
+def _distinct_items(pred: DataFrame, judged: DataFrame, item: str
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The distinct items of pred and of judged as one-column pandas frames."""
+    return (pred.select(item).distinct().toPandas(),
+            judged.select(item).distinct().toPandas())
 
 
 def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user",
@@ -500,11 +502,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     check_rank(rank, o)
     truth, _ = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
-    path = None
-    if per_user_path is not None:
-        path = os.fspath(per_user_path)
-        os.makedirs(path, exist_ok=True)
-    o_users = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
+    o_users, path = _partitions.per_user_plan(o, per_user_path)
     with _quiet():
         _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
                          npartitions=npartitions, users="collect" if path is None else "write",

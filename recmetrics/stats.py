@@ -294,9 +294,17 @@ def delong_from_placements(placements_a, placements_b) -> DeLongResult:
     callers that reuse one model's placements in several tests (:func:`recmetrics.compare`)."""
     (v10_a, v01_a), (v10_b, v01_b) = placements_a, placements_b
     m, n = v10_a.size, v01_a.size
-    nan = float("nan")
     auc_a = float(v10_a.sum() / (2 * m * n))  # (wins + wins_or_ties) / 2PN, as roc_auc
     auc_b = float(v10_b.sum() / (2 * m * n))
+    return _delong_result(auc_a, auc_b, m, n,
+                          lambda: _kernels.delong_variance(v10_b - v10_a, v01_b - v01_a))
+
+
+def _delong_result(auc_a: float, auc_b: float, m: int, n: int, variance) -> DeLongResult:
+    """DeLong's test of the AUCs ``auc_a`` and ``auc_b`` of the same m positives and n
+    negatives, ``variance()`` giving the variance of their difference (called only where
+    m, n >= 2). Warns where the variance is undefined, or 0 although the AUCs differ."""
+    nan = float("nan")
     difference = auc_b - auc_a
     if m < 2 or n < 2:
         only = f"{m} positive" if m < 2 else f"{n} negative"
@@ -305,11 +313,10 @@ def delong_from_placements(placements_a, placements_b) -> DeLongResult:
                       "negatives; variance, z and p_value are NaN", RecmetricsWarning,
                       stacklevel=caller_stacklevel())
         return DeLongResult(auc_a, auc_b, difference, nan, nan, nan)
-    variance = _kernels.delong_variance(v10_b - v10_a, v01_b - v01_a)
-    if variance > 0:
-        z = difference / math.sqrt(variance)
-        return DeLongResult(auc_a, auc_b, difference, variance, z,
-                            math.erfc(abs(z) / math.sqrt(2)))
+    var = variance()
+    if var > 0:
+        z = difference / math.sqrt(var)
+        return DeLongResult(auc_a, auc_b, difference, var, z, math.erfc(abs(z) / math.sqrt(2)))
     if difference == 0:
         return DeLongResult(auc_a, auc_b, difference, 0.0, nan, 1.0)
     warnings.warn(f"the variance of the AUC difference is 0 although the AUCs differ by "

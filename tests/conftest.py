@@ -20,6 +20,9 @@ os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
 import pytest
 from hypothesis import settings
 
+# the engines' shared assertions (tests/_engines.py) explain their failures as the tests' own do
+pytest.register_assert_rewrite("_engines")
+
 settings.register_profile("recmetrics", deadline=None, derandomize=bool(os.environ.get("CI")),
                           print_blob=True)
 settings.load_profile("recmetrics")

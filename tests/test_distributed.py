@@ -10,14 +10,15 @@ import os
 import signal
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from conftest import assert_same_columns, assert_same_comparison, import_extra  # noqa: E402
+from _engines import (assert_same_outcome, assert_same_table, draw_judged,  # noqa: E402,F401
+                      draw_rows, kind_ids, many_buckets, outcome, spread_log)
 
 dask = import_extra("dask")  # skipped without the dask extra, a failure under tasks.py test
 dd = import_extra("dask.dataframe")
@@ -25,19 +26,8 @@ distributed = import_extra("distributed")
 
 import recmetrics as rm  # noqa: E402
 from recmetrics import distributed as rmd  # noqa: E402
-from recmetrics import _partitions  # noqa: E402
 from recmetrics._engine import poisson_auc_sums  # noqa: E402
 from recmetrics._ids import user_hash  # noqa: E402
-
-
-
-@pytest.fixture(autouse=True, scope="module")
-def many_buckets():
-    """Partitions of 40 rows and AUC score buckets of 2, so that tiny logs are cut as big ones."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_partitions, "BUCKET_ROWS", 2)
-        patch.setattr(_partitions, "PARTITION_ROWS", 40)
-        yield
 
 
 @contextlib.contextmanager
@@ -62,32 +52,6 @@ def split(frame: pd.DataFrame, cuts) -> "dd.DataFrame":
                            verify_meta=False)
 
 
-def outcome(call):
-    """(result, RecmetricsWarning messages cut before their examples) or the ValueError raised."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = call()
-        except ValueError as error:
-            return error, []
-    said = sorted(str(w.message).split(" (e.g.")[0] for w in caught
-                  if issubclass(w.category, rm.RecmetricsWarning))
-    return result, said
-
-
-def assert_same_table(expected: pd.DataFrame, got: pd.DataFrame):
-    assert list(got.columns) == list(expected.columns)
-    assert got.metric.tolist() == expected.metric.tolist()
-    assert got.k.tolist() == expected.k.tolist()
-    for column in ("n_users", "n_skipped", "n_without_predictions", "conventions", "note"):
-        assert got[column].tolist() == expected[column].tolist(), column
-    for column in ("value", "ci_low", "ci_high"):
-        if column in expected:
-            np.testing.assert_allclose(got[column], expected[column], rtol=0, atol=1e-12,
-                                       err_msg=column)
-    assert got.attrs["conventions"] == expected.attrs["conventions"]
-
-
 def assert_same_users(expected: pd.DataFrame, got: pd.DataFrame):
     pd.testing.assert_frame_equal(got, expected, check_exact=False, rtol=1e-12, atol=1e-12)
 
@@ -95,44 +59,20 @@ def assert_same_users(expected: pd.DataFrame, got: pd.DataFrame):
 # --------------------------------------------------------------------------- generated logs
 
 
-def _ids(kind: str, values, side: str):
-    if kind == "int":
-        return np.asarray(values, dtype=np.int64) * 7
-    if kind == "float":  # whole numbers as float in truth, int in pred: one id each
-        return np.asarray(values, dtype=np.float64 if side == "truth" else np.int64) * 7
-    if kind == "text":  # written with spaces in truth: the id policy strips them
-        return np.array([(" u%d " if side == "truth" else "u%d") % v for v in values], dtype=object)
-    return pd.Categorical(["u%d" % v for v in values])  # categorical
-
-
 @st.composite
 def logs(draw):
-    n_users = draw(st.integers(1, 9))
-    rows = []
-    unscored = []
-    for u in range(n_users):
-        n_items = draw(st.integers(0, 5))
-        scores = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75, 1.0]),
-                               min_size=n_items, max_size=n_items))
-        grades = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n_items, max_size=n_items))
-        rows += [(u, i, s, g) for i, (s, g) in enumerate(zip(scores, grades))]
-        unscored += [(u, 50 + j, draw(st.sampled_from([0, 1, 2])))
-                     for j in range(draw(st.sampled_from([0, 0, 1, 2])))]
-    assume(rows)
+    rows, unscored = draw_rows(draw, max_users=9)
     users, items, scores, grades = (list(c) for c in zip(*rows))
     with_truth = draw(st.booleans())
     user_kind = draw(st.sampled_from(["int", "float", "text", "category"]))
     item_kind = draw(st.sampled_from(["int", "text"]))
-    pred = pd.DataFrame({"user": _ids(user_kind, users, "pred"),
-                         "item": _ids(item_kind, items, "pred"), "score": scores})
+    pred = pd.DataFrame({"user": kind_ids(user_kind, users, "pred"),
+                         "item": kind_ids(item_kind, items, "pred"), "score": scores})
     truth = None
     if with_truth:
-        judged = [(u, i, g) for u, i, _, g in rows if draw(st.booleans()) or g > 0] + unscored
-        if not judged:
-            judged = [(users[0], items[0], grades[0])]
-        tu, ti, tg = (list(c) for c in zip(*judged))
-        truth = pd.DataFrame({"user": _ids(user_kind, tu, "truth"),
-                              "item": _ids(item_kind, ti, "truth"), "label": tg})
+        tu, ti, tg = draw_judged(draw, rows, unscored)
+        truth = pd.DataFrame({"user": kind_ids(user_kind, tu, "truth"),
+                              "item": kind_ids(item_kind, ti, "truth"), "label": tg})
         truth = truth.sample(frac=1, random_state=draw(st.integers(0, 9))).reset_index(drop=True)
     else:
         pred["label"] = grades
@@ -168,27 +108,13 @@ def test_dask_equals_in_memory_on_generated_logs(log, options, n_parts, with_ci)
     with dask.config.set(scheduler="sync"):
         got, got_said = outcome(lambda: rmd.evaluate(dpred, dtruth, **options, **ci,
                                                      npartitions=n_parts))
-        if isinstance(expected, ValueError):
-            assert isinstance(got, ValueError), f"in memory refused ({expected}), Dask did not"
+        if not assert_same_outcome(expected, said, got, got_said, engine="Dask"):
             return
-        assert not isinstance(got, ValueError), got
-        assert_same_table(expected, got)
-        assert got_said == said
         users = rmd.evaluate_per_user(dpred, dtruth, npartitions=n_parts, **options)
     assert_same_users(rm.evaluate_per_user(pred, truth, **options), users)
 
 
 # --------------------------------------------------------------------------- literal cases
-
-
-def spread_log(n_users=40, n_items=12, seed=0):
-    """Each user's rows spread over every partition (rows ordered by item, not by user)."""
-    rng = np.random.default_rng(seed)
-    users = np.repeat(np.arange(n_users), n_items)
-    items = np.tile(np.arange(n_items), n_users)
-    pred = pd.DataFrame({"user": users, "item": items, "score": rng.integers(0, 6, users.size) / 5,
-                         "label": (rng.random(users.size) < 0.25).astype(int)})
-    return pred.sort_values(["item", "user"], kind="stable").reset_index(drop=True)
 
 
 def test_users_spread_over_partitions_are_shuffled_together():
@@ -547,7 +473,7 @@ def comparisons(draw):
         if not rows:
             rows = [(0, 0, 0.5, grade.setdefault((0, 0), 1))]
         u, i, s, g = (list(c) for c in zip(*rows))
-        frame = pd.DataFrame({"user": _ids(kind, u, "pred"), "item": i, "score": s,
+        frame = pd.DataFrame({"user": kind_ids(kind, u, "pred"), "item": i, "score": s,
                               "label": g})
         order = draw(st.permutations(range(len(frame))))
         frames.append(frame.iloc[list(order)].reset_index(drop=True))
@@ -555,7 +481,7 @@ def comparisons(draw):
     if draw(st.booleans()):
         judged = [(u, i, g) for (u, i), g in grade.items()] + [(0, 9, 1)]
         tu, ti, tg = (list(c) for c in zip(*judged))
-        truth = pd.DataFrame({"user": _ids(kind, tu, "truth"), "item": ti, "label": tg})
+        truth = pd.DataFrame({"user": kind_ids(kind, tu, "truth"), "item": ti, "label": tg})
         frames = [f.drop(columns="label") for f in frames]
     rank = None
     if draw(st.booleans()):  # the models rank their rows (1 = best) instead of scoring them
@@ -591,12 +517,8 @@ def test_dask_compare_equals_in_memory_compare(case, options, n_parts):
         got, got_said = outcome(lambda: rm.compare(
             dmodels, **dict(kwargs, truth=None if truth is None else split(truth, []))))
     event("refused" if isinstance(expected, ValueError) else "compared")
-    if isinstance(expected, ValueError):
-        assert isinstance(got, ValueError), f"in memory refused ({expected}), Dask did not"
-        return
-    assert not isinstance(got, ValueError), got
-    assert_same_comparison(expected, got)
-    assert got_said == said
+    assert_same_outcome(expected, said, got, got_said, engine="Dask",
+                        assert_same=assert_same_comparison)
 
 
 def test_dask_compare_of_two_frames_with_a_baseline_and_npartitions():
@@ -702,12 +624,8 @@ def test_dask_slices_equal_in_memory_slices(log, options, n_parts, with_ci, dask
             split(pred, pred_cuts), None if truth is None else split(truth, truth_cuts),
             **dict(call, users=dusers), npartitions=n_parts))
     event("refused" if isinstance(expected, ValueError) else "sliced")
-    if isinstance(expected, ValueError):
-        assert isinstance(got, ValueError), f"in memory refused ({expected}), Dask did not"
-        return
-    assert not isinstance(got, ValueError), got
-    assert_same_sliced(expected, got)
-    assert got_said == said
+    assert_same_outcome(expected, said, got, got_said, engine="Dask",
+                        assert_same=assert_same_sliced)
 
 
 def test_dask_slices_refuse_what_memory_refuses():

@@ -11,17 +11,18 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import (assert_same_columns, assert_same_comparison, auc_literal,  # noqa: E402
                       import_extra)
+from _engines import (assert_same_outcome, assert_same_table, draw_judged,  # noqa: E402,F401
+                      draw_rows, kind_ids, many_buckets, outcome, spread_log)
 
 pyspark = import_extra("pyspark")  # skipped without the spark extra, a failure under tasks.py test
 
 import recmetrics as rm  # noqa: E402
 from recmetrics import cli  # noqa: E402
 from recmetrics import spark as rms  # noqa: E402
-from recmetrics import _partitions  # noqa: E402
 
 # PySpark warns that it does not yet fully support pandas 3 each time a test converts a frame
 pytestmark = pytest.mark.filterwarnings(
@@ -34,41 +35,6 @@ def spark():
         yield session
 
 
-@pytest.fixture(autouse=True, scope="module")
-def many_buckets():
-    """Groups of 40 rows and AUC score buckets of 2, so that tiny logs are cut as big ones."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_partitions, "BUCKET_ROWS", 2)
-        patch.setattr(_partitions, "PARTITION_ROWS", 40)
-        yield
-
-
-def outcome(call):
-    """(result, RecmetricsWarning messages cut before their examples) or the ValueError raised."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = call()
-        except ValueError as error:
-            return error, []
-    said = sorted(str(w.message).split(" (e.g.")[0] for w in caught
-                  if issubclass(w.category, rm.RecmetricsWarning))
-    return result, said
-
-
-def assert_same_table(expected: pd.DataFrame, got: pd.DataFrame):
-    assert list(got.columns) == list(expected.columns)
-    assert got.metric.tolist() == expected.metric.tolist()
-    assert got.k.tolist() == expected.k.tolist()
-    for column in ("n_users", "n_skipped", "n_without_predictions", "conventions", "note"):
-        assert got[column].tolist() == expected[column].tolist(), column
-    for column in ("value", "ci_low", "ci_high"):
-        if column in expected:
-            np.testing.assert_allclose(got[column], expected[column], rtol=0, atol=1e-12,
-                                       err_msg=column)
-    assert got.attrs["conventions"] == expected.attrs["conventions"]
-
-
 def to_spark(spark, frame: pd.DataFrame | None, n_partitions: int = 2):
     """A Spark DataFrame of ``frame`` in ``n_partitions`` input partitions (some may be empty)."""
     if frame is None:
@@ -79,39 +45,18 @@ def to_spark(spark, frame: pd.DataFrame | None, n_partitions: int = 2):
 # --------------------------------------------------------------------------- generated logs
 
 
-def _ids(kind: str, values, side: str):
-    if kind == "int":
-        return np.asarray(values, dtype=np.int64) * 7
-    if kind == "float":  # whole numbers as float in truth, int in pred: one id each
-        return np.asarray(values, dtype=np.float64 if side == "truth" else np.int64) * 7
-    # text, written with spaces in truth: the id policy strips them
-    return np.array([(" u%d " if side == "truth" else "u%d") % v for v in values], dtype=object)
-
-
 @st.composite
 def logs(draw):
     """Ties, one-class users, users without rows in pred, relevant items pred did not score."""
-    n_users = draw(st.integers(1, 8))
-    rows, unscored = [], []
-    for u in range(n_users):
-        n_items = draw(st.integers(0, 5))
-        scores = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75, 1.0]),
-                               min_size=n_items, max_size=n_items))
-        grades = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n_items, max_size=n_items))
-        rows += [(u, i, s, g) for i, (s, g) in enumerate(zip(scores, grades))]
-        unscored += [(u, 50 + j, draw(st.sampled_from([0, 1, 2])))
-                     for j in range(draw(st.sampled_from([0, 0, 1, 2])))]
-    assume(rows)
+    rows, unscored = draw_rows(draw, max_users=8)
     users, items, scores, grades = (list(c) for c in zip(*rows))
     user_kind = draw(st.sampled_from(["int", "float", "text"]))
-    pred = pd.DataFrame({"user": _ids(user_kind, users, "pred"), "item": items, "score": scores})
+    pred = pd.DataFrame({"user": kind_ids(user_kind, users, "pred"), "item": items,
+                         "score": scores})
     truth = None
     if draw(st.booleans()):
-        judged = [(u, i, g) for u, i, _, g in rows if draw(st.booleans()) or g > 0] + unscored
-        if not judged:
-            judged = [(users[0], items[0], grades[0])]
-        tu, ti, tg = (list(c) for c in zip(*judged))
-        truth = pd.DataFrame({"user": _ids(user_kind, tu, "truth"), "item": ti, "label": tg})
+        tu, ti, tg = draw_judged(draw, rows, unscored)
+        truth = pd.DataFrame({"user": kind_ids(user_kind, tu, "truth"), "item": ti, "label": tg})
     else:
         pred["label"] = grades
     return pred, truth
@@ -141,12 +86,8 @@ def test_spark_equals_in_memory_on_generated_logs(spark, log, options, n_parts, 
     spred, struth = to_spark(spark, pred, 3), to_spark(spark, truth)
     got, got_said = outcome(lambda: rms.evaluate(spred, struth, **options, **ci,
                                                  npartitions=n_parts))
-    if isinstance(expected, ValueError):
-        assert isinstance(got, ValueError), f"in memory refused ({expected}), Spark did not"
+    if not assert_same_outcome(expected, said, got, got_said, engine="Spark"):
         return
-    assert not isinstance(got, ValueError), got
-    assert_same_table(expected, got)
-    assert got_said == said
     users = rms.evaluate_per_user(spred, struth, npartitions=n_parts, **options)
     expected_users = rm.evaluate_per_user(pred, truth, **options)
     # Spark's repartition shuffles the rows: compare users as a set, in-memory order aside
@@ -158,16 +99,6 @@ def test_spark_equals_in_memory_on_generated_logs(spark, log, options, n_parts, 
 
 
 # --------------------------------------------------------------------------- literal cases
-
-
-def spread_log(n_users=40, n_items=12, seed=0):
-    """Each user's rows spread over every input partition (rows ordered by item, not by user)."""
-    rng = np.random.default_rng(seed)
-    users = np.repeat(np.arange(n_users), n_items)
-    items = np.tile(np.arange(n_items), n_users)
-    pred = pd.DataFrame({"user": users, "item": items, "score": rng.integers(0, 6, users.size) / 5,
-                         "label": (rng.random(users.size) < 0.25).astype(int)})
-    return pred.sort_values(["item", "user"], kind="stable").reset_index(drop=True)
 
 
 def test_rm_evaluate_sends_spark_input_here_and_keeps_the_users_order(spark):
