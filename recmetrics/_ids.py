@@ -232,14 +232,19 @@ def arrow_distinct_ids(column) -> pd.Series | None:
     turning the strings into pandas first. When every id has the same length of
     at most 8 bytes (zero-padded ids, short codes), each id's bytes are read as
     one 64-bit integer and the integers are hashed: equal lengths make that one
-    to one. Returns None for a column with missing values or of another type,
-    which the pandas path checks and reports.
+    to one. A dictionary-encoded column (Parquet's dictionary pages, read as
+    they are) has its chunks' dictionaries coded once, not its rows. Returns
+    None for a column with missing values or of another type, which the pandas
+    path checks and reports.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if column.null_count or not (pa.types.is_string(column.type)
-                                  or pa.types.is_large_string(column.type)):
+    if column.null_count:
+        return None
+    if pa.types.is_dictionary(column.type):
+        return _dictionary_ids(column)
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return None
     keys = _fixed_width_keys(column)
     if keys is not None:
@@ -257,6 +262,29 @@ def arrow_distinct_ids(column) -> pd.Series | None:
         dictionary, indices = encoded.dictionary, encoded.indices
     categories = pd.Index(dictionary.to_pandas(), dtype="str")
     return pd.Series(pd.Categorical.from_codes(indices.to_numpy(), categories=categories,
+                                               validate=False), copy=False)
+
+
+def _dictionary_ids(column) -> pd.Series | None:
+    """:func:`arrow_distinct_ids` of a dictionary-encoded text column: the entries of all
+    chunks' dictionaries are coded (a few per distinct id and row group), each row takes
+    its entry's code, and the codes are renumbered in order of first appearance."""
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    chunks = [chunk for chunk in chunks if len(chunk)]
+    if not chunks:
+        return None
+    entries = arrow_distinct_ids(pa.chunked_array([chunk.dictionary for chunk in chunks],
+                                                  type=column.type.value_type))
+    if entries is None:  # a missing value in a dictionary, or not text: the pandas path
+        return None
+    entry_codes = np.asarray(entries.array.codes)
+    starts = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
+    rows = np.concatenate([entry_codes[start:][chunk.indices.to_numpy(zero_copy_only=False)]
+                           for start, chunk in zip(starts, chunks)])
+    codes_, first = pd.factorize(rows)
+    return pd.Series(pd.Categorical.from_codes(codes_, categories=entries.cat.categories[first],
                                                validate=False), copy=False)
 
 

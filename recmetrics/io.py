@@ -569,8 +569,11 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report):
                           "its format") from None
     _check_columns(path, list(schema.names), columns, hints)
     wanted = list(dict.fromkeys(columns.values()))
+    text_ids = [columns[role] for role in ("user", "item") if role in columns
+                and schema.field(columns[role]).type in (pa.string(), pa.large_string())]
     try:
-        table = pq.read_table(path, columns=wanted)
+        table = pq.read_table(path, columns=wanted,
+                              read_dictionary=_dictionary_encoded(path, text_ids))
     except (pa.ArrowException, OSError) as error:
         raise FileProblem(f"{path} is not a readable Parquet file ({_first_line(error)}); check "
                           "its format") from None
@@ -578,6 +581,36 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report):
         report(path.stat().st_size)
     ids = {columns[r] for r in ("user", "item") if r in columns}
     return _frame(table, ids)[wanted], (lambda row: f"row {row + 1}")
+
+
+def _dictionary_encoded(path: Path, names: list[str]) -> list[str]:
+    """The columns a Parquet file holds as dictionary pages throughout, read best as they
+    are: no string per row (a column of 100 distinct ids reads about 7x faster), and each
+    row group's dictionary is coded once instead of every row.
+
+    A writer falls back to plain pages when a dictionary grows too big (100,000 distinct ids
+    a row group, say); reading those as a dictionary would hash every row in Arrow, slower
+    than coding the strings here. The metadata does not say which pages fell back, but
+    indices take at most 4 bytes a value uncompressed, plain strings more: that tells them
+    apart (the dictionary page itself counted at twice its compressed size). Either way the
+    ids read are the same; only the time differs.
+    """
+    if not names:
+        return []
+    import pyarrow.parquet as pq
+
+    metadata = pq.ParquetFile(path).metadata
+    paths = [metadata.schema.column(j).path for j in range(metadata.num_columns)]
+    kept = []
+    for name in names:
+        if name not in paths:
+            continue
+        j = paths.index(name)
+        chunks = [metadata.row_group(g).column(j) for g in range(metadata.num_row_groups)]
+        if all(c.has_dictionary_page and c.total_uncompressed_size <= 4 * c.num_values + 2 * (
+                c.data_page_offset - c.dictionary_page_offset) for c in chunks):
+            kept.append(name)
+    return kept
 
 
 def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | None = None

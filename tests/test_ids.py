@@ -278,3 +278,58 @@ def test_codes_of_a_categorical_do_not_depend_on_its_categories(values, categori
     (got,), ids = _ids.codes("user", ("pred", frame))
     codes, distinct = literal_distinct(values)
     assert got.tolist() == codes and list(ids) == distinct
+
+
+@settings(max_examples=100, deadline=None)
+@given(chunks=st.lists(st.lists(st.sampled_from(["u01", "u02", "x", "", "abcdefghi", "é"]),
+                                max_size=12), min_size=1, max_size=4),
+       spare=st.lists(st.sampled_from(["unused", "u01", "zz"]), max_size=3))
+def test_dictionary_encoded_ids_are_the_codes_of_first_appearance(chunks, spare):
+    """Chunks with their own dictionaries (as Parquet row groups have), dictionaries holding
+    entries no row uses: the rows' ids coded by the literal rule."""
+    import pyarrow as pa
+
+    arrays = []
+    for values in chunks:
+        dictionary = list(dict.fromkeys(spare + values))  # unused entries first
+        indices = pa.array([dictionary.index(v) for v in values], pa.int32())
+        arrays.append(pa.DictionaryArray.from_arrays(indices, pa.array(dictionary, pa.string())))
+    column = pa.chunked_array(arrays, type=pa.dictionary(pa.int32(), pa.string()))
+    values = [v for chunk in chunks for v in chunk]
+    got = _ids.arrow_distinct_ids(column)
+    if not values:
+        assert got is None
+        return
+    codes, categories = literal_distinct(values)
+    assert got.cat.codes.tolist() == codes
+    assert got.cat.categories.tolist() == categories
+
+
+@pytest.mark.parametrize("limit", [None, 64])
+def test_parquet_text_ids_read_as_pandas_reads_them(limit, tmp_path):
+    """Row groups whose dictionaries fit (read as dictionaries) and whose dictionary outgrew
+    the writer's limit (plain pages after it, read as strings): the ids pandas reads."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from recmetrics import io as rio
+
+    rng = np.random.default_rng(7)
+    n = 5000
+    table = pa.table({"user": [f"u{u:05d}" for u in rng.integers(0, 2000, n)],
+                      "item": [f"i{i}" for i in rng.integers(0, 30, n)],
+                      "score": rng.random(n)})
+    keep = ~pd.DataFrame({"u": table["user"], "i": table["item"]}).duplicated().to_numpy()
+    table = table.filter(pa.array(keep))
+    path = tmp_path / "p.parquet"
+    options = {} if limit is None else {"dictionary_pagesize_limit": limit,  # fall back soon
+                                        "data_page_size": 128, "write_batch_size": 64}
+    pq.write_table(table, path, row_group_size=1000, **options)
+    dictionary = rio._dictionary_encoded(path, ["user", "item"])
+    assert dictionary == (["user", "item"] if limit is None else [])
+    frame = rio.read_scores(path, columns={"user": "user", "item": "item", "score": "score"},
+                            numbers=("score",))
+    expected = pd.read_parquet(path)
+    for column in ("user", "item"):
+        assert frame[column].astype(str).tolist() == expected[column].tolist()
+        assert frame[column].cat.categories.tolist() == list(dict.fromkeys(expected[column]))
