@@ -217,11 +217,7 @@ def check_slices(by, users_columns, min_slice_size, *, user: str,
                  sources: list[tuple[str, list]]) -> tuple[list[str], int, list[bool]]:
     """The slicing options checked as in memory, on the inputs' columns (``users_columns``
     None without ``users=``): (by, min_slice_size, whether each name is "activity")."""
-    if by is None:
-        raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
-                         "by='country')")
-    by = slices.check_by(by)
-    min_slice_size = slices.check_min_slice_size(min_slice_size)
+    by, min_slice_size = slices.check_slicing(by, min_slice_size)
     if users_columns is not None:
         check_columns("users", users_columns, {"user": user})
     named = sources + ([("users", list(users_columns))] if users_columns is not None else [])

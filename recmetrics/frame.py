@@ -415,11 +415,7 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
     """``evaluate(by=...)``: the checks of the slicing, then :mod:`recmetrics.slices`."""
     from . import slices
 
-    if by is None:
-        raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
-                         "by='country')")
-    by = slices.check_by(by)
-    min_slice_size = slices.check_min_slice_size(min_slice_size)
+    by, min_slice_size = slices.check_slicing(by, min_slice_size)
     if users is not None:
         users = slices.check_users(users, user)
     if ci is not None and bootstrap == "multinomial":

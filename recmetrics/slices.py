@@ -126,6 +126,15 @@ class Slicing:
 # --------------------------------------------------------------------------- checks
 
 
+def check_slicing(by, min_slice_size) -> tuple[list[str], int]:
+    """``by=`` and ``min_slice_size=`` of a sliced evaluation, checked (``users=`` alone is
+    refused: it gives attributes, ``by=`` names the ones to slice by)."""
+    if by is None:
+        raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
+                         "by='country')")
+    return check_by(by), check_min_slice_size(min_slice_size)
+
+
 def check_by(by) -> list[str]:
     """``by`` as a list of distinct column names."""
     names = [by] if isinstance(by, str) else list(by) if isinstance(by, (list, tuple)) else None
