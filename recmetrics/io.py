@@ -397,9 +397,9 @@ def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
         true_values=[], false_values=[])
     # First without newlines inside quoted values, which lets pyarrow cut the file into
     # blocks at any line end (about 1.5x faster). A quoted newline that such a cut splits
-    # makes a row of too few fields, and too few again after it (a row of n >= 2 fields cut
-    # in two gives k and n - k + 1 fields), so the read fails rather than misreads, and is
-    # made again allowing them, as any failed read is.
+    # turns a row of n >= 2 fields into two rows of k and n - k + 1 fields, which cannot
+    # both have n: the read fails rather than misreads, and is made again allowing them,
+    # as any failed read is.
     for newlines_in_values in (False, True):
         ragged.clear()
         parse_options = pacsv.ParseOptions(delimiter=source.sep,
