@@ -416,9 +416,14 @@ def _row(a, b, ea: Evaluated, eb: Evaluated, defined, gauc_w, delong, n_shared: 
             value_a = value_b = nan
             note = GAUC_NOTE + (" under both models" if n_models == 2 else " under every model") \
                 if metric == "gauc" else RANKING_NOTE
-        else:
-            value_a = float(np.dot(w, va) / w.sum())
-            value_b = float(np.dot(w, vb) / w.sum())
+        else:  # summed as evaluate sums (over the model's own users in its order, 0 where
+            # left out), so a model's value is evaluate's to the last bit when all are shared
+            total = w.sum()
+            value_a, value_b = (float(np.where(
+                defined[column][e.order],
+                (gauc_w[e.order] if metric == "gauc" else 1.0)
+                * np.nan_to_num(e.columns[column][e.order]), 0.0).sum() / total)
+                for e in (ea, eb))
         d = vb - va
         if n >= 2 and np.any(d != 0):
             p["p_randomization"] = sign_flip_p_value(d, w, n_resamples, rng)
