@@ -15,6 +15,7 @@ rows.
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -117,7 +118,8 @@ class BeyondInputs:
 
     @classmethod
     def from_prepared(cls, prep: _engine.Prepared, *, history, truth, catalog, item_features,
-                      metrics, head_share, unseen, user, item, label) -> BeyondInputs:
+                      metrics, head_share, unseen, user, item, label,
+                      similarity: Future | None = None) -> BeyondInputs:
         """The input of :func:`evaluate_rows`: ``prep``'s ranked rows, user and item codes.
 
         ``truth`` is the relevance source (the truth frame, or pred's own
@@ -125,6 +127,8 @@ class BeyondInputs:
         item column is read only for the catalogue and, without history, for
         popularity. History, the catalogue and the features are coded
         jointly with ``prep``'s item ids, and history's users with its users.
+        ``similarity`` (from :func:`similarity_in_background`) is history's
+        co-occurrence similarity, built meanwhile on history's own codes.
         """
         self = object.__new__(cls)
         self.ranked = True
@@ -156,7 +160,7 @@ class BeyondInputs:
                     history=(h_users, by_name["history"]) if h_users is not None else None,
                     truth_relevant=truth_relevant, features=by_name.get("item_features"),
                     item_features=item_features, item=item, head_share=head_share,
-                    unseen=unseen)
+                    unseen=unseen, pending=similarity)
         return self
 
     def _uses_features(self, item_features) -> bool:
@@ -183,11 +187,12 @@ class BeyondInputs:
     def _build(self, *, listed: list[np.ndarray], sources: list[str], catalog: np.ndarray | None,
                history: tuple[np.ndarray, np.ndarray] | None, truth_relevant: np.ndarray | None,
                features: np.ndarray | None, item_features, item: str, head_share: float,
-               unseen: str) -> None:
+               unseen: str, pending: Future | None = None) -> None:
         """The catalogue, popularity, similarity and the users' own history, from item codes:
         ``listed`` those of the frames named ``sources`` (pred first), ``catalog``,
         ``history`` (user and item codes), ``truth_relevant`` and ``features`` those of
-        ``catalog=``, history, truth's relevant rows and ``item_features=``."""
+        ``catalog=``, history, truth's relevant rows and ``item_features=``; ``pending``
+        the co-occurrence similarity being built on history's own codes."""
         # the catalogue
         self.catalogue = np.zeros(self.n_items, dtype=bool)
         if catalog is not None:
@@ -240,12 +245,14 @@ class BeyondInputs:
                 self.similarity_source = "cosine of item_features"
             else:
                 h_users, h_items = _kernels._built(history, "history")
-                similarity = _kernels.CooccurrenceSimilarity(h_users, h_items, self.n_users,
-                                                             self.n_items)
+                similarity = pending.result().recoded(h_users, h_items, self.n_items) \
+                    if pending is not None else \
+                    _kernels.CooccurrenceSimilarity(h_users, h_items, self.n_users, self.n_items)
                 self.similarity_source = "cosine of the items' user sets in history"
             if "serendipity" in self.metrics:
                 h_users, h_items = _kernels._built(history, "history")
-                if isinstance(similarity, _kernels.CooccurrenceSimilarity):
+                if isinstance(similarity, _kernels.CooccurrenceSimilarity) \
+                        and similarity.item_map is None:
                     # its distinct (user, item) pairs by user, built already
                     start, items_ = similarity.by_user.indptr, similarity.by_user.indices
                     count = np.diff(start)
@@ -447,6 +454,55 @@ class BeyondOptions:
         return {"head_share": self.head_share, "unseen": self.unseen} if self.metrics else {}
 
 
+@dataclass(frozen=True)
+class HistorySimilarity:
+    """History's co-occurrence similarity built on history's own codes, and those codes of
+    its rows: :meth:`recoded` looks it up by another coding of the same rows."""
+
+    similarity: _kernels.CooccurrenceSimilarity
+    users: np.ndarray    # history's own user code of each row
+    items: np.ndarray    # history's own item code of each row
+
+    def recoded(self, users: np.ndarray, items: np.ndarray,
+                n_items: int) -> _kernels.CooccurrenceSimilarity:
+        """The similarity looked up by the item codes of another coding of history's rows
+        (``users``, ``items``, ``n_items`` items in all). Both codings follow one id policy,
+        so they group the rows alike; a coding that did not would change every count, and
+        is refused rather than used."""
+        def same_groups(other: np.ndarray, own: np.ndarray, n_other: int) -> np.ndarray | None:
+            """other code -> own code (-1: not in history), if the codings group alike."""
+            to_own = np.full(n_other, -1, dtype=np.intp)
+            to_own[other] = own
+            alike = np.array_equal(to_own[other], own) and np.count_nonzero(to_own >= 0) \
+                == np.count_nonzero(np.bincount(own, minlength=1))
+            return to_own if alike else None
+
+        item_map = same_groups(items, self.items, n_items)
+        if item_map is None or same_groups(users, self.users, int(users.max(initial=-1)) + 1) is None:
+            raise RuntimeError("history's rows are grouped differently by its own ids and "
+                               "jointly with pred's; its co-occurrence counts cannot be reused")
+        return self.similarity.recoded(item_map)
+
+
+def similarity_in_background(b: BeyondOptions, *, user: str, item: str) -> Future | None:
+    """Start building history's co-occurrence similarity (diversity and serendipity without
+    ``item_features``) on history's own codes, before :func:`recmetrics.evaluate` prepares
+    the scored rows, which it does not need: the product fills the core the preparation
+    leaves idle. None when no metric asked for needs it."""
+    if b.history is None or b.item_features is not None \
+            or not {"diversity", "serendipity"} & set(b.metrics):
+        return None
+    as_frame("history", b.history, {"user": user, "item": item})
+    return _kernels.in_background(_history_similarity, b.history, user, item)
+
+
+def _history_similarity(history: pd.DataFrame, user: str, item: str) -> HistorySimilarity:
+    (users,), user_ids = codes(user, ("history", history))
+    (items,), item_ids = codes(item, ("history", history), ordered=False)
+    return HistorySimilarity(
+        _kernels.CooccurrenceSimilarity(users, items, len(user_ids), len(item_ids)), users, items)
+
+
 def _as_truth(pred, truth, *, user, item, label):
     """Relevance for serendipity and tie bounds: ``truth``, or pred's own label column."""
     if truth is not None:
@@ -465,8 +521,8 @@ class BeyondEvaluated:
 
 def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user, item,
                   score, label, rank=None, ci=None, n_resamples=1000, seed=0,
-                  bootstrap="poisson", rows=True, inputs: BeyondInputs | None = None
-                  ) -> BeyondEvaluated:
+                  bootstrap="poisson", rows=True, inputs: BeyondInputs | None = None,
+                  similarity: Future | None = None) -> BeyondEvaluated:
     """The beyond-accuracy rows of :func:`recmetrics.evaluate` for one model.
 
     Values are those of :func:`recmetrics.beyond_accuracy` on the same input
@@ -477,7 +533,9 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
     already checked, coded, judged and ranked (``pred`` is not read again;
     ``score`` and ``rank`` are accepted for symmetry with the engine).
     ``inputs`` (a previous result's, for a baseline's rows of the same pred)
-    saves coding history and building the similarity again.
+    saves coding history and building the similarity again; ``similarity``
+    (:func:`similarity_in_background`, started before ``prep`` was made)
+    saves building it here.
     """
     if inputs is not None:
         data = inputs.reranked(prep)
@@ -486,7 +544,8 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
             prep, history=b.history, truth=_as_truth(pred, truth, user=user, item=item,
                                                      label=label),
             catalog=b.catalog, item_features=b.item_features, metrics=list(b.metrics),
-            head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label)
+            head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label,
+            similarity=similarity)
     per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
     records, columns, ratios = [], {}, {}
     for cut in o.ks:

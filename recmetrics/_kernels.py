@@ -37,7 +37,8 @@ from __future__ import annotations
 import math
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import TypeVar
 
@@ -108,6 +109,28 @@ def _map(fn, items: range) -> list:
     if _POOL is None or _POOL[:2] != (os.getpid(), n):
         _POOL = (os.getpid(), n, ThreadPoolExecutor(n, thread_name_prefix="recmetrics"))
     return list(_POOL[2].map(fn, items))
+
+
+def in_background(fn, *args) -> Future:
+    """``fn(*args)`` in a thread of its own while the caller goes on; its result (or its
+    exception) from the returned future. Work that does not need the caller's results
+    fills the cores the caller leaves idle (its stretches of pandas and Python run on one
+    core). With one thread allowed (:func:`threads`) it runs at once, in the caller. The
+    thread is a daemon: a caller that fails and exits does not wait for it."""
+    future: Future = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # handed to whoever reads the result
+                future.set_exception(exc)
+
+    if threads() < 2:
+        run()
+    else:
+        threading.Thread(target=run, daemon=True, name="recmetrics-background").start()
+    return future
 
 
 def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
@@ -1223,19 +1246,36 @@ def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
     be in the top k weighted by :meth:`TopK.pair_probability`."""
     n = top.lists.size
     list_end = np.zeros(n, dtype=np.int64)
+    new = np.zeros(0, dtype=np.intp)                # each list's first row
     if n:
         new = np.flatnonzero(starts(top.lists))
         ends = np.append(new[1:], n)
         list_end = np.repeat(ends, np.diff(np.append(new, n)))
     partners = list_end - np.arange(n) - 1        # rows after this one in its list
-    total = np.zeros(top.n_lists)
-    for lo, hi in _chunks(partners, PAIR_CHUNK):
+
+    def chunk(lo: int, hi: int) -> np.ndarray:
         row, place = _expand(partners[lo:hi])
         a = row + lo
         b = a + 1 + place
         weight = top.pair_probability(a, b) * similarity(top.items[a], top.items[b])
-        total += np.bincount(top.lists[a], weights=weight, minlength=top.n_lists)
-    return total
+        return np.bincount(top.lists[a], weights=weight, minlength=top.n_lists)
+
+    # ranges of whole lists: a list's pairs are summed in one bincount, in row order, so its
+    # total is the same whatever the ranges (and the number of threads) are
+    return sum(_map_chunks(chunk, partners, new), np.zeros(top.n_lists))
+
+
+def _map_chunks(fn, counts: np.ndarray, cuts: np.ndarray | None = None) -> list:
+    """``fn(lo, hi)`` over ranges of rows with about :data:`PAIR_CHUNK` pairs in all
+    (``counts`` a row), at least one range a thread, in threads (:func:`_map`); ``cuts``
+    (ascending row numbers) are the only rows a range may start at."""
+    limit = min(PAIR_CHUNK, -(-int(counts.sum()) // threads()))
+    ends = [hi for _, hi in _chunks(counts, max(limit, 1))]
+    if cuts is not None:
+        ends = sorted({int(cuts[at]) if at < cuts.size else counts.size
+                       for at in np.searchsorted(cuts, ends)} - {0})
+    ranges = list(zip([0] + ends[:-1], ends))
+    return _map(lambda n: fn(*ranges[n]), range(len(ranges)))
 
 
 def diversity(top: TopK, similarity) -> np.ndarray:
@@ -1252,13 +1292,15 @@ def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.nd
     user's history items (``hist_items`` by user, from ``hist_start``, ``hist_count`` of them);
     NaN for a user without history or without rows."""
     rows = np.flatnonzero((top.grades > 0) & (hist_count[top.lists] > 0))
-    mean_sim = np.zeros(rows.size)
     counts = hist_count[top.lists[rows]]
-    for lo, hi in _chunks(counts, PAIR_CHUNK):
+
+    def chunk(lo: int, hi: int) -> np.ndarray:
         row, place = _expand(counts[lo:hi])
         r = rows[lo:hi][row]
         j = hist_items[hist_start[top.lists[r]] + place]
-        mean_sim[lo:hi] = np.bincount(row, weights=similarity(top.items[r], j), minlength=hi - lo)
+        return np.bincount(row, weights=similarity(top.items[r], j), minlength=hi - lo)
+
+    mean_sim = np.concatenate([np.zeros(0), *_map_chunks(chunk, counts)])
     mean_sim /= np.maximum(counts, 1)
     total = np.bincount(top.lists[rows], weights=top.p[rows] * (1.0 - mean_sim),
                         minlength=top.n_lists)
@@ -1278,6 +1320,41 @@ class FeatureSimilarity:
         return np.einsum("nd,nd->n", self.unit[i], self.unit[j])
 
 
+def sparse_product(left, right):
+    """``left @ right`` of two scipy CSR matrices, computed in one pass where it can be.
+
+    scipy's product makes two passes over the work: one to count the result's
+    entries, one to compute them. Here the result's size is bounded instead
+    (the multiply-adds, at most the whole rows x columns) and only the second
+    pass runs (``scipy.sparse._sparsetools.csr_matmat``, which scipy's own
+    product calls): about 35% less time on the co-occurrence blocks, for
+    buffers of at most that bound. Where that routine is missing or refuses
+    the arguments (another scipy), the public product runs instead.
+    """
+    from scipy import sparse
+
+    try:
+        from scipy.sparse._sparsetools import csr_matmat
+    except ImportError:  # another scipy: its public product
+        return left @ right
+    n_rows, n_cols = left.shape[0], right.shape[1]
+    # every multiply-add adds at most one entry, and there are at most n_rows * n_cols
+    bound = min(int(np.diff(right.indptr)[left.indices].sum()), n_rows * n_cols)
+    index = np.int32 if max(bound, left.nnz, right.nnz, n_rows, n_cols) < 2**31 else np.int64
+    indptr = np.empty(n_rows + 1, dtype=index)
+    indices = np.empty(bound, dtype=index)
+    data = np.empty(bound, dtype=np.result_type(left.dtype, right.dtype))
+    try:
+        csr_matmat(n_rows, n_cols, left.indptr.astype(index, copy=False),
+                   left.indices.astype(index, copy=False), left.data,
+                   right.indptr.astype(index, copy=False),
+                   right.indices.astype(index, copy=False), right.data, indptr, indices, data)
+    except (TypeError, ValueError):  # another signature: the public product
+        return left @ right
+    nnz = int(indptr[-1])
+    return sparse.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, n_cols))
+
+
 #: Row blocks of the co-occurrence product (:class:`CooccurrenceSimilarity`): each block of
 #: items is multiplied with itself and the items after it only, so the product does
 #: (1 + 1/n) / 2 of the work of the whole symmetric matrix.
@@ -1288,14 +1365,20 @@ class CooccurrenceSimilarity:
     """Cosine similarity of items' user-incidence vectors in the history:
     |U_i & U_j| / sqrt(|U_i| |U_j|), U_i the distinct users with item i (0 when either is empty).
 
-    The co-occurrence counts are sparse products (items x users times its
-    transpose), looked up by (i, j) as sorted integer keys (int32 below about
-    46,000 items). The count matrix is symmetric, so only its upper block
-    triangle is computed: the items are cut into :data:`COOCCURRENCE_BLOCKS`
-    blocks of about equal work, and block b is multiplied with the items of
-    blocks b, b+1, ... only (about 56% of the work of the whole product, and
-    of its memory); the blocks run in threads (scipy releases the GIL). A
-    pair (i, j) is looked up as (min, max). Time and memory grow with the
+    The co-occurrence counts are sparse products of the items x users
+    incidence matrix A with its transpose, looked up by (i, j) as sorted
+    integer keys (int32 below about 46,000 items). The count matrix is
+    symmetric, so only its upper block triangle is computed: the items are
+    cut into :data:`COOCCURRENCE_BLOCKS` blocks of about equal work, and
+    block b, items lo:hi, is ``A[lo:] @ A[lo:hi].T``: every item from lo on
+    against the block's items (about 56% of the work of the whole product,
+    and of its memory). Multiplied this way round, the product's running
+    sums are a row of hi - lo items (in cache), only the block's rows are
+    transposed, and the CSC form of the result (a counting sort, linear)
+    lists each block item's partners j in order, so its keys
+    ``base_b + (i - lo) * (n - lo) + (j - lo)`` come out sorted. The blocks
+    run in threads (scipy releases the GIL) and are searched one by one.
+    A pair (i, j) is looked up as (min, max). Time and memory grow with the
     number of co-occurring item pairs, sum over history users of (their
     distinct items)**2 / 2: 8 to 12 bytes a pair. The product is the floor
     of the cost: in a benchmark of 10^6 history rows (50 items a user),
@@ -1305,7 +1388,8 @@ class CooccurrenceSimilarity:
     the top-k lists and of (relevant item, history item) reach nearly every
     item of a 20,000-item catalogue, and |U_i & U_j| pair by pair costs
     min(|U_i|, |U_j|), about 300 on average, against about 20 a needed pair
-    for the product.
+    for the product; enumerating every history user's item pairs in numpy
+    and keeping the needed ones costs about 3x the product.
     """
 
     def __init__(self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int, *,
@@ -1323,62 +1407,96 @@ class CooccurrenceSimilarity:
         self.n_items = n_items
         # block edges: about equal shares of the whole product's work, sum over the item's
         # users of their distinct items
-        per_user = np.bincount(incidence.indices, minlength=incidence.shape[1])
+        per_user = np.diff(self.by_user.indptr)
         work = np.cumsum(np.bincount(np.repeat(np.arange(n_items), per_item),
                                      weights=per_user[incidence.indices], minlength=n_items))
         shares = work[-1] * np.arange(1, blocks) / blocks \
             if n_items else np.zeros(0)
-        edges = np.unique(np.concatenate([[0], np.searchsorted(work, shares, side="right"),
-                                          [n_items]]))
-        self.edges = edges
-        # block b (rows lo:hi, columns lo:n_items) holds key base_b + (j - lo) * (hi - lo) +
-        # (i - lo) for i in lo:hi and j >= i: every block's keys after the previous block's
+        edges = np.concatenate([[0], np.searchsorted(work, shares, side="right"), [n_items]])
+        self.edges = edges = edges[starts(edges)]    # sorted already: distinct edges
+        # block b (items lo:hi, partners lo:n_items) holds keys base_b + (i - lo) * (n - lo) +
+        # (j - lo): every block's keys after the previous block's
         height = np.diff(edges)
-        size = height * (n_items - edges[:-1])
-        self.base = np.concatenate([[0], np.cumsum(size)[:-1]])
-        self.n_keys = int(size.sum())
+        width = n_items - edges[:-1]
+        self.base = np.concatenate([[0], np.cumsum(height * width)])
+        n_keys = int(self.base[-1])
         # int32 keys when every key fits (half the memory, and the binary searches of
         # __call__ touch half the cache lines)
-        self.key_type = np.dtype(np.int32 if n_items * n_items < 2**31 else np.int64)
-        # per item as the smaller of a pair (i <= j) in block b: the key is
-        # offset[i] + j * stride[i] + i, offset = base_b - lo_b * (hi_b - lo_b) - lo_b
-        stride = np.repeat(height, height)
-        self.stride = stride.astype(self.key_type)
-        self.offset = (np.repeat(self.base - edges[:-1] * height - edges[:-1], height)
-                       .astype(self.key_type))
+        self.key_type = np.dtype(np.int32 if n_keys < 2**31 else np.int64)
+        # per item i as the smaller of a pair in block b: its key is offset[i] + j, offset =
+        # base_b + (i - lo) * (n - lo) - lo
+        block_of = np.repeat(np.arange(height.size), height)
+        self.offset = (self.base[block_of] + (np.arange(n_items) - edges[block_of]) * width[block_of]
+                       - edges[block_of]).astype(self.key_type)
 
-        def block(b: int) -> tuple[np.ndarray, np.ndarray]:
+        def block(b: int) -> tuple[np.ndarray | None, np.ndarray]:
             lo, hi = int(edges[b]), int(edges[b + 1])
-            after = incidence[lo:]
-            # exact int32 counts (at most n_users); the CSC form of the product has each
-            # column's rows sorted (a counting sort, linear), which orders the keys
-            co = (incidence[lo:hi] @ after.T.tocsr()).tocsc()
-            keys = np.repeat(np.arange(n_items - lo, dtype=self.key_type) * (hi - lo),
-                             np.diff(co.indptr))
+            # exact int32 counts (at most n_users): rows j - lo, columns i - lo
+            co = sparse_product(incidence[lo:], incidence[lo:hi].T.tocsr())
+            if height[b] * width[b] <= 2 * co.nnz:
+                # at least half the block's pairs co-occur (the popular items' blocks): every
+                # count in place, key - base_b, in no more memory than keys and counts take
+                dense = np.zeros(height[b] * width[b], dtype=co.data.dtype)
+                at = co.indices.astype(np.int64) * width[b]
+                at += np.repeat(np.arange(width[b]), np.diff(co.indptr))
+                dense[at] = co.data
+                return None, dense
+            # column i - lo of the CSC form holds the block item's partners j - lo in order
+            co = co.tocsc()
+            keys = np.repeat(self.offset[lo:hi] + self.key_type.type(lo), np.diff(co.indptr))
             keys += co.indices.astype(self.key_type, copy=False)
-            keys += self.key_type.type(self.base[b])
             return keys, co.data
 
-        parts = _map(block, range(edges.size - 1))
-        self.keys = np.concatenate([k for k, _ in parts]) if parts \
-            else np.zeros(0, dtype=self.key_type)
-        self.counts = np.concatenate([c for _, c in parts]) if parts \
-            else np.zeros(0, dtype=np.int32)
+        #: per block: its keys (ascending) and their counts, or (None, every count of the
+        #: block by key - base_b) for a dense block
+        self.blocks = _map(block, range(height.size))
+        #: the caller's item codes -> these (None: the same codes); see :meth:`recoded`
+        self.item_map: np.ndarray | None = None
+
+    def recoded(self, item_map: np.ndarray) -> CooccurrenceSimilarity:
+        """The same similarity looked up by another coding of the items: ``item_map`` gives
+        each of those codes this similarity's code, or -1 for an item outside the history
+        (similarity 0 with every item, as an item without users has here)."""
+        if self.item_map is not None:
+            raise RuntimeError("recoded() takes the similarity's own codes, not recoded ones")
+        copy = object.__new__(CooccurrenceSimilarity)
+        copy.__dict__.update(self.__dict__)
+        # the code n_items stands for "outside": norm 0, so every similarity with it is 0
+        copy.item_map = np.where(item_map < 0, self.n_items, item_map)
+        copy.norm = np.append(self.norm, 0.0)
+        copy.offset = np.append(self.offset, self.offset.dtype.type(0))
+        return copy
 
     def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        if self.item_map is not None:
+            i, j = self.item_map[i], self.item_map[j]
         low, high = np.minimum(i, j), np.maximum(i, j)
-        key = high.astype(self.key_type)
-        key *= self.stride[low]
-        key += self.offset[low]
-        key += low.astype(self.key_type, copy=False)
+        key = self.offset[low] + high.astype(self.key_type, copy=False)
         co = np.zeros(key.size)
-        if self.keys.size:
-            # sorted needles: consecutive binary searches touch nearby keys (cache-friendly);
-            # sorted by radix, about twice as fast as a comparison sort here
-            by_key = group_order(key, self.n_keys)
+        # sorted needles: consecutive binary searches touch nearby keys (cache-friendly); the
+        # needle and its place sorted together as one int64 when both fit in 32 bits
+        if key.size < 2**31 and self.key_type == np.int32:
+            both = key.astype(np.int64) << 32
+            both |= np.arange(key.size)
+            both.sort()
+            by_key, needles = both & 0xFFFFFFFF, (both >> 32).astype(np.int32)
+        else:
+            by_key = np.argsort(key)
             needles = key[by_key]
-            at = np.minimum(np.searchsorted(self.keys, needles), self.keys.size - 1)
-            co[by_key] = np.where(self.keys[at] == needles, self.counts[at], 0.0)
+        found = np.zeros(key.size)
+        cuts = np.searchsorted(needles, self.base[1:-1].astype(needles.dtype))
+        for (keys, counts), base, lo, hi in zip(self.blocks, self.base, np.r_[0, cuts],
+                                                np.r_[cuts, key.size]):
+            if hi == lo:
+                continue
+            if keys is None:   # dense: a count per key
+                at = needles[lo:hi] - needles.dtype.type(base)
+                # a recoded "outside" item may point past the block (its similarity is 0)
+                found[lo:hi] = counts[np.minimum(at, counts.size - 1)]
+            elif keys.size:
+                at = np.minimum(np.searchsorted(keys, needles[lo:hi]), keys.size - 1)
+                found[lo:hi] = np.where(keys[at] == needles[lo:hi], counts[at], 0)
+        co[by_key] = found
         denominator = self.norm[i] * self.norm[j]
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(denominator > 0, co / denominator, 0.0)
@@ -1453,15 +1571,7 @@ def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
     when ``top`` holds only some of them (default: ``top``'s users are all).
     """
     out: dict[str, np.ndarray] = {}
-    # diversity and serendipity, the costly two, side by side (numpy releases the GIL in the
-    # sorts, searches and gathers of their similarity look-ups)
-    pairs = [m for m in ("diversity", "serendipity") if m in metrics]
-    if len(pairs) == 2:
-        out.update(zip(pairs, _map(lambda n: beyond_per_user(top, ctx, [pairs[n]])[pairs[n]],
-                                   range(2))))
     for name in metrics:
-        if name in out:
-            continue
         if name == "novelty":
             out[name] = top.mean_over_slots(_built(ctx.information, "information")[top.items])
         elif name == "arp":

@@ -390,6 +390,8 @@ def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, res
                     inputs=None) -> tuple[pd.DataFrame, object, Prepared]:
     """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
     beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows."""
+    similarity = _beyond.similarity_in_background(b, user=columns["user"], item=columns["item"]) \
+        if inputs is None else None
     prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade, judged_only=o.judged_only,
                     keep_items=bool(b.metrics), **columns)
     o = resolve_max_grade(o, prep.top_grade)
@@ -398,7 +400,7 @@ def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, res
         parts.append(_engine.evaluate_prepared(prep, o, **resampling).table)
     if b.metrics:
         beyond = _beyond.evaluate_rows(prep, pred, truth, o, b, **columns, **resampling,
-                                       inputs=inputs)
+                                       inputs=inputs, similarity=similarity)
         parts.append(beyond.table)
         inputs = beyond.inputs
     table = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
@@ -522,6 +524,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     o = _options_of(k, b, conventions)
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    similarity = _beyond.similarity_in_background(b, user=user, item=item)
     prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
                     rank=rank, min_grade=o.min_grade, judged_only=o.judged_only,
                     keep_items=bool(b.metrics))
@@ -532,7 +535,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     if b.metrics:
         columns.update(_beyond.evaluate_rows(prep, pred, truth, o, b, user=user, item=item,
                                              score=score, label=label, rank=rank,
-                                             rows=False).columns)
+                                             rows=False, similarity=similarity).columns)
     table = _engine.user_table(prep, columns, user)
     if per_user_path is None:
         return table

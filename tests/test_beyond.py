@@ -667,14 +667,16 @@ def test_sample_history_is_shaped_as_documented():
     assert top.iloc[0] > 20 * top.median()                         # the sample's Zipf skew
 
 
-@pytest.mark.parametrize("n_items", [40, 50_000])   # int32 keys, and int64 past ~46,000 items
+@pytest.mark.parametrize("n_items", [40, 100_000])   # int32 keys, and int64 past ~65,000 items
 def test_cooccurrence_similarity_equals_the_literal_cosine_with_either_key_width(n_items):
     rng = np.random.default_rng(n_items)
     users = rng.integers(0, 30, 300)
     items = rng.choice([0, 1, 2, 7, n_items // 2, n_items - 1], 300)
     history = list(zip(users.tolist(), items.tolist()))
     similarity = _kernels.CooccurrenceSimilarity(users, items, 30, n_items)
-    assert similarity.keys.dtype == (np.int32 if n_items < 46_000 else np.int64)
+    assert similarity.key_type == (np.int32 if n_items == 40 else np.int64)
+    assert all(keys.dtype == similarity.key_type for keys, _ in similarity.blocks
+               if keys is not None)            # None: a dense block, a count per key
     pairs = np.array([(i, j) for i in (0, 1, 2, 3, 7, n_items // 2, n_items - 1)
                       for j in (0, 2, 5, 7, n_items // 2, n_items - 1)])
     got = similarity(pairs[:, 0], pairs[:, 1])
@@ -715,6 +717,40 @@ def test_cooccurrence_blocks_equal_the_whole_product_and_the_literal_cosine(hist
     np.testing.assert_allclose(got, [literal(a, b) for a, b in zip(i, j)], rtol=1e-14,
                                atol=1e-15)
     assert np.array_equal(got, similarity(j, i))        # symmetric by construction
+
+
+def test_cooccurrence_dense_and_sparse_blocks_both_equal_the_whole_product():
+    # a Zipf history: the popular items' blocks are dense (a count per pair), the tail's sparse
+    rng = np.random.default_rng(7)
+    weights = 1.0 / np.arange(1, 301) ** 1.1
+    users = np.repeat(np.arange(200), 30)
+    items = rng.choice(300, users.size, p=weights / weights.sum())
+    similarity = _kernels.CooccurrenceSimilarity(users, items, 200, 300, blocks=6)
+    kinds = [keys is None for keys, _ in similarity.blocks]
+    assert any(kinds) and not all(kinds)
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(300), np.arange(300)))
+    np.testing.assert_array_equal(similarity(i, j),
+                                  cooccurrence_one_product(users, items, 200, 300)[i, j])
+
+
+def test_diversity_and_serendipity_do_not_depend_on_the_number_of_threads(monkeypatch):
+    # their pairs are cut into one range a thread; a list's pairs stay in one range, so its
+    # total is summed in the same order whatever the cut (the same bits on any machine)
+    rng = np.random.default_rng(5)
+    pred = pd.DataFrame({"user": np.repeat(np.arange(300), 12), "item": rng.integers(0, 80, 3600),
+                         "score": np.round(rng.random(3600), 1)}).drop_duplicates(["user", "item"])
+    truth = pred[["user", "item"]].assign(label=rng.integers(0, 2, len(pred)))
+    history = pd.DataFrame({"user": rng.integers(0, 300, 4000), "item": rng.integers(0, 80, 4000)})
+    tables = []
+    for n in ("1", "2", "3", "7"):
+        monkeypatch.setenv("RECMETRICS_NUM_THREADS", n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rm.RecmetricsWarning)
+            tables.append(rm.evaluate_per_user(pred, truth, k=[3, 5],
+                                               metrics=["diversity", "serendipity"],
+                                               history=history))
+    for other in tables[1:]:
+        pd.testing.assert_frame_equal(other, tables[0], check_exact=True)
 
 
 def test_cooccurrence_blocks_cover_the_items_in_as_many_blocks_as_asked():

@@ -75,6 +75,31 @@ def test_evaluate_rows_equal_beyond_accuracy_on_the_same_inputs(ties, options):
     pd.testing.assert_frame_equal(got, expected, check_exact=False, rtol=1e-12, atol=1e-12)
 
 
+def test_history_ids_typed_otherwise_give_the_numbers_of_the_same_ids_typed_alike():
+    # evaluate builds history's similarity on history's own codes (in a thread, while it
+    # prepares pred) and maps pred's items onto them: ids written "7", " 7" and 7.0 in history
+    # are pred's 7, history items pred never scores and pred items history never holds included
+    pred, truth, history, _ = small(seed=11)
+    def as_int(frame):   # "u3" -> 3, "i7" -> 7
+        return frame.assign(**{c: frame[c].str[1:].astype(int) for c in ("user", "item")})
+
+    pred_i, truth_i, history_i = as_int(pred), as_int(truth), as_int(history)
+    history_i = pd.concat([history_i, pd.DataFrame({"user": [0, 1], "item": [97, 98]})])
+    messy = history_i.assign(
+        user=history_i.user.astype(float),
+        item=[[f"{i}", f" {i}", f"{i}.0"][n % 3] for n, i in enumerate(history_i.item)])
+    metrics = ["diversity", "serendipity", "novelty"]
+    tidy = quiet(rm.evaluate, pred_i, truth_i, k=[2, 4], metrics=metrics, history=history_i)
+    got = quiet(rm.evaluate, pred_i, truth_i, k=[2, 4], metrics=metrics, history=messy)
+    expected = quiet(rm.beyond_accuracy, pred_i, k=[2, 4], truth=truth_i, history=messy,
+                     metrics=metrics)
+    pd.testing.assert_frame_equal(got[COMPARED], tidy[COMPARED])
+    got = got.sort_values(["metric", "k"]).reset_index(drop=True)
+    expected = expected.sort_values(["metric", "k"]).reset_index(drop=True)
+    np.testing.assert_allclose(got.value, expected.value, rtol=1e-12, atol=1e-12)
+    assert np.isfinite(got.value).all()
+
+
 def test_beyond_rows_follow_the_engine_rows_and_leave_them_unchanged(sample):
     pred, truth, history = sample
     plain = rm.evaluate(pred, truth, k=10, ci=0.9, n_resamples=200)
