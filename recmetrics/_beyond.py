@@ -231,7 +231,7 @@ class BeyondInputs:
         if {"diversity", "serendipity"} & set(self.metrics):
             if features is not None:
                 vectors = feature_matrix(item_features, item)
-                if np.unique(features).size < features.size:
+                if _kernels.distinct(features).size < features.size:
                     dup = pd.Index(features).duplicated()
                     first = int(np.flatnonzero(dup)[0])
                     raise ValueError(f"item_features has {int(dup.sum())} duplicate item(s) (first: "

@@ -201,6 +201,14 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
     return order, (sum(c[0] for c in counts), sum(c[1] for c in counts))
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted: one sort and a :func:`starts` mask. (numpy 2.4's
+    ``np.unique`` without ``return_*`` options hashes instead, about 40x slower than the
+    sort on 1.4 million distinct int64 values.)"""
+    ordered = np.sort(np.ravel(values))
+    return ordered[starts(ordered)]
+
+
 def starts(values: np.ndarray) -> np.ndarray:
     """Boolean mask of rows whose value differs from the previous row's (row 0 included)."""
     new = np.empty(values.size, dtype=bool)
@@ -999,7 +1007,7 @@ class RankedLists:
                 order = np.lexsort((grades, groups))
                 groups, grades = groups[order], grades[order]
                 mixed = starts(groups) | (grades != np.r_[grades[:1], grades[:-1]])
-                if (np.bincount(groups, weights=mixed)[np.unique(groups)] > 1).any():
+                if (np.bincount(groups, weights=mixed)[groups[starts(groups)]] > 1).any():
                     raise ValueError(
                         f"ideal='list' with ties='average' is undefined here: a tie of scores "
                         f"straddles position k={k} and mixes grades, so the list's own top {k} "

@@ -389,7 +389,7 @@ def pair_counts(positives: np.ndarray, negatives: np.ndarray) -> tuple[int, int]
     collide = sorted32[np.minimum(lo, sorted32.size - 1)] == pos32
     if not collide.any():
         return wins, wins
-    values32 = np.unique(pos32[collide])
+    values32 = _kernels.distinct(pos32[collide])
     n_grey = int((np.searchsorted(sorted32, values32, "right")
                   - np.searchsorted(sorted32, values32, "left")).sum())
     if n_grey > FLOAT32_COLLISIONS * negatives.size:

@@ -45,6 +45,12 @@ def test_shifted_exponential_gain_keeps_ratios():
     np.testing.assert_allclose(shifted * 2**3, plain)
 
 
+@given(st.lists(st.integers(-2**40, 2**40) | st.sampled_from([0, 1, 7]), max_size=60))
+def test_distinct_is_the_sorted_set_of_the_values(values):
+    values = np.array(values, dtype=np.int64)
+    np.testing.assert_array_equal(_kernels.distinct(values), sorted(set(values.tolist())))
+
+
 @given(st.lists(st.integers(0, 200_000), max_size=60))
 def test_group_order_is_a_stable_sort_of_the_keys(keys):
     """The counting (radix) sort behind rank_rows, on one 16-bit digit and on two."""
