@@ -13,7 +13,8 @@ Printed: the best of three runs of each and its ratio to evaluate with the defau
 rm.beyond_accuracy (all 9), rm.evaluate(metrics=the 9 beyond metrics, history=...) and
 rm.evaluate(metrics=default + the 9) (issue 20's target: at most 1.5x), and the same without
 diversity and serendipity (the co-occurrence counts are what costs: a sparse product over the
-upper block triangle of the item x item matrix, see recmetrics._kernels.CooccurrenceSimilarity).
+upper block triangle of the item x item matrix, see recmetrics._kernels.CooccurrenceSimilarity;
+evaluate builds it in a background thread while it prepares the scored rows).
 
 With ``--msr DIR`` it writes instead what ``benchmarks/bench_msr.py`` needs to time Microsoft
 Recommenders' pandas functions on the same data in another virtual environment (see there):
