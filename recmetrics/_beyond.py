@@ -142,9 +142,10 @@ class BeyondInputs:
         if history is not None:
             as_frame("history", history, {"user": user, "item": item})
             item_frames.append(("history", history))
-            (_, h_users), joint_users = codes(user, ("pred", pd.DataFrame({user: prep.users})),
-                                              ("history", history))
-            self.n_users = len(joint_users)    # history's own users count in co-occurrence
+            if similarity is None:  # else the similarity's own codes of history's users serve
+                (_, h_users), joint_users = codes(user, ("pred", pd.DataFrame({user: prep.users})),
+                                                  ("history", history))
+                self.n_users = len(joint_users)    # history's own users count in co-occurrence
         by_name = self._code_items(self._item_frames(item_frames, catalog, item_features, item),
                                    item)
         # prep's item codes -> these codes (for a baseline's rows too, see reranked)
@@ -153,14 +154,14 @@ class BeyondInputs:
         t_items = by_name["truth"]
         truth_relevant = t_items[numeric_column("truth", truth, label, grades=True) > 0] \
             if history is None else None
-        with_history = h_users is not None
+        with_history = history is not None
         self._build(listed=[self.items] + ([by_name["history"]] if with_history else []) + [t_items],
                     sources=["pred"] + (["history"] if with_history else []) + ["truth"],
                     catalog=by_name.get("catalog"),
-                    history=(h_users, by_name["history"]) if h_users is not None else None,
+                    history=(h_users, by_name["history"]) if with_history else None,
                     truth_relevant=truth_relevant, features=by_name.get("item_features"),
                     item_features=item_features, item=item, head_share=head_share,
-                    unseen=unseen, pending=similarity)
+                    unseen=unseen, pending=similarity, user=user)
         return self
 
     def _uses_features(self, item_features) -> bool:
@@ -185,14 +186,18 @@ class BeyondInputs:
         return {name: c for (name, _), c in zip(item_frames, item_codes)}
 
     def _build(self, *, listed: list[np.ndarray], sources: list[str], catalog: np.ndarray | None,
-               history: tuple[np.ndarray, np.ndarray] | None, truth_relevant: np.ndarray | None,
+               history: tuple[np.ndarray | None, np.ndarray] | None,
+               truth_relevant: np.ndarray | None,
                features: np.ndarray | None, item_features, item: str, head_share: float,
-               unseen: str, pending: Future | None = None) -> None:
+               unseen: str, pending: Future | None = None, user: str = "user") -> None:
         """The catalogue, popularity, similarity and the users' own history, from item codes:
         ``listed`` those of the frames named ``sources`` (pred first), ``catalog``,
         ``history`` (user and item codes), ``truth_relevant`` and ``features`` those of
         ``catalog=``, history, truth's relevant rows and ``item_features=``; ``pending``
-        the co-occurrence similarity being built on history's own codes."""
+        (a :class:`HistorySimilarity` being built on history's own codes, by
+        :func:`similarity_in_background`) the co-occurrence similarity and history's
+        items by user, which history's user codes (then None) are not needed for;
+        ``user`` the user column."""
         # the catalogue
         self.catalogue = np.zeros(self.n_items, dtype=bool)
         if catalog is not None:
@@ -243,20 +248,29 @@ class BeyondInputs:
                 self.has_features[features] = True
                 similarity = _kernels.FeatureSimilarity(full)
                 self.similarity_source = "cosine of item_features"
+            elif pending is not None:   # built on history's own codes: mapped onto these
+                built = pending.result()
+                h_items = _kernels._built(history, "history")[1]
+                item_map = built.item_map(h_items, self.n_items)
+                similarity = built.similarity.recoded(item_map)
+                if "serendipity" in self.metrics:
+                    history_index = built.history_index(self.user_ids[:self.n_lists], user,
+                                                        item_map, self.n_items)
             else:
                 h_users, h_items = _kernels._built(history, "history")
-                similarity = pending.result().recoded(h_users, h_items, self.n_items) \
-                    if pending is not None else \
-                    _kernels.CooccurrenceSimilarity(h_users, h_items, self.n_users, self.n_items)
+                similarity = _kernels.CooccurrenceSimilarity(
+                    _kernels._built(h_users, "history's user codes"), h_items, self.n_users,
+                    self.n_items)
+            if features is None:
                 self.similarity_source = "cosine of the items' user sets in history"
-            if "serendipity" in self.metrics:
+            if "serendipity" in self.metrics and history_index is None:
                 h_users, h_items = _kernels._built(history, "history")
-                if isinstance(similarity, _kernels.CooccurrenceSimilarity) \
-                        and similarity.item_map is None:
-                    # its distinct (user, item) pairs by user, built already
+                if isinstance(similarity, _kernels.CooccurrenceSimilarity):
+                    # its distinct (user, item) pairs by user, built already on these codes
                     start, items_ = similarity.by_user.indptr, similarity.by_user.indices
                     count = np.diff(start)
                 else:
+                    h_users = _kernels._built(h_users, "history's user codes")
                     pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
                     pairs = pairs[_kernels.starts(pairs)]          # distinct (user, item) pairs
                     count = np.bincount(pairs // self.n_items, minlength=self.n_users)
@@ -456,32 +470,61 @@ class BeyondOptions:
 
 @dataclass(frozen=True)
 class HistorySimilarity:
-    """History's co-occurrence similarity built on history's own codes, and those codes of
-    its rows: :meth:`recoded` looks it up by another coding of the same rows."""
+    """History's co-occurrence similarity built on history's own codes, with those codes:
+    :meth:`item_map` relates them to another coding of the same rows (the evaluation's,
+    joint with pred's items), and :meth:`history_index` gives each of the evaluation's
+    users their distinct history items in that coding."""
 
     similarity: _kernels.CooccurrenceSimilarity
-    users: np.ndarray    # history's own user code of each row
-    items: np.ndarray    # history's own item code of each row
+    items: np.ndarray      # history's own item code of each row
+    user_ids: pd.Index     # history's own distinct users (the rows of similarity.by_user)
 
-    def recoded(self, users: np.ndarray, items: np.ndarray,
-                n_items: int) -> _kernels.CooccurrenceSimilarity:
-        """The similarity looked up by the item codes of another coding of history's rows
-        (``users``, ``items``, ``n_items`` items in all). Both codings follow one id policy,
-        so they group the rows alike; a coding that did not would change every count, and
-        is refused rather than used."""
-        def same_groups(other: np.ndarray, own: np.ndarray, n_other: int) -> np.ndarray | None:
-            """other code -> own code (-1: not in history), if the codings group alike."""
-            to_own = np.full(n_other, -1, dtype=np.intp)
-            to_own[other] = own
-            alike = np.array_equal(to_own[other], own) and np.count_nonzero(to_own >= 0) \
-                == np.count_nonzero(np.bincount(own, minlength=1))
-            return to_own if alike else None
-
-        item_map = same_groups(items, self.items, n_items)
-        if item_map is None or same_groups(users, self.users, int(users.max(initial=-1)) + 1) is None:
-            raise RuntimeError("history's rows are grouped differently by its own ids and "
+    def item_map(self, items: np.ndarray, n_items: int) -> np.ndarray:
+        """Each code of another coding of history's items (``items``, a code per row, of
+        ``n_items`` in all) -> this coding's (-1: not in history). Both codings follow one
+        id policy, so they group the rows alike; a coding that did not would change every
+        count, and is refused rather than used."""
+        to_own = np.full(n_items, -1, dtype=np.intp)
+        to_own[items] = self.items
+        if not (np.array_equal(to_own[items], self.items) and np.count_nonzero(to_own >= 0)
+                == np.count_nonzero(np.bincount(self.items, minlength=1))):
+            raise RuntimeError("history's rows are grouped differently by its own item ids and "
                                "jointly with pred's; its co-occurrence counts cannot be reused")
-        return self.similarity.recoded(item_map)
+        return to_own
+
+    def history_index(self, list_ids: pd.Index, user: str, item_map: np.ndarray,
+                      n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Serendipity's history index of the users ``list_ids`` (canonical ids, as the
+        evaluation codes them): per user the start and count of its distinct history items
+        in the returned item codes (those of ``item_map``, ascending within a user, as
+        the index built from those codes directly holds them; none for a user
+        without history).
+
+        The users are matched by their distinct ids, coded jointly under the id policy,
+        not by hashing history's rows again.
+        """
+        (lists, own), _ = codes(user, ("pred", pd.DataFrame({user: np.asarray(list_ids)})),
+                                ("history", pd.DataFrame({user: np.asarray(self.user_ids)})))
+        own_of = np.full(int(max(lists.max(initial=-1), own.max(initial=-1))) + 1, -1,
+                         dtype=np.intp)
+        own_of[own] = np.arange(own.size)
+        own_user = own_of[lists]
+        by_user = self.similarity.by_user
+        seen = own_user >= 0
+        per_user = np.diff(by_user.indptr)
+        start = np.where(seen, by_user.indptr[:-1][np.maximum(own_user, 0)], 0)
+        count = np.where(seen, per_user[np.maximum(own_user, 0)], 0)
+        # this coding's item codes -> the caller's
+        to_caller = np.full(self.similarity.n_items, -1, dtype=np.intp)
+        mapped = np.flatnonzero(item_map >= 0)
+        to_caller[item_map[mapped]] = mapped
+        items = to_caller[by_user.indices]
+        order_kept = to_caller[to_caller >= 0]
+        if not (order_kept[1:] > order_kept[:-1]).all():
+            # the codings order the items differently: each user's items sorted again
+            keys = np.repeat(np.arange(per_user.size, dtype=np.int64), per_user) * n_items + items
+            items = np.sort(keys) % n_items
+        return start, count, items
 
 
 def similarity_in_background(b: BeyondOptions, *, user: str, item: str) -> Future | None:
@@ -499,8 +542,10 @@ def similarity_in_background(b: BeyondOptions, *, user: str, item: str) -> Futur
 def _history_similarity(history: pd.DataFrame, user: str, item: str) -> HistorySimilarity:
     (users,), user_ids = codes(user, ("history", history))
     (items,), item_ids = codes(item, ("history", history), ordered=False)
-    return HistorySimilarity(
-        _kernels.CooccurrenceSimilarity(users, items, len(user_ids), len(item_ids)), users, items)
+    # its blocks one after another: the caller's preparation runs on the other core
+    similarity = _kernels.CooccurrenceSimilarity(users, items, len(user_ids), len(item_ids),
+                                                 parallel=False)
+    return HistorySimilarity(similarity, items, user_ids)
 
 
 def _as_truth(pred, truth, *, user, item, label):

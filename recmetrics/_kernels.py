@@ -1120,27 +1120,51 @@ def top_k(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, n_lists: int
 def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grades: np.ndarray,
                  n_lists: int, k: int, *, ties: str = "average") -> TopK:
     """:func:`top_k` of rows already ranked as :func:`rank_rows` ranks them with the same
-    ``ties`` (by list, then by descending score, and under ``"optimistic"`` /
-    ``"pessimistic"`` by descending / ascending grade within equal scores): the
-    ranked rows of :class:`recmetrics._engine.Prepared`."""
+    ``ties`` (by list code ascending, then by descending score, and under ``"optimistic"``
+    / ``"pessimistic"`` by descending / ascending grade within equal scores): the ranked
+    rows of :class:`recmetrics._engine.Prepared`.
+
+    Only each list's first k rows and the rest of a tie group that straddles position k
+    are read (about k rows a list, not all of them): a row below k enters the top k only
+    in a group that starts above it.
+    """
+    bounds = np.searchsorted(lists, np.arange(n_lists + 1))
+    rows_per_list = np.diff(bounds)
+    length = np.minimum(rows_per_list, k)
+    end = bounds[:-1] + length                     # past each list's row at position k
+    # lists whose row k + 1 ties with row k: their group runs on past position k
+    longer = np.flatnonzero(rows_per_list > k)
+    at_k = end[longer] - 1
+    tie = scores[at_k + 1] == scores[at_k]
+    if ties != "average":
+        tie &= grades[at_k + 1] == grades[at_k]
+    longer, at_k = longer[tie], at_k[tie]
+    if longer.size:
+        # the rows after position k of those lists: the tied ones come first (rows are
+        # ranked), so counting them gives each group's end
+        after, place = _expand(rows_per_list[longer] - k)
+        rows = end[longer][after] + place
+        tied = scores[rows] == scores[at_k[after]]
+        if ties != "average":
+            tied &= grades[rows] == grades[at_k[after]]
+        end[longer] += np.bincount(after[tied], minlength=longer.size)
+    list_of, place = _expand(end - bounds[:-1])
+    rows = bounds[:-1][list_of] + place
+    lists, items, scores, grades = lists[rows], items[rows], scores[rows], grades[rows]
     n = scores.size
     new_list = starts(lists)
     new_group = new_list | starts(scores)
     if ties != "average":
         new_group |= starts(grades)
-    index = np.arange(n)
-    list_start = np.maximum.accumulate(np.where(new_list, index, 0))
-    group_start = np.maximum.accumulate(np.where(new_group, index, 0))
     group = np.cumsum(new_group) - 1
     size = np.bincount(group)[group] if n else np.zeros(0, dtype=np.int64)
-    first = group_start - list_start + 1                # position where the row's group starts
-    keep = first <= k
-    slots = (k - first[keep] + 1).astype(np.float64)
-    size = size[keep].astype(np.float64)
-    length = np.minimum(np.bincount(lists, minlength=n_lists), k)
-    return TopK(lists=lists[keep], items=items[keep], p=np.minimum(slots / size, 1.0),
-                group=group[keep], slots=slots, size=size, grades=grades[keep], length=length,
-                n_lists=n_lists, k=k)
+    group_start = np.flatnonzero(new_group)[group]
+    # every group here starts within the top k, at position ``first``
+    first = group_start - np.flatnonzero(new_list)[np.cumsum(new_list) - 1] + 1
+    slots = (k - first + 1).astype(np.float64)
+    size = size.astype(np.float64)
+    return TopK(lists=lists, items=items, p=np.minimum(slots / size, 1.0), group=group,
+                slots=slots, size=size, grades=grades, length=length, n_lists=n_lists, k=k)
 
 
 def exposure(top: TopK, n_items: int) -> np.ndarray:
@@ -1398,10 +1422,14 @@ class CooccurrenceSimilarity:
     min(|U_i|, |U_j|), about 300 on average, against about 20 a needed pair
     for the product; enumerating every history user's item pairs in numpy
     and keeping the needed ones costs about 3x the product.
+
+    ``parallel=False`` computes the blocks one after another in the calling
+    thread: for a build in the background, beside other work that needs
+    the other core.
     """
 
     def __init__(self, users: np.ndarray, items: np.ndarray, n_users: int, n_items: int, *,
-                 blocks: int = COOCCURRENCE_BLOCKS):
+                 blocks: int = COOCCURRENCE_BLOCKS, parallel: bool = True):
         from scipy import sparse  # here: only diversity and serendipity need it
 
         incidence = sparse.csr_matrix((np.ones(users.size, dtype=np.int32), (items, users)),
@@ -1457,7 +1485,8 @@ class CooccurrenceSimilarity:
 
         #: per block: its keys (ascending) and their counts, or (None, every count of the
         #: block by key - base_b) for a dense block
-        self.blocks = _map(block, range(height.size))
+        self.blocks = _map(block, range(height.size)) if parallel \
+            else [block(b) for b in range(height.size)]
         #: the caller's item codes -> these (None: the same codes); see :meth:`recoded`
         self.item_map: np.ndarray | None = None
 

@@ -93,11 +93,42 @@ def test_history_ids_typed_otherwise_give_the_numbers_of_the_same_ids_typed_alik
     got = quiet(rm.evaluate, pred_i, truth_i, k=[2, 4], metrics=metrics, history=messy)
     expected = quiet(rm.beyond_accuracy, pred_i, k=[2, 4], truth=truth_i, history=messy,
                      metrics=metrics)
-    pd.testing.assert_frame_equal(got[COMPARED], tidy[COMPARED])
+    pd.testing.assert_frame_equal(got[COMPARED], tidy[COMPARED], check_exact=True)
     got = got.sort_values(["metric", "k"]).reset_index(drop=True)
     expected = expected.sort_values(["metric", "k"]).reset_index(drop=True)
     np.testing.assert_allclose(got.value, expected.value, rtol=1e-12, atol=1e-12)
     assert np.isfinite(got.value).all()
+
+
+@pytest.mark.parametrize("typed", ["alike", "as text"])
+def test_history_index_from_the_background_coding_is_the_one_of_the_joint_coding(typed):
+    # serendipity's index (each user's distinct history items) comes from the similarity built
+    # on history's own codes, users matched by their ids: it must list the same items in the
+    # same order (so sums keep their bits) as the index built on the joint codes, whether the
+    # two codings order the items alike (int ids) or not (text ids, first appearance)
+    from recmetrics import _beyond, _engine
+
+    pred, truth, history, _ = small(seed=5)
+    if typed == "alike":
+        pred, truth, history = (f.assign(item=f["item"].str[1:].astype(int))
+                                for f in (pred, truth, history))
+    b = _beyond.BeyondOptions.checked(["serendipity"], known=(), history=history, catalog=None,
+                                      item_features=None, head_share=0.8, unseen="add_one",
+                                      baselines=False)
+    prep = _engine.Prepared(pred, truth, user="user", item="item", score="score",
+                            label="label", ties="average", keep_items=True)
+    options = dict(history=history, truth=truth, catalog=None, item_features=None,
+                   metrics=["serendipity"], head_share=0.8, unseen="add_one", user="user",
+                   item="item", label="label")
+    joint = _beyond.BeyondInputs.from_prepared(prep, **options)
+    pending = _beyond.similarity_in_background(b, user="user", item="item")
+    own = _beyond.BeyondInputs.from_prepared(prep, **options, similarity=pending)
+    assert pending is not None and own.context.similarity.item_map is not None
+    def by_list(index):
+        start, count, items = index
+        return [items[s:s + c].tolist() for s, c in zip(start, count)]
+    assert by_list(own.context.history) == by_list(joint.context.history)
+    assert sum(map(len, by_list(own.context.history))) > 0
 
 
 def test_beyond_rows_follow_the_engine_rows_and_leave_them_unchanged(sample):

@@ -132,3 +132,48 @@ def test_rank_rows_works_in_a_forked_child_after_the_parent_used_its_threads(mon
         child.kill()
     assert not alive, "rank_rows hung in a forked child"
     assert child.exitcode == 0 and queue.get(timeout=5) == expected[1]
+
+
+def literal_top_k(lists, items, scores, grades, n_lists, k, ties):
+    """Ranked rows with P(in the top k) > 0, in rank order, from their tie group's positions:
+    a group at positions first..last holds max(0, min(k, last) - first + 1) of the top k's
+    places, shared evenly by its rows; and each list's top-k length."""
+    rows, length = [], []
+    for lst in range(n_lists):
+        own = [r for r in range(len(lists)) if lists[r] == lst]
+        length.append(min(k, len(own)))
+        key = {r: (scores[r],) if ties == "average" else (scores[r], grades[r]) for r in own}
+        for r in own:
+            group = [q for q in own if key[q] == key[r]]
+            first = own.index(group[0]) + 1
+            held = max(0, min(k, first + len(group) - 1) - first + 1)
+            if held:
+                rows.append((lst, items[r], held / len(group), grades[r], group[0]))
+    return rows, length
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from([0.0, 0.5, 1.0]),
+                          st.integers(0, 2)), max_size=60),
+       st.integers(1, 12), st.sampled_from(["average", "optimistic", "pessimistic"]))
+def test_top_k_holds_each_row_with_its_literal_probability(rows, k, ties):
+    """Tie groups straddling position k (some running to the end of a long list), lists
+    shorter than k, lists without rows: top_k_ranked reads only the rows that can reach the
+    top k, and gives each the probability its group's places give it."""
+    n_lists = 6
+    lists = np.array([r[0] for r in rows], dtype=np.intp)
+    scores = np.array([r[1] for r in rows])
+    grades = np.array([r[2] for r in rows], dtype=np.float64)
+    tiebreak = None if ties == "average" else grades if ties == "optimistic" else -grades
+    order, _ = _kernels.rank_rows(lists, scores, n_lists, tiebreak=tiebreak)
+    ranked = [lists[order], np.arange(lists.size), scores[order], grades[order]]
+    top = _kernels.top_k_ranked(*ranked, n_lists, k, ties=ties)
+    expected, length = literal_top_k(*ranked, n_lists, k, ties)
+    assert top.lists.tolist() == [e[0] for e in expected]
+    assert top.items.tolist() == [e[1] for e in expected]    # a ranked row's place here
+    assert top.p.tolist() == pytest.approx([e[2] for e in expected], rel=1e-15)
+    assert top.grades.tolist() == [e[3] for e in expected]
+    assert top.length.tolist() == length
+    # two rows share a group number exactly when they share a tie group
+    first_of_group = np.array([e[4] for e in expected])
+    np.testing.assert_array_equal(top.group[:, None] == top.group[None, :],
+                                  first_of_group[:, None] == first_of_group[None, :])
