@@ -564,10 +564,57 @@ class BeyondEvaluated:
     inputs: BeyondInputs
 
 
+@dataclass(frozen=True)
+class BeyondComputed:
+    """The numbers behind one model's beyond rows, computed without a warning (so in any
+    thread): the input, and per cut-off the per-user values over ``prep``'s users and,
+    when rows are wanted, the :class:`recmetrics._kernels.BeyondSums`."""
+
+    inputs: BeyondInputs
+    per_cut: dict[int, tuple[dict[str, np.ndarray], _kernels.BeyondSums | None]]
+
+
+def compute_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user, item, label,
+                 rows=True, inputs: BeyondInputs | None = None,
+                 similarity: Future | None = None) -> BeyondComputed:
+    """What :func:`evaluate_rows` computes before it writes rows (see there): refusals are
+    raised, nothing is warned."""
+    if inputs is not None:
+        data = inputs.reranked(prep)
+    else:
+        data = BeyondInputs.from_prepared(
+            prep, history=b.history, truth=_as_truth(pred, truth, user=user, item=item,
+                                                     label=label),
+            catalog=b.catalog, item_features=b.item_features, metrics=list(b.metrics),
+            head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label,
+            similarity=similarity)
+    per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
+    per_cut = {}
+    for cut in o.ks:
+        top = data.top_k(cut, o.ties)
+        data.check_top(top, b.unseen)
+        values_per_user = _kernels.beyond_per_user(top, data.context, per_user)
+        per_cut[cut] = (values_per_user,
+                        _sums(top, data.context, values_per_user) if rows else None)
+    return BeyondComputed(data, per_cut)
+
+
+def rows_in_background(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user,
+                       item, label, rows=True, inputs: BeyondInputs | None = None,
+                       similarity: Future | None = None) -> Future:
+    """:func:`compute_rows` in a thread of its own, for :func:`evaluate_rows`' ``computed``:
+    the engine's own metrics of the same ``prep`` are computed meanwhile (both only read it),
+    and warnings stay in the caller's thread."""
+    return _kernels.in_background(lambda: compute_rows(
+        prep, pred, truth, o, b, user=user, item=item, label=label, rows=rows, inputs=inputs,
+        similarity=similarity))
+
+
 def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user, item,
                   score, label, rank=None, ci=None, n_resamples=1000, seed=0,
                   bootstrap="poisson", rows=True, inputs: BeyondInputs | None = None,
-                  similarity: Future | None = None) -> BeyondEvaluated:
+                  similarity: Future | None = None,
+                  computed: Future | None = None) -> BeyondEvaluated:
     """The beyond-accuracy rows of :func:`recmetrics.evaluate` for one model.
 
     Values are those of :func:`recmetrics.beyond_accuracy` on the same input
@@ -580,28 +627,22 @@ def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, u
     ``inputs`` (a previous result's, for a baseline's rows of the same pred)
     saves coding history and building the similarity again; ``similarity``
     (:func:`similarity_in_background`, started before ``prep`` was made)
-    saves building it here.
+    saves building it here. ``computed`` (:func:`rows_in_background`, started
+    with the same arguments) holds the numbers already; the rows, their
+    warnings and intervals are made here.
     """
-    if inputs is not None:
-        data = inputs.reranked(prep)
-    else:
-        data = BeyondInputs.from_prepared(
-            prep, history=b.history, truth=_as_truth(pred, truth, user=user, item=item,
-                                                     label=label),
-            catalog=b.catalog, item_features=b.item_features, metrics=list(b.metrics),
-            head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label,
-            similarity=similarity)
+    done = computed.result() if computed is not None else compute_rows(
+        prep, pred, truth, o, b, user=user, item=item, label=label, rows=rows, inputs=inputs,
+        similarity=similarity)
+    data = done.inputs
     per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
     records, columns, ratios = [], {}, {}
     for cut in o.ks:
-        top = data.top_k(cut, o.ties)
-        data.check_top(top, b.unseen)
-        values_per_user = _kernels.beyond_per_user(top, data.context, per_user)
+        values_per_user, sums = done.per_cut[cut]
         for name in per_user:
             columns[f"{name}@{cut}"] = values_per_user[name]    # prep's users, in its order
-        if not rows:
+        if sums is None:
             continue
-        sums = _sums(top, data.context, values_per_user)
         values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
         for name in data.metrics:
             n, note = counted(name, cut, sums, values)
