@@ -19,6 +19,23 @@ def best_time(fn, *args, repeat: int = 3, **kwargs) -> float:
     return best
 
 
+def interleaved_times(calls: dict, rounds: int = 5) -> dict[str, list[float]]:
+    """Wall-clock times of each of ``calls`` (name -> function), ``rounds`` times each,
+    one call of each per round in a rotating order (after a garbage collection each), so
+    that a slow stretch of a shared machine falls on every call alike rather than on
+    whichever ran then. The first round is a warm-up, not counted."""
+    names = list(calls)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds + 1):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            gc.collect()
+            start = time.perf_counter()
+            calls[name]()
+            if r:
+                times[name].append(time.perf_counter() - start)
+    return times
+
+
 def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
     """A benchmark's result: a title line, then a markdown table."""
     print(f"# {title}\n")

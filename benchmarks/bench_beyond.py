@@ -9,12 +9,16 @@ The frame is bench_frame.py's shape: 2*10^4 users x 100 scored items (of 2*10^4,
 Zipf popularity), scores rounded to 3 decimals (so ties straddle position 10 now and then), about
 5% relevant rows in a separate truth frame. The history holds 50 interactions per user drawn the
 same way (10^6 rows), so co-occurrence similarity (diversity, serendipity) comes from it.
-Printed: the best of three runs of each and its ratio to evaluate with the default metrics:
-rm.beyond_accuracy (all 9), rm.evaluate(metrics=the 9 beyond metrics, history=...) and
-rm.evaluate(metrics=default + the 9) (issue 20's target: at most 1.5x), and the same without
-diversity and serendipity (the co-occurrence counts are what costs: a sparse product over the
-upper block triangle of the item x item matrix, see recmetrics._kernels.CooccurrenceSimilarity;
-evaluate builds it in a background thread while it prepares the scored rows).
+Timed: evaluate with the default metrics, rm.beyond_accuracy (all 9),
+rm.evaluate(metrics=the 9 beyond metrics, history=...), rm.evaluate(metrics=default + the 9)
+(issue 20's target: at most 1.5x the default's time), and the same without diversity and
+serendipity (the co-occurrence counts are what costs: a sparse product over the upper block
+triangle of the item x item matrix, see recmetrics._kernels.CooccurrenceSimilarity; evaluate
+builds it in a background thread while it prepares the scored rows, and computes the beyond
+numbers beside the default metrics). The five calls run in interleaved rounds (one of each a
+round, in a rotating order, after a warm-up round), so that a slow stretch of a shared
+machine hits every call alike; printed are each call's median and best time and their
+ratios to the default's, and the target's ratio round by round.
 
 With ``--msr DIR`` it writes instead what ``benchmarks/bench_msr.py`` needs to time Microsoft
 Recommenders' pandas functions on the same data in another virtual environment (see there):
@@ -31,7 +35,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _bench import best_time, print_table
+from statistics import median
+
+from _bench import best_time, interleaved_times, print_table
 
 import recmetrics as rm
 from recmetrics.frame import DEFAULT_METRICS
@@ -59,6 +65,8 @@ def make(n_users: int, per_user: int = 100, n_items: int = 20_000, seed: int = 0
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="interleaved rounds of the five calls (default 7)")
     parser.add_argument("--profile", action="store_true",
                         help="print where evaluate(metrics=default + the 9) spends its time")
     parser.add_argument("--msr", type=Path, metavar="DIR",
@@ -81,23 +89,28 @@ def main() -> None:
             rm.evaluate(pred, truth, k=10, metrics=default + beyond, history=history)
         pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
         return
-    evaluate = best_time(rm.evaluate, pred, truth, k=10)
-    calls = [
-        ("rm.beyond_accuracy (all 9 metrics)",
-         lambda: rm.beyond_accuracy(pred, k=10, history=history, truth=truth)),
-        ("rm.evaluate(metrics=the 9 beyond metrics)",
-         lambda: rm.evaluate(pred, truth, k=10, metrics=beyond, history=history)),
-        ("rm.evaluate(metrics=default + the 9)",
-         lambda: rm.evaluate(pred, truth, k=10, metrics=default + beyond, history=history)),
-        ("rm.evaluate(metrics=default + 7: no diversity, serendipity)",
-         lambda: rm.evaluate(pred, truth, k=10, metrics=default + cheap, history=history)),
-    ]
-    rows = [["rm.evaluate (default metrics)", f"{evaluate:.2f}", "1.0"]]
-    for name, call in calls:
-        seconds = best_time(call)
-        rows.append([name, f"{seconds:.2f}", f"{seconds / evaluate:.2f}"])
-    print_table(f"beyond-accuracy metrics vs evaluate on {len(pred):,} rows",
-                ["call", "seconds", "ratio"], rows)
+    calls = {
+        "rm.evaluate (default metrics)": lambda: rm.evaluate(pred, truth, k=10),
+        "rm.beyond_accuracy (all 9 metrics)":
+            lambda: rm.beyond_accuracy(pred, k=10, history=history, truth=truth),
+        "rm.evaluate(metrics=the 9 beyond metrics)":
+            lambda: rm.evaluate(pred, truth, k=10, metrics=beyond, history=history),
+        "rm.evaluate(metrics=default + the 9)":
+            lambda: rm.evaluate(pred, truth, k=10, metrics=default + beyond, history=history),
+        "rm.evaluate(metrics=default + 7: no diversity, serendipity)":
+            lambda: rm.evaluate(pred, truth, k=10, metrics=default + cheap, history=history),
+    }
+    times = interleaved_times(calls, rounds=args.rounds)
+    base = times["rm.evaluate (default metrics)"]
+    rows = [[name, f"{median(t):.2f}", f"{median(t) / median(base):.2f}",
+             f"{min(t):.2f}", f"{min(t) / min(base):.2f}"] for name, t in times.items()]
+    print_table(f"beyond-accuracy metrics vs evaluate on {len(pred):,} rows ({args.rounds} "
+                "interleaved rounds)",
+                ["call", "median s", "ratio of medians", "best s", "ratio of bests"], rows)
+    calls_ratio = [a / b for a, b in zip(times["rm.evaluate(metrics=default + the 9)"], base)]
+    print(f"\ndefault + the 9 over default, round by round: "
+          f"{', '.join(f'{r:.2f}' for r in sorted(calls_ratio))}")
+
 
 def write_msr(folder: Path, pred, truth, history) -> None:
     """bench_msr.py's input: tie-free top-10 lists, the history without them, our values."""
