@@ -161,7 +161,7 @@ class BeyondInputs:
                     history=(h_users, by_name["history"]) if with_history else None,
                     truth_relevant=truth_relevant, features=by_name.get("item_features"),
                     item_features=item_features, item=item, head_share=head_share,
-                    unseen=unseen, pending=similarity, user=user)
+                    unseen=unseen, pending=similarity)
         return self
 
     def _uses_features(self, item_features) -> bool:
@@ -189,15 +189,14 @@ class BeyondInputs:
                history: tuple[np.ndarray | None, np.ndarray] | None,
                truth_relevant: np.ndarray | None,
                features: np.ndarray | None, item_features, item: str, head_share: float,
-               unseen: str, pending: Future | None = None, user: str = "user") -> None:
+               unseen: str, pending: Future | None = None) -> None:
         """The catalogue, popularity, similarity and the users' own history, from item codes:
         ``listed`` those of the frames named ``sources`` (pred first), ``catalog``,
         ``history`` (user and item codes), ``truth_relevant`` and ``features`` those of
         ``catalog=``, history, truth's relevant rows and ``item_features=``; ``pending``
         (a :class:`HistorySimilarity` being built on history's own codes, by
         :func:`similarity_in_background`) the co-occurrence similarity and history's
-        items by user, which history's user codes (then None) are not needed for;
-        ``user`` the user column."""
+        items by user, which history's user codes (then None) are not needed for."""
         # the catalogue
         self.catalogue = np.zeros(self.n_items, dtype=bool)
         if catalog is not None:
@@ -254,8 +253,8 @@ class BeyondInputs:
                 item_map = built.item_map(h_items, self.n_items)
                 similarity = built.similarity.recoded(item_map)
                 if "serendipity" in self.metrics:
-                    history_index = built.history_index(self.user_ids[:self.n_lists], user,
-                                                        item_map, self.n_items)
+                    history_index = built.history_index(self.user_ids[:self.n_lists], item_map,
+                                                        self.n_items)
             else:
                 h_users, h_items = _kernels._built(history, "history")
                 similarity = _kernels.CooccurrenceSimilarity(
@@ -478,6 +477,7 @@ class HistorySimilarity:
     similarity: _kernels.CooccurrenceSimilarity
     items: np.ndarray      # history's own item code of each row
     user_ids: pd.Index     # history's own distinct users (the rows of similarity.by_user)
+    user: str              # history's user column
 
     def item_map(self, items: np.ndarray, n_items: int) -> np.ndarray:
         """Each code of another coding of history's items (``items``, a code per row, of
@@ -492,7 +492,7 @@ class HistorySimilarity:
                                "jointly with pred's; its co-occurrence counts cannot be reused")
         return to_own
 
-    def history_index(self, list_ids: pd.Index, user: str, item_map: np.ndarray,
+    def history_index(self, list_ids: pd.Index, item_map: np.ndarray,
                       n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Serendipity's history index of the users ``list_ids`` (canonical ids, as the
         evaluation codes them): per user the start and count of its distinct history items
@@ -503,6 +503,7 @@ class HistorySimilarity:
         The users are matched by their distinct ids, coded jointly under the id policy,
         not by hashing history's rows again.
         """
+        user = self.user
         (lists, own), _ = codes(user, ("pred", pd.DataFrame({user: np.asarray(list_ids)})),
                                 ("history", pd.DataFrame({user: np.asarray(self.user_ids)})))
         own_of = np.full(int(max(lists.max(initial=-1), own.max(initial=-1))) + 1, -1,
@@ -545,7 +546,7 @@ def _history_similarity(history: pd.DataFrame, user: str, item: str) -> HistoryS
     # its blocks one after another: the caller's preparation runs on the other core
     similarity = _kernels.CooccurrenceSimilarity(users, items, len(user_ids), len(item_ids),
                                                  parallel=False)
-    return HistorySimilarity(similarity, items, user_ids)
+    return HistorySimilarity(similarity, items, user_ids, user)
 
 
 def _as_truth(pred, truth, *, user, item, label):
