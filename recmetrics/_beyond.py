@@ -578,8 +578,12 @@ class BeyondComputed:
 def compute_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user, item, label,
                  rows=True, inputs: BeyondInputs | None = None,
                  similarity: Future | None = None) -> BeyondComputed:
-    """What :func:`evaluate_rows` computes before it writes rows (see there): refusals are
-    raised, nothing is warned."""
+    """The numbers behind :func:`evaluate_rows`' rows (``rows=False``: the per-user values
+    only) for ``prep``'s rows, already checked, coded, judged and ranked (``pred`` is not
+    read again): refusals are raised, nothing is warned. ``inputs`` (a previous result's,
+    for a baseline's rows of the same pred) saves coding history and building the
+    similarity again; ``similarity`` (:func:`similarity_in_background`, started before
+    ``prep`` was made) saves building it here."""
     if inputs is not None:
         data = inputs.reranked(prep)
     else:
@@ -611,30 +615,21 @@ def rows_in_background(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions,
         similarity=similarity))
 
 
-def evaluate_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user, item,
-                  score, label, rank=None, ci=None, n_resamples=1000, seed=0,
-                  bootstrap="poisson", rows=True, inputs: BeyondInputs | None = None,
-                  similarity: Future | None = None,
-                  computed: Future | None = None) -> BeyondEvaluated:
-    """The beyond-accuracy rows of :func:`recmetrics.evaluate` for one model.
+def evaluate_rows(prep: _engine.Prepared, o, b: BeyondOptions,
+                  computed: BeyondComputed | Future, *, ci=None, n_resamples=1000, seed=0,
+                  bootstrap="poisson") -> BeyondEvaluated:
+    """The beyond-accuracy rows of :func:`recmetrics.evaluate` for one model, from
+    ``computed`` (:func:`compute_rows` of ``prep``, or :func:`rows_in_background`'s future
+    of it): the rows, their warnings and their intervals are made here, in the caller's
+    thread.
 
     Values are those of :func:`recmetrics.beyond_accuracy` on the same input
     (the same kernels and sums). A per-user metric's column over ``prep``'s
     users is NaN where the metric is undefined; as (value, 1) and (0, 0)
     it is a ratio of per-user sums, and its interval comes from
-    :func:`recmetrics._engine.ratio_intervals`. The rows are ``prep``'s,
-    already checked, coded, judged and ranked (``pred`` is not read again;
-    ``score`` and ``rank`` are accepted for symmetry with the engine).
-    ``inputs`` (a previous result's, for a baseline's rows of the same pred)
-    saves coding history and building the similarity again; ``similarity``
-    (:func:`similarity_in_background`, started before ``prep`` was made)
-    saves building it here. ``computed`` (:func:`rows_in_background`, started
-    with the same arguments) holds the numbers already; the rows, their
-    warnings and intervals are made here.
+    :func:`recmetrics._engine.ratio_intervals`.
     """
-    done = computed.result() if computed is not None else compute_rows(
-        prep, pred, truth, o, b, user=user, item=item, label=label, rows=rows, inputs=inputs,
-        similarity=similarity)
+    done = computed.result() if isinstance(computed, Future) else computed
     data = done.inputs
     per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
     records, columns, ratios = [], {}, {}

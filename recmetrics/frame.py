@@ -396,16 +396,16 @@ def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, res
                     keep_items=bool(b.metrics), **columns)
     o = resolve_max_grade(o, prep.top_grade)
     parts = []
-    # the beyond numbers in a thread while the engine's metrics are computed (both read prep)
-    computed = _beyond.rows_in_background(
-        prep, pred, truth, o, b, user=columns["user"], item=columns["item"],
-        label=columns["label"], inputs=inputs, similarity=similarity) \
-        if b.metrics and o.metrics else None
+    computed = None
+    if b.metrics:
+        # in a thread while the engine's metrics are computed (both only read prep)
+        run = _beyond.rows_in_background if o.metrics else _beyond.compute_rows
+        computed = run(prep, pred, truth, o, b, user=columns["user"], item=columns["item"],
+                       label=columns["label"], inputs=inputs, similarity=similarity)
     if o.metrics:
         parts.append(_engine.evaluate_prepared(prep, o, **resampling).table)
-    if b.metrics:
-        beyond = _beyond.evaluate_rows(prep, pred, truth, o, b, **columns, **resampling,
-                                       inputs=inputs, similarity=similarity, computed=computed)
+    if computed is not None:
+        beyond = _beyond.evaluate_rows(prep, o, b, computed, **resampling)
         parts.append(beyond.table)
         inputs = beyond.inputs
     table = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
@@ -534,18 +534,17 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                     rank=rank, min_grade=o.min_grade, judged_only=o.judged_only,
                     keep_items=bool(b.metrics))
     o = resolve_max_grade(o, prep.top_grade)
-    # the beyond columns in a thread while the engine's are computed (both read prep)
-    computed = _beyond.rows_in_background(prep, pred, truth, o, b, user=user, item=item,
-                                          label=label, rows=False, similarity=similarity) \
-        if b.metrics and o.metrics else None
+    computed = None
+    if b.metrics:
+        # in a thread while the engine's columns are computed (both only read prep)
+        run = _beyond.rows_in_background if o.metrics else _beyond.compute_rows
+        computed = run(prep, pred, truth, o, b, user=user, item=item, label=label, rows=False,
+                       similarity=similarity)
     columns = _engine.per_user(prep, o).columns
     if "rbp" in o.metrics:
         columns["rbp_residual"] = _engine.rbp_residual(prep, o.rbp_p)
-    if b.metrics:
-        columns.update(_beyond.evaluate_rows(prep, pred, truth, o, b, user=user, item=item,
-                                             score=score, label=label, rank=rank,
-                                             rows=False, similarity=similarity,
-                                             computed=computed).columns)
+    if computed is not None:
+        columns.update(_beyond.evaluate_rows(prep, o, b, computed).columns)
     table = _engine.user_table(prep, columns, user)
     if per_user_path is None:
         return table
