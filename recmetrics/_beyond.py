@@ -24,6 +24,7 @@ import pandas as pd
 
 from . import _engine, _kernels
 from ._ids import codes, locate, user_hash
+from ._metrics import BEYOND_METRICS, PER_USER_BEYOND, READS_POPULARITY
 from ._validation import (
     UNSEEN,
     RecmetricsWarning,
@@ -38,11 +39,6 @@ from ._validation import (
     feature_matrix,
     numeric_column,
 )
-
-#: Metric names of :func:`recmetrics.beyond_accuracy`, in the order they are reported.
-BEYOND_METRICS = ("catalog_coverage", "distributional_coverage", "gini", "novelty", "diversity",
-                  "serendipity", "personalization", "arp", "aplt")
-_POPULARITY = ("novelty", "arp", "aplt")
 
 
 def present(codes: np.ndarray, n: int) -> np.ndarray:
@@ -217,7 +213,7 @@ class BeyondInputs:
             pop_items, self.popularity_source = history[1], "history"
         elif truth_relevant is not None:
             pop_items, self.popularity_source = truth_relevant, "truth's relevant rows"
-        if self.popularity_source is not None and set(_POPULARITY) & set(self.metrics):
+        if self.popularity_source is not None and set(READS_POPULARITY) & set(self.metrics):
             popularity = np.bincount(pop_items, minlength=self.n_items).astype(np.float64)
             self.n_popularity_rows = int(pop_items.size)
             if self.n_popularity_rows == 0:
@@ -349,7 +345,7 @@ class BeyondInputs:
                     "included; 0 = even",
             "personalization": "1 - mean over pairs of users of overlap / k",
         }
-        if metric in _POPULARITY:
+        if metric in READS_POPULARITY:
             source = f"{self.popularity_source} ({self.n_popularity_rows:,} rows)"
             text["novelty"] = f"mean -log2 p(i), p(i) from {source}; unseen items: {unseen}"
             text["arp"] = f"mean rows per item in {source}"
@@ -369,7 +365,7 @@ class BeyondInputs:
 
 
 #: Catalogue-level metrics: no value per user, so no bootstrap interval over users.
-AGGREGATE_ONLY = tuple(m for m in BEYOND_METRICS if m not in _kernels.PER_USER_BEYOND)
+AGGREGATE_ONLY = tuple(m for m in BEYOND_METRICS if m not in PER_USER_BEYOND)
 #: The note of an aggregate-only row when intervals are asked for.
 NO_INTERVAL = ("no interval: a catalogue-level value with no per-user value, which a bootstrap "
                "over users cannot resample")
@@ -593,7 +589,7 @@ def compute_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, us
             catalog=b.catalog, item_features=b.item_features, metrics=list(b.metrics),
             head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label,
             similarity=similarity)
-    per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
+    per_user = [m for m in data.metrics if m in PER_USER_BEYOND]
     per_cut = {}
     for cut in o.ks:
         top = data.top_k(cut, o.ties)
@@ -631,7 +627,7 @@ def evaluate_rows(prep: _engine.Prepared, o, b: BeyondOptions,
     """
     done = computed.result() if isinstance(computed, Future) else computed
     data = done.inputs
-    per_user = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
+    per_user = [m for m in data.metrics if m in PER_USER_BEYOND]
     records, columns, ratios = [], {}, {}
     for cut in o.ks:
         values_per_user, sums = done.per_cut[cut]
@@ -810,7 +806,7 @@ class SharedBeyond:
             own_count = np.where(found, count[np.maximum(where, 0)], 0)
             ctx = replace(ctx, history=(own_start, own_count, history_items))
         per_user = [m for m in data.metrics
-                    if m in _kernels.PER_USER_BEYOND and m != "personalization"]
+                    if m in PER_USER_BEYOND and m != "personalization"]
         sums, ratios = {}, {}
         for cut in ks:
             top = _kernels.top_k_ranked(prep.lists, items, prep.scores, prep.grades,
@@ -831,7 +827,7 @@ class SharedBeyond:
         zero = _kernels.BeyondSums(exposure=np.zeros(n), certain=np.zeros(n, dtype=np.int64),
                                    log_miss=np.zeros(n), p_square=np.zeros(n))
         per_user = [m for m in self.data.metrics
-                    if m in _kernels.PER_USER_BEYOND and m != "personalization"]
+                    if m in PER_USER_BEYOND and m != "personalization"]
         zero.totals = {m: 0.0 for m in per_user}
         zero.counts = {m: 0 for m in per_user}
         resamples = {} if seed is None else {f"{m}@{cut}": np.zeros((n_resamples, 2))

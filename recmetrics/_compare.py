@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from ._engine import GAUC_NOTE, PROBABILITY_METRICS, RANKING_NOTE, Prepared
+from ._engine import GAUC_NOTE, RANKING_NOTE, Prepared
+from ._metrics import LOWER_IS_BETTER, PROBABILITY_METRICS
 from ._ids import codes, locate
 from ._options import Options
 from ._validation import (ADJUSTMENTS, Adjustment, RecmetricsWarning, as_frame,
@@ -29,7 +30,7 @@ from ._validation import (ADJUSTMENTS, Adjustment, RecmetricsWarning, as_frame,
                           plain)
 from .stats import (DeLongResult, adjust_p_values, delong_from_placements, delong_test,
                     paired_bootstrap)
-from .tables import LOWER_IS_BETTER, ResultsTable, results_table
+from .tables import ResultsTable, results_table
 
 __all__ = ["results_table_from_comparison", "P_COLUMNS"]
 

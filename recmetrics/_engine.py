@@ -38,20 +38,12 @@ import pandas as pd
 from . import _kernels
 from ._ids import codes, locate, user_hash
 from ._kernels import DEFAULT_EPS
-from ._options import ECE_BINS, RANKING, Options, cut_columns
-from ._validation import (RecmetricsWarning, as_frame, caller_stacklevel,
+from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRIC, METRICS, PROBABILITY_METRICS, RANKING
+from ._options import Options
+from ._validation import (RecmetricsWarning, as_frame, caller_stacklevel, check_max_grade,
                           check_probability_scores, check_unique_keys, numeric_column,
                           warn_unmatched)
 
-#: Metric names accepted by ``metrics=``, in the order they are reported.
-METRICS = ("auc", "gauc", "precision", "recall", "hit_rate", "map", "mrr", "ndcg", "mrr@k",
-           "r_precision", "bpref", "rbp", "err", "logloss", "ne", "brier", "ece")
-#: The metrics computed when ``metrics=None``: AUC, GAUC and the classic ranking metrics.
-DEFAULT_METRICS = METRICS[:8]
-#: Metrics that read ``max_grade`` (resolved once, from the whole truth, when not given).
-GRADED = ("rbp", "err")
-#: Metrics that read the scores as probabilities of relevance (grade > 0).
-PROBABILITY_METRICS = ("logloss", "ne", "brier", "ece")
 #: Ways to resample users for confidence intervals.
 BOOTSTRAPS: tuple[Literal["multinomial", "poisson"], ...] = ("multinomial", "poisson")
 
@@ -379,7 +371,7 @@ def auc_note(n_positive: int) -> str:
 def column_names(o: Options) -> list[str]:
     """Per-user columns of the ranking metrics, in table order (``ndcg@10``, ``mrr``, ...)."""
     return [name for metric in o.metrics if metric in RANKING
-            for name in cut_columns(metric, o.ks)]
+            for name in METRIC[metric].columns(o.ks)]
 
 
 # --------------------------------------------------------------------------- per user
@@ -401,36 +393,41 @@ def per_user(prep: Prepared, o: Options) -> PerUser:
     if "gauc" in o.metrics:
         auc = prep.user_auc(o.ties)
         columns["auc"] = auc.values
-    top = None
-    if any(m in GRADED for m in o.metrics):
-        top = np.full(prep.n_users, check_graded(prep, o))
-    for metric in (m for m in o.metrics if m in RANKING):
-        for name in cut_columns(metric, o.ks):
+    lists = _RankedInput(prep, o)
+    for metric in (METRIC[m] for m in o.metrics if m in RANKING):
+        for name in metric.columns(o.ks):
             cut = int(name.partition("@")[2]) if "@" in name else None
-            values = _ranking_values(prep, o, metric.removesuffix("@k"), cut, top)
+            values = metric.values(lists, cut, o)
             values = np.where(has_relevant, values, 0.0 if o.no_relevant == "zero" else np.nan)
             columns[name] = values
     return PerUser(columns=columns, counted=counted, auc=auc)
 
 
-def _ranking_values(prep: Prepared, o: Options, metric: str, cut: int | None,
-                    top: np.ndarray | None) -> np.ndarray:
-    """One ranking metric's per-user values at one cut-off (None: uncut)."""
-    ranked = prep.ranked
-    if metric == "r_precision":
-        return ranked.r_precision()
-    if metric == "bpref":
+class _RankedInput:
+    """What the ranking kernels of the registry read from one prepared set of users
+    (:class:`recmetrics._metrics.RankedInput`); the top grade is checked once, when read."""
+
+    def __init__(self, prep: Prepared, o: Options) -> None:
+        self.prep, self.o = prep, o
+        self._top: np.ndarray | None = None
+
+    @property
+    def ranked(self) -> _kernels.RankedLists:
+        return self.prep.ranked
+
+    @property
+    def layout_ties(self) -> bool:
+        return self.prep.layout_ties
+
+    def bpref(self) -> np.ndarray:
+        prep = self.prep
         return _kernels.bpref_ranked(prep.lists, prep.grades, prep.judged, prep.new_groups(),
-                                     ranked.n_relevant, prep.n_nonrelevant)
-    if metric == "rbp" and top is not None:
-        return ranked.rbp(o.rbp_p) / top
-    if metric == "err" and top is not None:
-        if cut is None:
-            raise ValueError("metric='err' needs a cut-off; pass k, e.g. k=10")
-        if prep.layout_ties:
-            _kernels.check_err_ties(ranked.layout, cut)
-        return ranked.err(cut, top)
-    return ranked.metric(metric, cut, gain=o.gain, ideal=o.ideal, denominator=o.denominator)
+                                     prep.ranked.n_relevant, prep.n_nonrelevant)
+
+    def top_grade(self) -> np.ndarray:
+        if self._top is None:
+            self._top = np.full(self.prep.n_users, check_graded(self.prep, self.o))
+        return self._top
 
 
 def check_graded(prep: Prepared, o: Options) -> float:
@@ -439,9 +436,7 @@ def check_graded(prep: Prepared, o: Options) -> float:
         raise ValueError("max_grade is not resolved: resolve_max_grade(options, top grade) must "
                          "run on the whole input before the engine (on Dask, pass max_grade=, "
                          "the top grade of the judging scale)")
-    if prep.top_grade > o.max_grade:
-        raise ValueError(f"a judged grade ({prep.top_grade:g}) is above max_grade={o.max_grade:g}; "
-                         "pass the top grade of the judging scale as max_grade")
+    check_max_grade(o.max_grade, prep.top_grade)
     return o.max_grade
 
 

@@ -1026,25 +1026,6 @@ class RankedLists:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(best > 0, found / best, 0.0)
 
-    def metric(self, name: str, k: int | None, *, gain: str, ideal: str,
-               denominator: str) -> np.ndarray:
-        """One per-list metric by its name in ``recmetrics.evaluate(metrics=...)``."""
-        if name == "precision":
-            if k is None:
-                raise ValueError("metric='precision' needs a cut-off; pass k, e.g. k=10")
-            return self.precision(k)
-        if name == "recall":
-            return self.recall(k)
-        if name == "hit_rate":
-            return self.hit_rate(k)
-        if name == "map":
-            return self.average_precision(k, denominator)
-        if name == "mrr":
-            return self.reciprocal_rank(k)
-        if name == "ndcg":
-            return self.ndcg(k, gain, ideal)
-        raise KeyError(name)
-
 
 # --------------------------------------------------------------------------- beyond accuracy
 # Kernels of recmetrics.beyond: what a top-k list holds, not whether it is right. Every
@@ -1539,8 +1520,6 @@ class CooccurrenceSimilarity:
             return np.where(denominator > 0, co / denominator, 0.0)
 
 
-#: Beyond-accuracy metrics with a value per user (averaged over the users where it is defined).
-PER_USER_BEYOND = ("novelty", "diversity", "serendipity", "personalization", "arp", "aplt")
 
 
 @dataclass(frozen=True)
@@ -1627,8 +1606,9 @@ def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
 
 def beyond_sums(top: TopK, ctx: BeyondContext, metrics) -> BeyondSums:
     """The :class:`BeyondSums` of the users of ``top``."""
-    per_user = beyond_per_user(top, ctx, [m for m in metrics
-                                          if m in PER_USER_BEYOND and m != "personalization"])
+    # the per-user metrics among ``metrics`` (the others give no value), but personalization:
+    # its mean comes from the exposure sums, which need every user
+    per_user = beyond_per_user(top, ctx, [m for m in metrics if m != "personalization"])
     certain, log_miss = coverage_parts(top, ctx.n_items)
     s, q = personalization_parts(top, ctx.n_items)
     return BeyondSums(n_lists=int(np.count_nonzero(top.length)), exposure=s, certain=certain,

@@ -28,45 +28,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ._metrics import METRIC, PAIRWISE, scope
 from ._validation import (DENOMINATORS, EVAL_TIES, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT,
-                          Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
-                          check_flag, check_k_values, check_metrics, check_min_grade,
-                          check_option, is_real_number)
-
-#: The metrics that are means over users of a ranked list's value. ``mrr@k`` is MRR cut at
-#: each cut-off (rows ``mrr`` with k set); ``mrr`` is the uncut MRR.
-RANKING = ("precision", "recall", "hit_rate", "map", "mrr", "ndcg", "mrr@k", "r_precision",
-           "bpref", "rbp", "err")
-#: Ranking metrics with one value per user, not one per cut-off.
-UNCUT = ("mrr", "r_precision", "bpref", "rbp")
-#: Metrics that compare rows of different lists, or the rows of a list with each other, with no
-#: order of tied documents: undefined under ``ties="trec"``.
-PAIRWISE = ("auc", "gauc")
-
-
-def cut_columns(metric: str, ks: tuple[int, ...]) -> list[str]:
-    """The per-user columns of a ranking metric: ``ndcg@10``, ...; ``mrr``; ``mrr@k`` gives
-    ``mrr@5``, ``mrr@10``, ... (MRR cut at each cut-off)."""
-    if metric in UNCUT:
-        return [metric]
-    stem = metric.removesuffix("@k")
-    return [f"{stem}@{k}" for k in ks]
-
-
-def _check_max_grade(value) -> float | None:
-    if value is None:
-        return None
-    if not is_real_number(value) or not 0 < value < 1024:
-        raise ValueError(f"max_grade={value!r} must be a number > 0 and below 1024 (the top grade "
-                         "of the judging scale, e.g. 4), or None for the top grade of the truth")
-    return float(value)
-
-
-def _check_rbp_p(value) -> float:
-    if not is_real_number(value) or not 0 < value < 1:
-        raise ValueError(f"rbp_p={value!r} must be a number strictly between 0 and 1 (RBP's "
-                         "persistence: the probability that the user reads on), e.g. 0.8")
-    return float(value)
+                          PR_DENOMINATORS, Denominator, EvalTies, Gain, GaucWeight, Ideal,
+                          NoRelevant, PrDenominator, check_flag, check_k_values, check_max_grade,
+                          check_metrics, check_min_grade, check_option, check_rbp_p)
 
 
 @dataclass(frozen=True)
@@ -77,7 +43,8 @@ class Convention:
     an option without (a number or a flag) has the default ``value`` and is
     checked by ``check``. ``quiet`` options are named in a metric's
     description only when they differ from their default (filters of the
-    input that most evaluations leave off).
+    input that most evaluations leave off, and ``pr_denominator``, whose
+    default is what precision@k and recall@k mean everywhere).
     """
 
     name: str                   # the keyword, the table's key; the flag is --name-with-dashes
@@ -110,30 +77,32 @@ class Convention:
         return self.check(value)
 
 
-_EVERY = PAIRWISE + RANKING + ("logloss", "ne", "brier", "ece")
-
 CONVENTIONS: tuple[Convention, ...] = (
     Convention("ties", EVAL_TIES,
                "tied scores: expected value over all orders (average), the bounds, or trec_eval's "
                "order (trec: document id descending, as text)",
-               PAIRWISE + RANKING, general=True),
-    Convention("gain", GAINS, "NDCG gain: 2^rel - 1 or rel", ("ndcg",)),
-    Convention("ideal", IDEALS, "NDCG ideal DCG (truth, as trec_eval)", ("ndcg",)),
-    Convention("denominator", DENOMINATORS, "AP denominator (relevant, as trec_eval)", ("map",)),
-    Convention("gauc_weight", GAUC_WEIGHTS, "GAUC user weights", ("gauc",)),
+               scope("ties"), general=True),
+    Convention("gain", GAINS, "NDCG gain: 2^rel - 1 or rel", scope("gain")),
+    Convention("ideal", IDEALS, "NDCG ideal DCG (truth, as trec_eval)", scope("ideal")),
+    Convention("denominator", DENOMINATORS, "AP denominator (relevant, as trec_eval)",
+               scope("denominator")),
+    Convention("gauc_weight", GAUC_WEIGHTS, "GAUC user weights", scope("gauc_weight")),
     Convention("no_relevant", NO_RELEVANT,
                "users with no relevant item: left out of the ranking means (skip), counted as 0 "
-               "(zero), or refused (error)", RANKING, general=True),
-    Convention("rbp_p", (), "RBP persistence p: the chance of reading on (default 0.8)", ("rbp",),
-               value=0.8, check=_check_rbp_p),
+               "(zero), or refused (error)", scope("no_relevant"), general=True),
+    Convention("rbp_p", (), "RBP persistence p: the chance of reading on (default 0.8)",
+               scope("rbp_p"), value=0.8, check=check_rbp_p),
     Convention("max_grade", (), "top grade of the scale, for ERR and RBP (default: the top grade "
-               "in the truth)", ("err", "rbp"), value=None, check=_check_max_grade),
+               "in the truth)", scope("max_grade"), value=None, check=check_max_grade),
     Convention("min_grade", (), "relevance threshold: grades below it are not relevant, as "
-               "trec_eval -l (default: grade > 0)", _EVERY, general=True, value=None,
+               "trec_eval -l (default: grade > 0)", scope("min_grade"), general=True, value=None,
                check=check_min_grade, quiet=True),
     Convention("judged_only", (), "drop the scored rows missing from the truth before ranking "
-               "(condensed lists, as trec_eval -J)", _EVERY, general=True, value=False,
-               check=lambda v: check_flag("judged_only", v), quiet=True),
+               "(condensed lists, as trec_eval -J)", scope("judged_only"), general=True,
+               value=False, check=lambda v: check_flag("judged_only", v), quiet=True),
+    Convention("pr_denominator", PR_DENOMINATORS,
+               "P@k and R@k denominators: k and R (standard), or min(k, R) for both (min_k, "
+               "trec_eval's relative_P)", scope("pr_denominator"), quiet=True),
 )
 CONVENTION = {c.name: c for c in CONVENTIONS}
 
@@ -144,11 +113,6 @@ def conventions_of(namespace: Mapping[str, Any]) -> dict[str, Any]:
     return {c.name: namespace.get(c.name, c.default) for c in CONVENTIONS}
 
 
-#: Equal-width bins of the ``ece`` metric (as recmetrics.expected_calibration_error's default).
-ECE_BINS = 10
-#: How the probability metrics' numbers are made, for their ``conventions`` column.
-FIXED = {"ece": f"bins={ECE_BINS} uniform", "logloss": "natural log, clipped at eps",
-         "ne": "natural log, clipped at eps", "brier": ""}
 
 
 @dataclass(frozen=True)
@@ -170,6 +134,7 @@ class Options:
     max_grade: float | None = None
     min_grade: float | None = None
     judged_only: bool = False
+    pr_denominator: PrDenominator = "standard"
 
     @classmethod
     def checked(cls, *, k, metrics, known: tuple[str, ...], default: tuple[str, ...],
@@ -204,10 +169,11 @@ class Options:
     def describe(self, metric: str) -> str:
         """The conventions that change one metric's number, as the table's column shows them:
         the metric's own conventions first, then the general ones (ties, users)."""
-        if metric in FIXED:
+        fixed = METRIC[metric].fixed
+        if fixed is not None:
             filters = [f"{c.name}={getattr(self, c.name)}" for c in CONVENTIONS
-                       if c.quiet and getattr(self, c.name) != c.default]
-            return ", ".join(([FIXED[metric]] if FIXED[metric] else []) + filters)
+                       if metric in c.scope and c.quiet and getattr(self, c.name) != c.default]
+            return ", ".join(([fixed] if fixed else []) + filters)
         apply = [c for c in CONVENTIONS if metric in c.scope
                  and not (c.quiet and getattr(self, c.name) == c.default)]
         ordered = [c for c in apply if not c.general] + [c for c in apply if c.general]

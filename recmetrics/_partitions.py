@@ -38,6 +38,7 @@ import pandas as pd
 from . import _beyond, _engine, _kernels, slices
 from ._engine import BOOTSTRAPS, Prepared, Summary, check_options, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
+from ._metrics import METRICS
 from ._options import Options
 from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
                           check_seed)
@@ -61,7 +62,7 @@ def evaluate_options(metrics, k, conventions: dict, beyond: dict, *, ci, n_resam
     """``evaluate``'s options on an engine, checked as in memory: the beyond-accuracy options
     (``beyond``: history, catalog, item_features, head_share, unseen; no baselines), the
     engine's Options, and the interval options (Poisson only)."""
-    b = _beyond.BeyondOptions.checked(metrics, known=_engine.METRICS, baselines=False, **beyond)
+    b = _beyond.BeyondOptions.checked(metrics, known=METRICS, baselines=False, **beyond)
     o = check_options(k=k, metrics=b.standard or None, **conventions)
     if b.only:
         o = o.replace(metrics=())

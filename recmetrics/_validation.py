@@ -46,6 +46,8 @@ NoRelevant = Literal["skip", "zero", "error"]
 Adjustment = Literal["holm", "bonferroni", "bh", "none"]
 PrecisionDenominator = Literal["k", "min_k"]
 RecallDenominator = Literal["relevant", "min_k"]
+#: The P@k and R@k denominators of the evaluation: k and R, or min(k, R) for both.
+PrDenominator = Literal["standard", "min_k"]
 Average = Literal["binary", "micro", "macro", "weighted"]
 
 TIES: tuple[Ties, ...] = get_args(Ties)
@@ -58,6 +60,7 @@ NO_RELEVANT: tuple[NoRelevant, ...] = get_args(NoRelevant)
 ADJUSTMENTS: tuple[Adjustment, ...] = get_args(Adjustment)
 PRECISION_DENOMINATORS: tuple[PrecisionDenominator, ...] = get_args(PrecisionDenominator)
 RECALL_DENOMINATORS: tuple[RecallDenominator, ...] = get_args(RecallDenominator)
+PR_DENOMINATORS: tuple[PrDenominator, ...] = get_args(PrDenominator)
 AVERAGES: tuple[Average, ...] = get_args(Average)
 
 #: Largest cut-off accepted: beyond it k only means "the whole list".
@@ -413,12 +416,12 @@ def as_items(name: str, items) -> set:
         raise ValueError(f"{name} must be a set of item ids, got {type(items).__name__}") from None
 
 
-def check_rbp_persistence(p) -> float:
-    """RBP's persistence: a number strictly between 0 and 1."""
-    if not is_real_number(p) or not 0 < p < 1:
-        raise ValueError(f"p={p!r} must be a number strictly between 0 and 1 (the probability "
-                         "that the user goes on to the next item), e.g. 0.8")
-    return float(p)
+def check_rbp_p(value, name: str = "rbp_p") -> float:
+    """RBP's persistence ``rbp_p`` (``p`` in :func:`recmetrics.rbp`): strictly between 0 and 1."""
+    if not is_real_number(value) or not 0 < value < 1:
+        raise ValueError(f"{name}={value!r} must be a number strictly between 0 and 1 (RBP's "
+                         "persistence: the probability that the user reads on), e.g. 0.8")
+    return float(value)
 
 
 def check_min_grade(min_grade) -> float | None:
@@ -438,19 +441,22 @@ def check_flag(name: str, value) -> bool:
     return bool(value)
 
 
-def check_max_grade(max_grade, top_judged: float) -> float | None:
-    """ERR's top grade: None (the top judged grade) or a number >= every judged grade, < 1024."""
+def check_max_grade(max_grade, top_judged: float | None = None) -> float | None:
+    """The top grade of the judging scale (ERR, RBP): None (the top grade in the truth) or a
+    number > 0 and below 1024, at least every judged grade (``top_judged``, when known)."""
     if max_grade is None:
         return None
     if not is_real_number(max_grade) or not math.isfinite(max_grade) or max_grade <= 0:
-        raise ValueError(f"max_grade={max_grade!r} must be a number > 0 (the top grade of the "
-                         "judging scale, e.g. 4), or None for the top judged grade")
+        raise ValueError(f"max_grade={max_grade!r} must be a number > 0 and below 1024 (the top "
+                         "grade of the judging scale, e.g. 4), or None for the top grade in the "
+                         "truth")
     if max_grade >= 1024:
         raise ValueError(f"max_grade={max_grade!r} is too large: 2**max_grade overflows float64 "
-                         "from 1024 on; rescale the grades")
-    if top_judged > max_grade:
-        raise ValueError(f"a judged grade ({top_judged:g}) is above max_grade={max_grade!r}; pass "
-                         "the top grade of the scale (or None)")
+                         "from 1024 on; pass a number below 1024 (rescale the grades)")
+    if top_judged is not None and top_judged > max_grade:
+        raise ValueError(f"a judged grade ({top_judged:g}) is above max_grade={max_grade:g}; pass "
+                         "the top grade of the judging scale as max_grade (or None for the top "
+                         "grade in the truth)")
     return float(max_grade)
 
 

@@ -101,7 +101,8 @@ import numpy as np
 import pandas as pd
 
 from . import _kernels
-from ._beyond import BEYOND_METRICS, BeyondInputs, counted
+from ._beyond import BeyondInputs, counted
+from ._metrics import BEYOND_METRICS, PER_USER_BEYOND
 from ._ids import codes, locate
 from ._validation import (TIES, UNSEEN, Ties, Unseen, as_catalog, as_frame,
                           check_head_share, check_k_values, check_option)
@@ -296,7 +297,7 @@ def beyond_accuracy_per_user(pred, *, k: int = 10, history=None, truth=None, cat
                    unseen=unseen, user=user, item=item, score=score, label=label)
     top = data.top_k(cut, ties)
     data.check_top(top, unseen)
-    wanted = [m for m in data.metrics if m in _kernels.PER_USER_BEYOND]
+    wanted = [m for m in data.metrics if m in PER_USER_BEYOND]
     values = _kernels.beyond_per_user(top, data.context, wanted)
     present = np.flatnonzero(top.length > 0)
     table = pd.DataFrame({user: data.user_ids[present], "n_items": top.length[present]})

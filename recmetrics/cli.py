@@ -54,14 +54,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _memory, _progress, _provenance
+from . import _memory, _metrics, _progress, _provenance
 from . import io as rio
 from ._options import CONVENTIONS
 from ._progress import Progress
 from ._validation import MAX_K, check_n_resamples
-from ._beyond import BEYOND_METRICS
-from ._engine import PROBABILITY_METRICS
-from .frame import DEFAULT_METRICS, METRICS, compare, evaluate
+from ._metrics import BEYOND_METRICS, DEFAULT_METRICS, METRICS, PROBABILITY_METRICS
+from .frame import compare, evaluate
 
 __all__ = ["main", "build_parser", "UsageError", "GateFailed", "format_evaluation",
            "format_comparison", "EXIT_CODES"]
@@ -196,9 +195,7 @@ def metrics_wanted(args) -> set[str]:
 
 
 def _metric_rows(args) -> int:
-    wanted = metrics_wanted(args)
-    at_k = {"precision", "recall", "hit_rate", "map", "ndcg", "mrr@k", "err", *BEYOND_METRICS}
-    return len(wanted - at_k) + len(wanted & at_k) * len(set(args.k))
+    return _metrics.n_rows(metrics_wanted(args), sorted(set(args.k)))
 
 
 def _check_memory(args, *, n_users: int, n_rows: int, command: str = "evaluate") -> None:
@@ -426,50 +423,57 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
 
 # --------------------------------------------------------------------------- quality gates
 
-#: Metrics that take a cut-off (``ndcg@10``); the others are named alone (``auc``, ``mrr``).
-AT_K = ("precision", "recall", "hit_rate", "map", "ndcg")
-
-
 def _gate_metric(text: str) -> tuple[str, int | None]:
-    """``ndcg@10`` -> ("ndcg", 10); ``auc`` -> ("auc", None); refuse what is not a metric."""
-    metric, at, cut = text.strip().partition("@")
-    if metric not in METRICS:
-        raise argparse.ArgumentTypeError(f"{text!r}: unknown metric {metric!r}; use one of "
-                                         f"{', '.join(METRICS)} (with @k where it takes a "
-                                         "cut-off, e.g. ndcg@10)")
-    if metric in AT_K and not at:
-        raise argparse.ArgumentTypeError(f"{text!r}: {metric} needs a cut-off; write "
-                                         f"{metric}@10 (a k of --k)")
-    if metric not in AT_K and at:
-        raise argparse.ArgumentTypeError(f"{text!r}: {metric} takes no cut-off; write {metric}")
+    """``ndcg@10`` -> ("ndcg", 10); ``auc`` -> ("auc", None); ``mrr@10`` -> ("mrr", 10), a row
+    of ``mrr@k``. A metric with a cut-off named alone (``ndcg``) keeps None here and takes the
+    one cut-off of --k (:func:`_check_gates`). Refuse what no metric's rows are called."""
+    name, at, cut = text.strip().partition("@")
+    if name not in _metrics.table_names():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: unknown metric {name!r}; use one of {', '.join(_metrics.table_names())} "
+            "(with @k where it takes a cut-off, e.g. ndcg@10)")
     if not at:
-        return metric, None
+        return name, None
+    if _metrics.row_metric(name, 1) is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: {name} takes no cut-off; write {name}")
     try:
-        return metric, _cutoff(cut)
+        return name, _cutoff(cut)
     except argparse.ArgumentTypeError as error:
         raise argparse.ArgumentTypeError(f"{text!r}: the cut-off {error}") from None
 
 
-def _threshold(text: str) -> tuple[str, int | None, float]:
-    """``ndcg@10=0.30`` -> ("ndcg", 10, 0.3), for --fail-under."""
+def _gate(text: str, option: str, over: bool) -> tuple[str, int | None, float]:
+    """``ndcg@10=0.30`` -> ("ndcg", 10, 0.3): a threshold of --fail-under (``over``: of
+    --fail-over), on a metric whose better side is above it (below it for --fail-over)."""
     name, equals, number = text.partition("=")
     if not equals:
-        raise argparse.ArgumentTypeError(f"{text!r} must be METRIC=VALUE, e.g. ndcg@10=0.30")
-    from .tables import LOWER_IS_BETTER
-
+        raise argparse.ArgumentTypeError(f"{text!r} must be METRIC=VALUE, e.g. "
+                                         + ("logloss=0.5" if over else "ndcg@10=0.30"))
     metric, cut = _gate_metric(name)
-    if metric in LOWER_IS_BETTER:
-        raise argparse.ArgumentTypeError(f"{text!r}: {metric} is better when lower, and "
-                                         "--fail-under fails values below the threshold; gate "
-                                         "metrics where higher is better")
+    lower = metric in _metrics.LOWER_IS_BETTER
+    if lower != over:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {metric} is better when {'lower' if lower else 'higher'}, and {option} "
+            f"fails values {'above' if over else 'below'} the threshold; gate it with "
+            f"{'--fail-under' if over else '--fail-over'} {text.strip()}")
     try:
         value = float(number)
     except ValueError:
         value = float("nan")
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r}: {number.strip()!r} is not a number; write "
-                                         "e.g. ndcg@10=0.30")
+                                         f"e.g. {metric}{'' if cut is None else f'@{cut}'}=0.30")
     return metric, cut, value
+
+
+def _threshold(text: str) -> tuple[str, int | None, float]:
+    """``ndcg@10=0.30`` -> ("ndcg", 10, 0.3), for --fail-under."""
+    return _gate(text, "--fail-under", over=False)
+
+
+def _ceiling(text: str) -> tuple[str, int | None, float]:
+    """``logloss=0.5`` -> ("logloss", None, 0.5), for --fail-over."""
+    return _gate(text, "--fail-over", over=True)
 
 
 def _worse_metrics(text: str) -> list[tuple[str, int | None]]:
@@ -485,34 +489,70 @@ def _worse_metrics(text: str) -> list[tuple[str, int | None]]:
     return gates
 
 
-def _check_gates(gates, args, option: str) -> None:
-    """Every gated metric and cut-off is one the command computes (before any work)."""
-    for metric, cut in gates:
+def _check_gates(gates, args, option: str) -> list:
+    """Every gated metric and cut-off is one the command computes (before any work); returns
+    the gates with the cut-off of a metric named without one filled in (the one k of --k)."""
+    checked = []
+    for metric, cut, *rest in gates:
         name = metric if cut is None else f"{metric}@{cut}"
-        if metric not in metrics_wanted(args):
-            raise UsageError(f"{option} {name}: {metric} is not computed; add it to --metrics")
+        spec = _metrics.row_metric(metric, cut)
+        if spec is None:   # named alone, but its rows have a cut-off
+            spec = _metrics.row_metric(metric, 1)
+            ks = sorted(set(args.k))
+            if spec is None or len(ks) != 1:
+                raise UsageError(f"{option} {name}: {metric} has a row per cut-off; name one, "
+                                 f"e.g. {metric}@{ks[0]}")
+            cut = ks[0]
+        if spec.name not in metrics_wanted(args):
+            what = metric if spec.name == metric else \
+                f"--metrics {spec.name}, which makes the {metric}@k rows,"
+            raise UsageError(f"{option} {name}: {what} is not computed; add it to --metrics")
         if cut is not None and cut not in args.k:
             raise UsageError(f"{option} {name}: cut-off {cut} is not computed; add it to --k "
                              f"(now {' '.join(map(str, args.k))})")
+        checked.append((metric, cut, *rest))
+    return checked
 
 
 def _row_of(table: pd.DataFrame, metric: str, cut: int | None) -> pd.DataFrame:
     return table[(table.metric == metric) & (table.k.isna() if cut is None else table.k == cut)]
 
 
-def evaluation_gates(table: pd.DataFrame, thresholds, ci: float | None) -> list[str]:
-    """The --fail-under gates that fail: the value is below the threshold (or NaN)."""
+def evaluation_gates(table: pd.DataFrame, thresholds, ci: float | None,
+                     over: bool = False) -> list[str]:
+    """The --fail-under gates that fail: the value is below the threshold (or NaN); with
+    ``over``, the --fail-over gates: the value is above it (or NaN). A gate whose row the table
+    lacks fails too (a gate that cannot be checked does not pass)."""
     failed = []
+    option, side = ("--fail-over", "above") if over else ("--fail-under", "below")
     for metric, cut, threshold in thresholds:
-        row = _row_of(table, metric, cut).iloc[0]
         name = _metric_name(metric, cut)
-        if not row.value >= threshold:
+        found = _row_of(table, metric, cut)
+        if found.empty:
+            failed.append(f"{option} {name}={threshold:g}: the table has no {name} row")
+            continue
+        row = found.iloc[0]
+        if not (row.value <= threshold if over else row.value >= threshold):
             interval = ""
             if ci and "ci_low" in table.columns and not math.isnan(row.ci_low):
                 interval = f" ({_percent(ci)} CI [{row.ci_low:.4f}, {row.ci_high:.4f}])"
-            failed.append(f"--fail-under {name}={threshold:g}: {name} = {_number(row.value)}"
-                          f"{interval} is below {threshold:g}")
+            failed.append(f"{option} {name}={threshold:g}: {name} = {_number(row.value)}"
+                          f"{interval} is {side} {threshold:g}")
     return failed
+
+
+def _check_evaluation_gates(args) -> None:
+    """--fail-under and --fail-over checked before any work, each cut-off filled in."""
+    args.fail_under = _check_gates(args.fail_under or (), args, "--fail-under")
+    args.fail_over = _check_gates(args.fail_over or (), args, "--fail-over")
+
+
+def _evaluation_gates_pass(table: pd.DataFrame, args) -> None:
+    """Raise :class:`GateFailed` naming every --fail-under and --fail-over gate that fails."""
+    failed = (evaluation_gates(table, args.fail_under, args.ci)
+              + evaluation_gates(table, args.fail_over, args.ci, over=True))
+    if failed:
+        raise GateFailed("; ".join(failed))
 
 
 def comparison_gates(table: pd.DataFrame, metrics, base: str, alpha: float) -> list[str]:
@@ -571,7 +611,7 @@ def _provenance_of(args, inputs: dict, digests: dict | None = None) -> dict:
         options.update(alpha=args.alpha, baseline=args.baseline, correction=args.correction,
                        fail_if_worse=args.fail_if_worse)
     elif args.command == "evaluate":
-        options["fail_under"] = args.fail_under
+        options.update(fail_under=args.fail_under, fail_over=args.fail_over)
     if getattr(args, "history", None) is not None or (args.metrics and
                                                       set(args.metrics) & set(BEYOND_METRICS)):
         options.update(history=args.history, catalog=args.catalog,
@@ -783,17 +823,15 @@ def cmd_evaluate(args) -> None:
     _check_engine(args)
     output = _plan(args)                 # before any work: a bad -o costs nothing
     if args.engine in ("dask", "spark"):
-        _check_gates([g[:2] for g in args.fail_under or ()], args, "--fail-under")
+        _check_evaluation_gates(args)
         progress = _progress.for_command(args, 2)
         try:
             table = _evaluate_on_engine(args, output, progress)
         finally:
             progress.close()
-        failed = evaluation_gates(table, args.fail_under or (), args.ci)
-        if failed:
-            raise GateFailed("; ".join(failed))
+        _evaluation_gates_pass(table, args)
         return
-    _check_gates([g[:2] for g in args.fail_under or ()], args, "--fail-under")
+    _check_evaluation_gates(args)
     progress = _progress.for_command(args, 3 + bool(args.truth))
     try:
         pred = _read(args.pred, args, progress)
@@ -819,9 +857,7 @@ def cmd_evaluate(args) -> None:
         rio.write_output(output, content)
     finally:
         progress.close()
-    failed = evaluation_gates(table, args.fail_under or (), args.ci)
-    if failed:
-        raise GateFailed("; ".join(failed))
+    _evaluation_gates_pass(table, args)
 
 
 _MODEL_SUFFIXES = {".csv", ".tsv", ".txt", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zst",
@@ -898,8 +934,8 @@ def cmd_compare(args) -> None:
         if isinstance(given, list) and len(given) not in (1, len(names)):
             raise UsageError(f"{option}: give one column name for every file, or one per file "
                              f"({len(names)}); got {len(given)}")
-    gates = [g for group in args.fail_if_worse or () for g in group]
-    _check_gates(gates, args, "--fail-if-worse")
+    gates = _check_gates([g for group in args.fail_if_worse or () for g in group], args,
+                         "--fail-if-worse")
     output = _plan(args)
     progress = _progress.for_command(args, 3 + len(names) + bool(args.truth))
     try:
@@ -1292,7 +1328,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--fail-under", type=_threshold, nargs="+", metavar="METRIC=VALUE",
                     help="quality gate: after writing the output, exit with status 3 when a "
                          "metric is below its threshold, e.g. --fail-under ndcg@10=0.30 "
-                         "auc=0.7 (with --ci the message gives the interval too)")
+                         "auc=0.7 (with --ci the message gives the interval too); a metric "
+                         "with a cut-off named alone takes the one k of --k")
+    ev.add_argument("--fail-over", type=_ceiling, nargs="+", metavar="METRIC=VALUE",
+                    help="quality gate for metrics that are better when lower ("
+                         + ", ".join(m for m in _metrics.METRIC if m in _metrics.LOWER_IS_BETTER)
+                         + "): exit with status 3 when one is above its threshold, e.g. "
+                         "--fail-over logloss=0.45")
     sl = ev.add_argument_group("slices")
     sl.add_argument("--by", nargs="+", metavar="COL",
                     help="evaluate per slice of users: per-user columns of PRED or of --users, "

@@ -55,11 +55,12 @@ from typing import Literal
 import pandas as pd
 
 from . import _beyond, _engine
-from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, METRICS, POSITIVES_ONLY,
-                      PROBABILITY_METRICS, Prepared, check_options, check_rank,
+from ._engine import (BOOTSTRAPS, POSITIVES_ONLY, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
-from ._options import ECE_BINS, conventions_of
-from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRICS, PROBABILITY_METRICS
+from ._options import conventions_of
+from ._validation import (Adjustment, Denominator, PrDenominator,
+                          EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           Unseen, check_n_resamples, check_option,
                           check_probability, check_seed)
 
@@ -198,7 +199,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              score: str = "score", label: str = "label", rank: str | None = None,
              ties: EvalTies = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
-             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+             denominator: Denominator = "relevant",
+             pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
              max_grade: float | None = None, min_grade: float | None = None,
              judged_only: bool = False, ci: float | None = None, n_resamples: int = 1000,
@@ -464,6 +466,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       rank: str | None = None, ties: EvalTies = "average",
                       gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
+                      pr_denominator: PrDenominator = "standard",
                       gauc_weight: GaucWeight = "impressions",
                       no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
                       max_grade: float | None = None, min_grade: float | None = None,
@@ -570,7 +573,8 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
             item: str = "item", score: str | Sequence[str] | Mapping[str, str] = "score",
             label: str = "label", rank: str | Sequence[str] | Mapping[str, str] | None = None,
             ties: EvalTies = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
-            denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+            denominator: Denominator = "relevant",
+            pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
             min_grade: float | None = None, judged_only: bool = False,
             n_resamples: int = 10_000,
@@ -716,7 +720,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
         if pred_b is None:
             raise ValueError("by= compares two models, pred_a and pred_b; compare many models "
                              "without by=, or each pair by slice")
-        graded = {"rbp", "err"} & set([metrics] if isinstance(metrics, str) else metrics or ())
+        graded = set(GRADED) & set([metrics] if isinstance(metrics, str) else metrics or ())
         if graded and max_grade is None:  # one scale for every slice, not each slice's top grade
             raise ValueError(f"compare(by=...) with {', '.join(sorted(graded))} needs max_grade= "
                              "(the top grade of the judging scale), so that every slice divides "

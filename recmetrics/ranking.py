@@ -32,17 +32,19 @@ Every option, ``k`` included, is keyword-only: ``ndcg(ranked, relevant, k=5)``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import _kernels
-from dataclasses import dataclass
 
-from ._validation import (DENOMINATORS, GAINS, IDEALS, NO_RELEVANT, PRECISION_DENOMINATORS,
-                          RECALL_DENOMINATORS, Denominator, Gain, Ideal, NoRelevant,
-                          PrecisionDenominator, RecallDenominator, RecmetricsWarning, as_grades,
-                          as_items, as_ranked, as_relevance, caller_stacklevel,
-                          check_exponential_gain, check_k, check_max_grade, check_option,
-                          check_rbp_persistence, check_same_number_of_lists, no_relevant_value)
+from ._metrics import BY_FUNCTION
+from ._validation import (DENOMINATORS, GAINS, IDEALS, NO_RELEVANT, PR_DENOMINATORS,
+                          PRECISION_DENOMINATORS, RECALL_DENOMINATORS, Denominator, Gain, Ideal,
+                          NoRelevant, PrDenominator, PrecisionDenominator, RecallDenominator,
+                          RecmetricsWarning, as_grades, as_items, as_ranked, as_relevance,
+                          caller_stacklevel, check_exponential_gain, check_k, check_max_grade,
+                          check_option, check_rbp_p, check_same_number_of_lists, no_relevant_value)
 
 __all__ = ["precision_at_k", "recall_at_k", "hit_rate_at_k", "average_precision",
            "reciprocal_rank", "mean_average_precision", "mean_reciprocal_rank", "cg", "dcg",
@@ -167,9 +169,38 @@ def _mean(lists: _kernels.RankedLists, values: np.ndarray, no_relevant: str, wha
 
 # --------------------------------------------------------------------------- P, R, HR
 
+#: The old spelling of ``pr_denominator`` in :func:`precision_at_k` and :func:`recall_at_k`:
+#: their ``denominator`` choices, in the order of :data:`PR_DENOMINATORS` ("standard", "min_k").
+_OLD_PR_DENOMINATORS = {"precision_at_k": PRECISION_DENOMINATORS,
+                        "recall_at_k": RECALL_DENOMINATORS}
 
-def precision_at_k(ranked, relevant, *, k: int, denominator: PrecisionDenominator = "k",
-                   no_relevant: NoRelevant = "skip") -> float:
+
+def _pr_denominator(name: str, pr_denominator, denominator) -> str:
+    """``pr_denominator`` of P@k or R@k, from it or from ``denominator`` (its old spelling)."""
+    if denominator is None:
+        return check_option("pr_denominator", "standard" if pr_denominator is None
+                            else pr_denominator, PR_DENOMINATORS)
+    if pr_denominator is not None:
+        raise ValueError(f"pass pr_denominator= only: denominator= is its old spelling in {name} "
+                         f"(got both, {pr_denominator!r} and {denominator!r})")
+    old = _OLD_PR_DENOMINATORS[name]
+    return PR_DENOMINATORS[old.index(check_option("denominator", denominator, old))]
+
+
+def _rbp_p(rbp_p, p) -> float:
+    """RBP's persistence from ``rbp_p`` or from ``p`` (its old spelling), one check."""
+    if p is None:
+        return check_rbp_p(0.8 if rbp_p is None else rbp_p)
+    if rbp_p is not None:
+        raise ValueError(f"pass rbp_p= only: p= is its old spelling (got both, {rbp_p!r} and "
+                         f"{p!r})")
+    return check_rbp_p(p, "p")
+
+
+
+def precision_at_k(ranked, relevant, *, k: int, pr_denominator: PrDenominator | None = None,
+                   no_relevant: NoRelevant = "skip",
+                   denominator: PrecisionDenominator | None = None) -> float:
     r"""Precision at k (P@k, 前 k 项精确率): share of the top k that is relevant.
 
     .. math:: P@k = \frac{|\{\text{relevant items in the top } k\}|}{D}
@@ -182,11 +213,12 @@ def precision_at_k(ranked, relevant, *, k: int, denominator: PrecisionDenominato
         The relevant items (grade > 0).
     k : int
         Cut-off.
-    denominator : {"k", "min_k"}, default "k"
-        *D*. ``"k"``: a list shorter than ``k`` still divides by ``k``
-        (trec_eval ``P_k``, the textbook). ``"min_k"``: min(k, relevant), so a
-        perfect top k scores 1 when fewer than k items are relevant (the
-        "R-capped" precision; at k = R it is :func:`r_precision`).
+    pr_denominator : {"standard", "min_k"}, default "standard"
+        *D*, as in :func:`recmetrics.evaluate`. ``"standard"``: ``k``; a list
+        shorter than ``k`` still divides by ``k`` (trec_eval ``P_k``, the
+        textbook). ``"min_k"``: min(k, relevant), so a perfect top k scores 1
+        when fewer than k items are relevant (trec_eval's ``relative_P``; at
+        k = R it is :func:`r_precision`).
     no_relevant : {"skip", "zero", "error"}, default "skip"
         When nothing is relevant: NaN with a warning, 0.0, or ValueError (the
         policy of every per-list metric and of :func:`recmetrics.evaluate`,
@@ -203,28 +235,27 @@ def precision_at_k(ranked, relevant, *, k: int, denominator: PrecisionDenominato
     0.5
     >>> precision_at_k(["a", "b", "c", "d"], {"b"}, k=4)
     0.25
-    >>> precision_at_k(["a", "b", "c", "d"], {"b"}, k=4, denominator="min_k")
+    >>> precision_at_k(["a", "b", "c", "d"], {"b"}, k=4, pr_denominator="min_k")
     1.0
     """
-    k = check_k(k)
-    denominator = check_option("denominator", denominator, PRECISION_DENOMINATORS)
-    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
-    lists = _one_list(ranked, relevant)
-    return _single(lists, lists.precision(k, denominator), no_relevant, "precision@k")
+    return _one("precision_at_k", ranked, relevant, no_relevant, k=k,
+                pr_denominator=pr_denominator, denominator=denominator)
 
 
-def recall_at_k(ranked, relevant, *, k: int, denominator: RecallDenominator = "relevant",
-                no_relevant: NoRelevant = "skip") -> float:
+def recall_at_k(ranked, relevant, *, k: int, pr_denominator: PrDenominator | None = None,
+                no_relevant: NoRelevant = "skip",
+                denominator: RecallDenominator | None = None) -> float:
     r"""Recall at k (R@k, 前 k 项召回率): share of the relevant items found in the top k.
 
     .. math:: R@k = \frac{|\{\text{relevant items in the top } k\}|}{D}
 
     Parameters
     ----------
-    denominator : {"relevant", "min_k"}, default "relevant"
-        *D*. ``"relevant"``: all relevant items (trec_eval ``recall_k``).
-        ``"min_k"``: min(k, relevant), so that finding k of more than k
-        relevant items scores 1 (the "R-capped" recall of some toolkits).
+    pr_denominator : {"standard", "min_k"}, default "standard"
+        *D*, as in :func:`recmetrics.evaluate`. ``"standard"``: all relevant
+        items, R (trec_eval ``recall_k``). ``"min_k"``: min(k, R), so that
+        finding k of more than k relevant items scores 1 (the "R-capped"
+        recall of RecTools and RecPack).
     no_relevant : {"skip", "zero", "error"}, default "skip"
         When nothing is relevant: NaN with a warning, 0.0, or ValueError.
 
@@ -237,14 +268,11 @@ def recall_at_k(ranked, relevant, *, k: int, denominator: RecallDenominator = "r
     --------
     >>> recall_at_k(["a", "b", "c", "d"], {"b", "d", "x"}, k=2)
     0.3333333333333333
-    >>> recall_at_k(["a", "b", "c", "d"], {"a", "b", "x"}, k=2, denominator="min_k")
+    >>> recall_at_k(["a", "b", "c", "d"], {"a", "b", "x"}, k=2, pr_denominator="min_k")
     1.0
     """
-    k = check_k(k)
-    denominator = check_option("denominator", denominator, RECALL_DENOMINATORS)
-    no_relevant = check_option("no_relevant", no_relevant, NO_RELEVANT)
-    lists = _one_list(ranked, relevant)
-    return _single(lists, lists.recall(k, denominator), no_relevant, "recall@k")
+    return _one("recall_at_k", ranked, relevant, no_relevant, k=k,
+                pr_denominator=pr_denominator, denominator=denominator)
 
 
 def hit_rate_at_k(ranked, relevant, *, k: int, no_relevant: NoRelevant = "skip") -> float:
@@ -628,8 +656,8 @@ class RBP:
     residual: float
 
 
-def rbp(ranked, relevant, *, p: float = 0.8, judged=None,
-        no_relevant: NoRelevant = "skip") -> RBP:
+def rbp(ranked, relevant, *, rbp_p: float | None = None, judged=None,
+        no_relevant: NoRelevant = "skip", p: float | None = None) -> RBP:
     r"""Rank-biased precision (RBP, 秩偏精确率) with its residual (Moffat & Zobel 2008).
 
     A user reads the first item and then goes on to the next one with
@@ -653,8 +681,9 @@ def rbp(ranked, relevant, *, p: float = 0.8, judged=None,
         A set: relevance 1 each. A mapping: graded relevance in [0, 1]
         (divide graded judgements by the top grade first). Items not
         mentioned have relevance 0.
-    p : float, default 0.8
-        Persistence, strictly between 0 and 1 (Moffat & Zobel use 0.5, 0.8 and 0.95).
+    rbp_p : float, default 0.8
+        Persistence *p*, strictly between 0 and 1 (Moffat & Zobel use 0.5, 0.8
+        and 0.95); the name of the option in :func:`recmetrics.evaluate` too.
     judged : collection of items or None, default None
         The judged items. None: every item in ``ranked`` counts as judged (an
         item not in ``relevant`` is non-relevant), so the residual is
@@ -666,6 +695,8 @@ def rbp(ranked, relevant, *, p: float = 0.8, judged=None,
         treats every per-list metric alike (as :func:`recmetrics.evaluate`
         does): NaN value with a warning, 0.0, or ValueError. The residual is
         reported in every case.
+    p : float, optional
+        The old spelling of ``rbp_p``, still accepted (not with ``rbp_p``).
 
     Returns
     -------
@@ -679,13 +710,13 @@ def rbp(ranked, relevant, *, p: float = 0.8, judged=None,
 
     Examples
     --------
-    >>> result = rbp(["a", "b", "c"], {"a", "c"}, p=0.5)   # 0.5 * (1 + 0.25)
+    >>> result = rbp(["a", "b", "c"], {"a", "c"}, rbp_p=0.5)   # 0.5 * (1 + 0.25)
     >>> result.value, result.residual
     (0.625, 0.125)
-    >>> rbp(["a", "b", "c"], {"a", "c"}, p=0.5, judged={"a", "c"}).residual   # + 0.5 * 0.5 for b
+    >>> rbp(["a", "b", "c"], {"a", "c"}, rbp_p=0.5, judged={"a", "c"}).residual   # + 0.5 * 0.5 for b
     0.375
     """
-    return _one("rbp", ranked, relevant, no_relevant, p=p, judged=judged)
+    return _one("rbp", ranked, relevant, no_relevant, rbp_p=rbp_p, p=p, judged=judged)
 
 
 def err(ranked, relevant, *, k: int | None = None, max_grade: float | None = None,
@@ -737,50 +768,73 @@ def err(ranked, relevant, *, k: int | None = None, max_grade: float | None = Non
 
 
 def _options(name: str, options: dict) -> dict:
-    """The options of metric ``name`` checked, under their public names."""
+    """The options of metric ``name`` checked, under their public names (P@k's and R@k's old
+    ``denominator`` resolved into ``pr_denominator``, RBP's old ``p`` into ``rbp_p``)."""
     o = dict(options)
     if "k" in o:
         o["k"] = check_k(o["k"], allow_none=name not in ("precision_at_k", "recall_at_k",
                                                        "hit_rate_at_k"))
-    if "denominator" in o:
-        allowed = {"precision_at_k": PRECISION_DENOMINATORS,
-                   "recall_at_k": RECALL_DENOMINATORS}.get(name, DENOMINATORS)
-        o["denominator"] = check_option("denominator", o["denominator"], allowed)
+    if name in _OLD_PR_DENOMINATORS:
+        o["pr_denominator"] = _pr_denominator(name, o.pop("pr_denominator", None),
+                                              o.pop("denominator", None))
+    elif "denominator" in o:
+        o["denominator"] = check_option("denominator", o["denominator"], DENOMINATORS)
     if "gain" in o:
         o["gain"] = check_option("gain", o["gain"], GAINS)
     if "ideal" in o:
         o["ideal"] = check_option("ideal", o["ideal"], IDEALS)
-    if "p" in o:
-        o["p"] = check_rbp_persistence(o["p"])
+    if "rbp_p" in o or "p" in o:
+        o["rbp_p"] = _rbp_p(o.pop("rbp_p", None), o.pop("p", None))
     return o
 
 
-def _values(name: str, data: _Judged, o: dict) -> np.ndarray:
-    """Per-list values of metric ``name`` from the shared kernels."""
-    lists = data.lists
-    if name == "precision_at_k":
-        return lists.precision(o["k"], o["denominator"])
-    if name == "recall_at_k":
-        return lists.recall(o["k"], o["denominator"])
-    if name == "hit_rate_at_k":
-        return lists.hit_rate(o["k"])
-    if name == "average_precision":
-        return lists.average_precision(o["k"], o["denominator"])
-    if name == "reciprocal_rank":
-        return lists.reciprocal_rank(o["k"])
-    if name == "ndcg":
-        return lists.ndcg(o["k"], o["gain"], o["ideal"])
-    if name == "r_precision":
-        return lists.r_precision()
-    if name == "bpref":
-        layout = lists.layout
+@dataclass(frozen=True)
+class _Conventions:
+    """The conventions the registry's kernels read (:class:`recmetrics._metrics.KernelOptions`),
+    at their defaults unless a function's options say otherwise."""
+
+    gain: str = "exponential"
+    ideal: str = "truth"
+    denominator: str = "relevant"
+    pr_denominator: str = "standard"
+    rbp_p: float = 0.8
+
+    @classmethod
+    def of(cls, o: dict) -> _Conventions:
+        return cls(**{f: o[f] for f in ("gain", "ideal", "denominator", "pr_denominator", "rbp_p")
+                      if f in o})
+
+
+class _Input:
+    """What the registry's kernels read from judged single lists
+    (:class:`recmetrics._metrics.RankedInput`); lists of distinct items have no ties."""
+
+    layout_ties = False
+
+    def __init__(self, data: _Judged, top: float) -> None:
+        self.data, self.top = data, top
+
+    @property
+    def ranked(self) -> _kernels.RankedLists:
+        return self.data.lists
+
+    def bpref(self) -> np.ndarray:
+        data = self.data
+        layout = data.lists.layout
         return _kernels.bpref(layout.lists, layout.pos, data.nonrel_lists, data.nonrel_pos,
-                              lists.n_relevant, data.n_nonrel)
-    if name == "err":
+                              data.lists.n_relevant, data.n_nonrel)
+
+    def top_grade(self) -> np.ndarray:
+        return np.full(self.data.lists.n_relevant.size, self.top)
+
+
+def _values(name: str, data: _Judged, o: dict) -> np.ndarray:
+    """Per-list values of the metric of function ``name`` from the registry's kernel."""
+    top = data.top_grade
+    if "max_grade" in o:
         max_grade = check_max_grade(o["max_grade"], data.top_grade)
-        top = np.full(lists.n_relevant.size, data.top_grade if max_grade is None else max_grade)
-        return lists.err(o["k"], top)
-    raise KeyError(name)
+        top = data.top_grade if max_grade is None else max_grade
+    return BY_FUNCTION[name].values(_Input(data, top), o.get("k"), _Conventions.of(o))
 
 
 def _check_rbp_grades(top_grade: float, name: str) -> None:
@@ -798,19 +852,13 @@ def _one(name: str, ranked, relevant, no_relevant, **options):
         extra["judged_nonrelevant"] = ()
     extra = {key: [value] for key, value in extra.items() if value is not None}
     data = _judged_lists([ranked], [relevant], many=False, **extra)
-    what = _WHAT[name]
+    what = BY_FUNCTION[name].what
     if name == "rbp":
         _check_rbp_grades(data.top_grade, "relevant")
-        residual = float(_kernels.rbp_residual(data.lists.n_rows, o["p"], data.unjudged_lists,
+        residual = float(_kernels.rbp_residual(data.lists.n_rows, o["rbp_p"], data.unjudged_lists,
                                                data.unjudged_pos)[0])
-        return RBP(_single(data.lists, data.lists.rbp(o["p"]), no_relevant, what), residual)
+        return RBP(_single(data.lists, data.lists.rbp(o["rbp_p"]), no_relevant, what), residual)
     return _single(data.lists, _values(name, data, o), no_relevant, what)
-
-
-_WHAT = {"precision_at_k": "precision@k", "recall_at_k": "recall@k", "hit_rate_at_k": "hit rate@k",
-         "average_precision": "average precision", "reciprocal_rank": "reciprocal rank",
-         "ndcg": "NDCG", "r_precision": "R-precision", "bpref": "bpref", "rbp": "RBP",
-         "err": "ERR"}
 
 
 def mean_over_lists(metric, ranked_lists, relevant_lists, **options):
@@ -859,8 +907,8 @@ def mean_over_lists(metric, ranked_lists, relevant_lists, **options):
     import inspect
 
     name = getattr(metric, "__name__", metric)
-    if not isinstance(name, str) or name not in _WHAT:
-        known = ", ".join(_WHAT)
+    if not isinstance(name, str) or name not in BY_FUNCTION:
+        known = ", ".join(BY_FUNCTION)
         raise ValueError(f"metric={metric!r} has no mean here; pass one of the functions (or "
                          f"names) {known}")
     signature = inspect.signature(globals()[name])
@@ -887,12 +935,12 @@ def mean_over_lists(metric, ranked_lists, relevant_lists, **options):
         extra["judged_nonrelevant"] = [()] * len(ranked_lists)
     extra = {key: value for key, value in extra.items() if value is not None}
     data = _judged_lists(ranked_lists, relevant_lists, many=True, **extra)
-    what = _WHAT[name]
+    what = BY_FUNCTION[name].what
     if name == "rbp":
         _check_rbp_grades(data.top_grade, "relevant_lists")
-        residual = _kernels.rbp_residual(data.lists.n_rows, o["p"], data.unjudged_lists,
+        residual = _kernels.rbp_residual(data.lists.n_rows, o["rbp_p"], data.unjudged_lists,
                                          data.unjudged_pos)
-        value = _mean(data.lists, data.lists.rbp(o["p"]), no_relevant, what)
+        value = _mean(data.lists, data.lists.rbp(o["rbp_p"]), no_relevant, what)
         kept = data.lists.has_relevant if no_relevant == "skip" else np.ones(residual.size, bool)
         return RBP(value, float(residual[kept].mean()) if kept.any() else float("nan"))
     return _mean(data.lists, _values(name, data, o), no_relevant, what)

@@ -88,11 +88,12 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, _kernels
-from ._engine import PROBABILITY_METRICS, Prepared, Summary
+from ._engine import Prepared, Summary
 from ._ids import canonical_ids, user_hash
 from ._ids import codes as id_codes
 from ._kernels import DEFAULT_EPS
-from ._options import ECE_BINS, Options
+from ._metrics import ECE_BINS, POPULARITY_METRICS, PROBABILITY_METRICS
+from ._options import Options
 from ._validation import RecmetricsWarning, as_frame, check_id_codes, numeric_column, plain
 
 __all__ = ["disparity", "ALL", "MISSING", "ACTIVITY", "ACTIVITY_BUCKETS", "MIN_SLICE_SIZE",
@@ -825,8 +826,6 @@ POPULARITY_CLASSES = ("head", "torso", "tail")
 #: Cumulative shares of history rows that cut the items: the head reaches the first, the tail
 #: holds what lies beyond the second (APLT's long tail at its default ``head_share``).
 POPULARITY_SHARES = (0.2, 0.8)
-#: The metrics a popularity class applies to: those that read which items are relevant.
-POPULARITY_METRICS = ("precision", "recall", "hit_rate", "map", "mrr", "ndcg")
 
 
 def by_popularity(by, frames: Sequence[pd.DataFrame | None] = ()) -> bool:

@@ -66,7 +66,8 @@ from pyspark.sql import types as T
 from . import _beyond, _engine, _partitions
 from ._engine import Summary, check_options, check_rank, labelled_truth
 from ._options import Options, conventions_of
-from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+from ._validation import (Adjustment, Denominator, PrDenominator,
+                          EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           Unseen)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect"]
@@ -392,7 +393,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              score: str = "score", label: str = "label", rank: str | None = None,
              ties: EvalTies = "average",
              gain: Gain = "exponential", ideal: Ideal = "truth",
-             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+             denominator: Denominator = "relevant",
+             pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
              min_grade: float | None = None, judged_only: bool = False,
              ci: float | None = None, n_resamples: int = 1000,
@@ -485,6 +487,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       rank: str | None = None,
                       ties: EvalTies = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
                       denominator: Denominator = "relevant",
+                      pr_denominator: PrDenominator = "standard",
                       gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
                       rbp_p: float = 0.8, max_grade: float | None = None,
                       min_grade: float | None = None, judged_only: bool = False,
@@ -570,7 +573,8 @@ def _placement_sums(key, rows: pd.DataFrame) -> pd.DataFrame:
 def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",
             item: str = "item", score="score", label: str = "label", rank=None,
             ties: EvalTies = "average", gain: Gain = "exponential", ideal: Ideal = "truth",
-            denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
+            denominator: Denominator = "relevant",
+            pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
             max_grade: float | None = None, min_grade: float | None = None,
             judged_only: bool = False, n_resamples: int = 10_000, seed=0,

@@ -21,14 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._metrics import LOWER_IS_BETTER
 from ._validation import as_p_values, as_tidy_frame, check_probability, check_whole, is_real_number
 
 __all__ = ["LOWER_IS_BETTER", "ResultsTable", "results_table"]
-
-#: Metrics whose best value is the smallest: log loss, normalized entropy, Brier score and
-#: expected calibration error (the names of :func:`recmetrics.evaluate`'s ``metrics=``).
-#: Every other metric is better when larger.
-LOWER_IS_BETTER: frozenset[str] = frozenset({"logloss", "ne", "brier", "ece"})
 
 #: Letters given to the models, in row order: a-z, then A-Z.
 LETTERS = string.ascii_lowercase + string.ascii_uppercase

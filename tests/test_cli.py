@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import recmetrics as rm
-from recmetrics import cli, report
+from recmetrics import _metrics, cli, report
 
 DATA = rm.DATA_DIR
 PRED_A, PRED_B = DATA / "sample_model_a.csv", DATA / "sample_model_b.csv"
@@ -578,6 +578,68 @@ def test_evaluate_fail_under_gate(gate, status, message, capsys):
     assert _without_provenance(out) == _without_provenance(run(argv + extra, capsys)[1])
 
 
+def _gated(metric, cut):
+    """The command line of one registry metric at k = 10 with a gate it cannot pass, and the
+    table row the gate reads."""
+    spec = _metrics.METRIC[metric]
+    argv = ["evaluate", PRED_A, "--truth", TRUTH, "--k", "10", "--metrics", metric,
+            "--format", "json"]
+    if spec.family == "beyond":
+        argv += ["--history", DATA / "sample_history.csv"]
+    if spec.name == "err":
+        argv += ["--ties", "optimistic"]   # ERR under averaged ties is refused on mixed ties
+    name = spec.table_name + ("" if cut is None else f"@{cut}")
+    lower = metric in _metrics.LOWER_IS_BETTER
+    gate = ["--fail-over", f"{name}=-1"] if lower else ["--fail-under", f"{name}=1e9"]
+    return argv + gate, spec.table_name, (None if spec.cut == "none" else 10)
+
+
+@pytest.mark.parametrize("metric", [m.name for m in _metrics.REGISTRY])
+def test_every_registry_metric_can_be_gated_with_and_without_its_cut_off(metric, capsys):
+    """Every metric of the registry is gated by --fail-under (--fail-over when lower is
+    better), named as its rows are (ndcg@10, mrr@10 for mrr@k, auc) and, when its rows have a
+    cut-off and --k gives one, named alone (ndcg): each gate reads the value the table holds."""
+    spec = _metrics.METRIC[metric]
+    # named alone, "mrr" is the uncut MRR of --metrics mrr, not a row of mrr@k
+    alone = _metrics.row_metric(spec.table_name, None) in (None, spec)
+    forms = ([None] if alone else []) + ([10] if spec.cut == "per_k" else [])
+    for cut in forms:
+        argv, row_name, row_k = _gated(metric, cut)
+        code, out, err = run(argv, capsys)
+        rows = pd.DataFrame(json.loads(out)["metrics"])
+        value = rows[(rows.metric == row_name)
+                     & (rows.k.isna() if row_k is None else rows.k == row_k)].value
+        assert len(value) == 1
+        shown = f"{row_name}{'' if row_k is None else f'@{row_k}'}"
+        side = "above -1" if metric in _metrics.LOWER_IS_BETTER else "below 1e+09"
+        assert code == 3 and len(err.splitlines()) == 1, err
+        assert f": {shown} = {float(value.iloc[0]):.4f} is {side}" in err, err
+
+
+def test_fail_under_err_no_longer_ends_in_a_traceback(capsys):
+    """The design review's reproduction: ``--metrics err --ties optimistic --fail-under err=0.3``
+    computed the table, then ended in an IndexError (it looked for an err row without k). ERR
+    has a row per cut-off; named alone with one --k, the gate reads err@10."""
+    code, out, err = run(["evaluate", PRED_A, "--truth", TRUTH, "--metrics", "err", "--k", "10",
+                          "--ties", "optimistic", "--fail-under", "err=0.3", "--format", "json"],
+                         capsys)
+    row = json.loads(out)["metrics"][0]
+    assert (row["metric"], row["k"]) == ("err", 10)
+    assert code == (0 if row["value"] >= 0.3 else 3), err
+    code, _, err = run(["evaluate", PRED_A, "--truth", TRUTH, "--metrics", "err", "--k", "10",
+                        "--ties", "optimistic", "--fail-under", "err@10=0.99"], capsys)
+    assert code == 3 and err.strip() == (f"recmetrics: gate failed: --fail-under err@10=0.99: "
+                                         f"err@10 = {row['value']:.4f} is below 0.99")
+
+
+def test_err_at_k_and_mrr_at_k_can_be_gated(capsys):
+    """Both were refused as gates ("err takes no cut-off", "mrr takes no cut-off")."""
+    for metric, gate in (("err", "err@10=0.1"), ("mrr@k", "mrr@10=0.1")):
+        code, _, err = run(["evaluate", PRED_A, "--truth", TRUTH, "--metrics", metric, "--k",
+                            "10", "--ties", "optimistic", "--fail-under", gate], capsys)
+        assert (code, err) == (0, "")
+
+
 def test_evaluate_fail_under_names_the_interval_bounds(capsys):
     code, out, err = run(["evaluate", PRED_A, "--truth", TRUTH, "--metrics", "mrr", "--ci", "0.9",
                           "--n-resamples", "200", "--format", "json", "--fail-under",
@@ -613,18 +675,26 @@ def test_compare_fail_if_worse_gate(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["evaluate", PRED_A, "--fail-under", "ndcg=0.3"], "'ndcg': ndcg needs a cut-off"),
+    (["evaluate", PRED_A, "--k", "5", "10", "--fail-under", "ndcg=0.3"],
+     "--fail-under ndcg: ndcg has a row per cut-off; name one, e.g. ndcg@5"),
     (["evaluate", PRED_A, "--fail-under", "ndcg@10=high"], "'high' is not a number"),
     (["evaluate", PRED_A, "--fail-under", "ndcg@10=nan"], "'nan' is not a number"),
     (["evaluate", PRED_A, "--fail-under", "ndcg@10"], "'ndcg@10' must be METRIC=VALUE"),
     (["evaluate", PRED_A, "--fail-under", "ndgc@10=0.3"], "'ndgc@10': unknown metric 'ndgc'"),
-    (["evaluate", PRED_A, "--fail-under", "mrr@10=0.3"], "'mrr@10': mrr takes no cut-off"),
-    (["evaluate", PRED_A, "--fail-under", "logloss=0.3"], "logloss is better when lower"),
+    (["evaluate", PRED_A, "--fail-under", "mrr@10=0.3"],
+     "--fail-under mrr@10: --metrics mrr@k, which makes the mrr@k rows, is not computed; add it "
+     "to --metrics"),
+    (["evaluate", PRED_A, "--fail-under", "bpref@10=0.3"], "'bpref@10': bpref takes no cut-off"),
+    (["evaluate", PRED_A, "--fail-under", "logloss=0.3"], "logloss is better when lower, and "
+     "--fail-under fails values below the threshold; gate it with --fail-over logloss=0.3"),
+    (["evaluate", PRED_A, "--fail-over", "ndcg@10=0.3"], "ndcg is better when higher, and "
+     "--fail-over fails values above the threshold; gate it with --fail-under ndcg@10=0.3"),
     (["evaluate", PRED_A, "--fail-under", "ndcg@5=0.3"], "--fail-under ndcg@5: cut-off 5 is not "
                                                          "computed; add it to --k"),
     (["evaluate", PRED_A, "--metrics", "auc", "--fail-under", "mrr=0.3"],
      "--fail-under mrr: mrr is not computed; add it to --metrics"),
-    (["compare", PRED_A, PRED_B, "--fail-if-worse", "ndcg"], "'ndcg': ndcg needs a cut-off"),
+    (["compare", PRED_A, PRED_B, "--k", "5", "10", "--fail-if-worse", "ndcg"],
+     "--fail-if-worse ndcg: ndcg has a row per cut-off; name one, e.g. ndcg@5"),
     (["compare", PRED_A, PRED_B, "--fail-if-worse", "ndcg@10,foo"], "'foo': unknown metric"),
     (["compare", PRED_A, PRED_B, "--fail-if-worse", "ndcg@20"], "cut-off 20 is not computed"),
     (["compare", PRED_A, PRED_B, "--fail-if-worse", "brier"], "compare runs no paired test of "

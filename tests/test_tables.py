@@ -164,7 +164,7 @@ def test_a_column_of_missing_values_has_no_best():
 
 
 def test_lower_is_better_is_the_documented_set_and_can_be_changed():
-    assert rm.LOWER_IS_BETTER == {"logloss", "ne", "brier", "ece"}
+    assert rm.LOWER_IS_BETTER == {"logloss", "ne", "brier", "ece", "gini"}
     values = pd.DataFrame({"model": ["x", "y"], "metric": "auc", "value": [0.6, 0.7]})
     assert rm.results_table(values).best["auc"].tolist() == [False, True]
     assert rm.results_table(values, lower_is_better={"auc"}).best["auc"].tolist() == [True, False]

@@ -1,0 +1,298 @@
+"""The metric registry: what each metric is, one row per metric, every list derived from it.
+
+A row (:class:`Metric`) says everything the rest of the package asks of a
+metric: its name in ``metrics=``, the metric name of its table rows, the
+public single-list function where there is one, its family, whether it takes
+a cut-off, whether it reads graded relevance, whether it is a mean over users,
+the conventions that change its number, which way is better, whether it is
+computed by default, and its kernel (the per-user values from ranked lists).
+
+Every list the package needs is computed here from the rows: the names
+``evaluate`` accepts and their report order, the defaults, the ``@k`` rules
+of the command line and its gates, lower-is-better, the convention scopes of
+:data:`recmetrics._options.CONVENTIONS`, the metrics a popularity slice can
+take, and the dispatch from a name to its kernel. No other module lists
+metric names or branches on them.
+
+Adding a metric
+---------------
+1. Its kernel over tie groups in :mod:`recmetrics._kernels` (tie-exact, with a
+   slow literal reference in the tests).
+2. One :class:`Metric` row in :data:`REGISTRY` (in report order), its kernel
+   a function here of (lists, cut, options).
+3. Where a single-list function exists, that function in
+   :mod:`recmetrics.ranking` and its name in ``function``.
+
+``evaluate``, ``evaluate_per_user``, ``compare``, the Dask and Spark engines,
+the command line's ``--metrics`` and gates and the ``conventions`` column all
+read the rows.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+from . import _kernels
+
+Family = Literal["pairwise", "ranking", "probability", "beyond"]
+#: How a metric's table rows are cut: one row per cut-off ``k`` ("per_k", written ``ndcg@10``),
+#: or one row without a cut-off ("none", written ``auc``).
+Cut = Literal["per_k", "none"]
+
+
+class RankedInput(Protocol):
+    """What a ranking kernel reads: the ranked lists of some users, and what a few need more."""
+
+    @property
+    def ranked(self) -> _kernels.RankedLists: ...
+
+    @property
+    def layout_ties(self) -> bool: ...
+
+    def bpref(self) -> np.ndarray: ...
+
+    def top_grade(self) -> np.ndarray: ...
+
+
+class KernelOptions(Protocol):
+    """The conventions a ranking kernel reads (the fields of ``Options`` of the same names)."""
+
+    @property
+    def gain(self) -> str: ...
+
+    @property
+    def ideal(self) -> str: ...
+
+    @property
+    def denominator(self) -> str: ...
+
+    @property
+    def pr_denominator(self) -> str: ...
+
+    @property
+    def rbp_p(self) -> float: ...
+
+
+Kernel = Callable[[RankedInput, "int | None", KernelOptions], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: a row of :data:`REGISTRY`."""
+
+    name: str                    # the name in ``metrics=`` and ``--metrics``
+    family: Family
+    cut: Cut                     # rows per cut-off k, or one row
+    what: str                    # in words, for messages ("precision@k", "NDCG")
+    row: str = ""                # the ``metric`` column of its table rows (default: name)
+    function: str | None = None  # the public single-list function of recmetrics.ranking
+    conventions: tuple[str, ...] = ()   # the conventions of _options.CONVENTIONS it reads
+    graded: bool = False         # reads grades beyond relevant / not (max_grade)
+    per_user: bool = True        # a mean over users of a per-user value
+    higher_is_better: bool = True
+    default: bool = False        # computed when ``metrics=None``
+    popularity: bool = False     # defined per slice of items (``by="popularity"``)
+    kernel: Kernel | None = None  # ranking metrics: per-user values from the ranked lists
+    fixed: str | None = None     # how the number is made where no option changes it (probability)
+    reads_popularity: bool = False  # beyond accuracy: reads the items' popularity in the history
+
+    @property
+    def table_name(self) -> str:
+        return self.row or self.name
+
+    def columns(self, ks: tuple[int, ...]) -> list[str]:
+        """The per-user columns of a ranking metric: ``ndcg@10``, ...; ``mrr``; ``mrr@k``
+        gives ``mrr@5``, ``mrr@10``, ... (MRR cut at each cut-off)."""
+        if self.cut == "none":
+            return [self.table_name]
+        return [f"{self.table_name}@{k}" for k in ks]
+
+    def values(self, lists: RankedInput, cut: int | None, options: KernelOptions) -> np.ndarray:
+        """The per-list values of a ranking metric at one cut-off (None: uncut)."""
+        if self.kernel is None:
+            raise TypeError(f"{self.name} has no ranking kernel")
+        return self.kernel(lists, cut, options)
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+def _needs_cut(name: str, cut: int | None) -> int:
+    if cut is None:
+        raise ValueError(f"metric={name!r} needs a cut-off; pass k, e.g. k=10")
+    return cut
+
+
+#: The P@k / R@k denominators of the kernels under each ``pr_denominator``: (P's, R's).
+_PR_KERNEL = {"standard": ("k", "relevant"), "min_k": ("min_k", "min_k")}
+
+
+def _precision(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.ranked.precision(_needs_cut("precision", cut), _PR_KERNEL[o.pr_denominator][0])
+
+
+def _recall(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.ranked.recall(cut, _PR_KERNEL[o.pr_denominator][1])
+
+
+def _hit_rate(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.ranked.hit_rate(cut)
+
+
+def _average_precision(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.ranked.average_precision(cut, o.denominator)
+
+
+def _reciprocal_rank(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.ranked.reciprocal_rank(cut)
+
+
+def _ndcg(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.ranked.ndcg(cut, o.gain, o.ideal)
+
+
+def _r_precision(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.ranked.r_precision()
+
+
+def _bpref(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.bpref()
+
+
+def _rbp(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    return x.ranked.rbp(o.rbp_p) / x.top_grade()
+
+
+def _err(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
+    if x.layout_ties and cut is not None:  # the evaluation's ERR rows always have a cut-off
+        _kernels.check_err_ties(x.ranked.layout, cut)
+    return x.ranked.err(cut, x.top_grade())
+
+
+# --------------------------------------------------------------------------- the rows
+
+#: Equal-width bins of the ``ece`` metric (as recmetrics.expected_calibration_error's default).
+ECE_BINS = 10
+_NATURAL_LOG = "natural log, clipped at eps"
+
+_TIES_USERS = ("ties", "no_relevant", "min_grade", "judged_only")
+_FILTERS = ("min_grade", "judged_only")
+
+#: Every metric, in the order the tables report them.
+REGISTRY: tuple[Metric, ...] = (
+    Metric("auc", "pairwise", "none", "AUC", conventions=("ties",) + _FILTERS, default=True),
+    Metric("gauc", "pairwise", "none", "GAUC", conventions=("gauc_weight", "ties") + _FILTERS,
+           default=True),
+    Metric("precision", "ranking", "per_k", "precision@k", function="precision_at_k",
+           conventions=("pr_denominator",) + _TIES_USERS, default=True, popularity=True,
+           kernel=_precision),
+    Metric("recall", "ranking", "per_k", "recall@k", function="recall_at_k",
+           conventions=("pr_denominator",) + _TIES_USERS, default=True, popularity=True,
+           kernel=_recall),
+    Metric("hit_rate", "ranking", "per_k", "hit rate@k", function="hit_rate_at_k",
+           conventions=_TIES_USERS, default=True, popularity=True, kernel=_hit_rate),
+    Metric("map", "ranking", "per_k", "average precision", function="average_precision",
+           conventions=("denominator",) + _TIES_USERS, default=True, popularity=True,
+           kernel=_average_precision),
+    Metric("mrr", "ranking", "none", "reciprocal rank", function="reciprocal_rank",
+           conventions=_TIES_USERS, default=True, popularity=True, kernel=_reciprocal_rank),
+    Metric("ndcg", "ranking", "per_k", "NDCG", function="ndcg",
+           conventions=("gain", "ideal") + _TIES_USERS, default=True, popularity=True,
+           kernel=_ndcg),
+    Metric("mrr@k", "ranking", "per_k", "reciprocal rank@k", row="mrr", conventions=_TIES_USERS,
+           kernel=_reciprocal_rank),
+    Metric("r_precision", "ranking", "none", "R-precision", function="r_precision",
+           conventions=_TIES_USERS, kernel=_r_precision),
+    Metric("bpref", "ranking", "none", "bpref", function="bpref", conventions=_TIES_USERS,
+           kernel=_bpref),
+    Metric("rbp", "ranking", "none", "RBP", function="rbp", graded=True,
+           conventions=("rbp_p", "max_grade") + _TIES_USERS, kernel=_rbp),
+    Metric("err", "ranking", "per_k", "ERR", function="err", graded=True,
+           conventions=("max_grade",) + _TIES_USERS, kernel=_err),
+    Metric("logloss", "probability", "none", "log loss", per_user=False, higher_is_better=False,
+           conventions=_FILTERS, fixed=_NATURAL_LOG),
+    Metric("ne", "probability", "none", "normalized entropy", per_user=False,
+           higher_is_better=False, conventions=_FILTERS, fixed=_NATURAL_LOG),
+    Metric("brier", "probability", "none", "Brier score", per_user=False, higher_is_better=False,
+           conventions=_FILTERS, fixed=""),
+    Metric("ece", "probability", "none", "expected calibration error", per_user=False,
+           higher_is_better=False, conventions=_FILTERS, fixed=f"bins={ECE_BINS} uniform"),
+    Metric("catalog_coverage", "beyond", "per_k", "catalog coverage", per_user=False),
+    Metric("distributional_coverage", "beyond", "per_k", "distributional coverage",
+           per_user=False),
+    Metric("gini", "beyond", "per_k", "Gini index of exposure", per_user=False,
+           higher_is_better=False),
+    Metric("novelty", "beyond", "per_k", "novelty", reads_popularity=True),
+    Metric("diversity", "beyond", "per_k", "intra-list diversity"),
+    Metric("serendipity", "beyond", "per_k", "serendipity"),
+    Metric("personalization", "beyond", "per_k", "personalization"),
+    Metric("arp", "beyond", "per_k", "average recommendation popularity", reads_popularity=True),
+    Metric("aplt", "beyond", "per_k", "average percentage of long-tail items",
+           reads_popularity=True),
+)
+METRIC: dict[str, Metric] = {m.name: m for m in REGISTRY}
+
+
+def names(*families: Family) -> tuple[str, ...]:
+    """The names of the metrics of some families (all of them without), in report order."""
+    return tuple(m.name for m in REGISTRY if not families or m.family in families)
+
+
+#: Names accepted by ``evaluate(metrics=...)`` besides the beyond-accuracy ones, in report order.
+METRICS = names("pairwise", "ranking", "probability")
+#: The metrics computed when ``metrics=None``.
+DEFAULT_METRICS = tuple(m.name for m in REGISTRY if m.default)
+#: Metrics that are means over users of a ranked list's value.
+RANKING = names("ranking")
+#: Ranking metrics with one value per user, not one per cut-off.
+UNCUT = tuple(m.name for m in REGISTRY if m.family == "ranking" and m.cut == "none")
+#: Metrics that compare rows of different lists, or the rows of a list with each other, with no
+#: order of tied documents: undefined under ``ties="trec"``.
+PAIRWISE = names("pairwise")
+#: Metrics that read the scores as probabilities of relevance (grade > 0).
+PROBABILITY_METRICS = names("probability")
+#: Metrics that read ``max_grade`` (resolved once, from the whole truth, when not given).
+GRADED = tuple(m.name for m in REGISTRY if m.graded)
+#: Metric names of :func:`recmetrics.beyond_accuracy`, in the order they are reported.
+BEYOND_METRICS = names("beyond")
+#: Beyond-accuracy metrics with a value per user (averaged over the users where it is defined).
+PER_USER_BEYOND = tuple(m.name for m in REGISTRY if m.family == "beyond" and m.per_user)
+#: Beyond-accuracy metrics that read the items' popularity in the history.
+READS_POPULARITY = tuple(m.name for m in REGISTRY if m.reads_popularity)
+#: Metrics whose best value is the smallest; every other metric is better when larger.
+LOWER_IS_BETTER: frozenset[str] = frozenset(m.name for m in REGISTRY if not m.higher_is_better)
+#: Ranking metrics defined on a slice of the items (``by="popularity"``).
+POPULARITY_METRICS = tuple(m.name for m in REGISTRY if m.popularity)
+#: The public single-list functions of :mod:`recmetrics.ranking` and their metrics.
+BY_FUNCTION: dict[str, Metric] = {m.function: m for m in REGISTRY if m.function}
+
+
+def scope(convention: str) -> tuple[str, ...]:
+    """The metrics whose number a convention changes, in report order."""
+    return tuple(m.name for m in REGISTRY if convention in m.conventions)
+
+
+def table_rows(metric: str, ks) -> list[tuple[str, int | None]]:
+    """The (table metric name, k) of each row a metric of ``metrics=`` makes."""
+    m = METRIC[metric]
+    return [(m.table_name, None)] if m.cut == "none" else [(m.table_name, int(k)) for k in ks]
+
+
+def n_rows(metrics, ks) -> int:
+    """How many rows of the table these metrics make at these cut-offs."""
+    return sum(len(table_rows(m, ks)) for m in metrics)
+
+
+def row_metric(table_name: str, cut: int | None) -> Metric | None:
+    """The metric of ``metrics=`` whose rows are named ``table_name``, with (``cut`` given) or
+    without a cut-off: ``("mrr", 10)`` is ``mrr@k``, ``("mrr", None)`` is ``mrr``."""
+    want = "none" if cut is None else "per_k"
+    return next((m for m in REGISTRY if m.table_name == table_name and m.cut == want), None)
+
+
+def table_names() -> tuple[str, ...]:
+    """The distinct metric names of table rows, in report order."""
+    return tuple(dict.fromkeys(m.table_name for m in REGISTRY))
