@@ -225,6 +225,24 @@ def keyed_users(values: pd.Series, *, name: str, column: str, integral: bool
     return pd.Series(canonical.array.take(codes_), index=values.index), hashes
 
 
+def arrow_frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
+    """An Arrow table as pandas without copying what need not be copied.
+
+    The text columns named in ``ids`` are hashed in Arrow into Categoricals of
+    their distinct ids (:func:`arrow_distinct_ids`): the strings never become
+    pandas objects, and each column is hashed once.
+    """
+    hashed = {}
+    for name in ids:
+        series = arrow_distinct_ids(table.column(name))
+        if series is not None:
+            hashed[name] = series
+    rest = table.drop_columns(list(hashed))
+    del table
+    frame = rest.to_pandas(split_blocks=True, self_destruct=True)
+    return pd.DataFrame({**{name: frame[name] for name in frame.columns}, **hashed}, copy=False)
+
+
 def arrow_distinct_ids(column) -> pd.Series | None:
     """A text column as pyarrow read it, as :func:`distinct_ids` gives it, hashed in Arrow.
 

@@ -42,7 +42,7 @@ from ._metrics import METRICS
 from ._options import Options
 from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
                           check_seed)
-from .stats import DeLongResult, _delong_result
+from ._delong import DeLongResult, delong_result
 
 #: Rows of pred per partition of users (a worker evaluates one partition at a time, at about
 #: 150 bytes a row); ``npartitions=`` overrides it.
@@ -883,7 +883,7 @@ def delong_of(part_sums: list[dict], totals: Sequence[list], rows: np.ndarray
     def variance(t: list, count: int) -> Fraction:  # sample variance, denominator count - 1
         return (Fraction(t[1]) - Fraction(t[0] * t[0], count)) / (count - 1)
 
-    return _delong_result(auc_a, auc_b, m, n,
+    return delong_result(auc_a, auc_b, m, n,
                           lambda: float(variance(total[True], m) / (4 * n * n) / m
                                         + variance(total[False], n) / (4 * m * m) / n)), note
 

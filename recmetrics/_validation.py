@@ -523,8 +523,9 @@ def as_frame(name: str, frame, columns: dict[str, str]):
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}; "
-                         "read your file with pandas.read_csv or pandas.read_parquet")
+        raise ValueError(f"{name} must be a pandas DataFrame or a table that exports the Arrow C "
+                         f"stream (Polars, DuckDB, pyarrow), got {type(frame).__name__}; read "
+                         "your file with recmetrics.io.read_scores or pandas.read_csv")
     check_columns(name, frame.columns, columns)
     if len(frame) == 0:
         raise ValueError(f"{name} has no rows; pass at least one scored item")

@@ -102,6 +102,7 @@ import pandas as pd
 
 from . import _kernels
 from ._beyond import BeyondInputs, counted
+from ._frames import as_pandas, pandas_inputs
 from ._metrics import BEYOND_METRICS, PER_USER_BEYOND
 from ._ids import codes, locate
 from ._validation import (TIES, UNSEEN, Ties, Unseen, as_catalog, as_frame,
@@ -239,9 +240,12 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
     {'metric': ['catalog_coverage', 'personalization', 'arp'], 'value': [0.5, 0.5, 2.25]}
     """
     ks, ties, head_share, unseen = _check_options(k, metrics, ties, head_share, unseen)
+    pred, history, truth, catalog, item_features = pandas_inputs(
+        dict(pred=pred, history=history, truth=truth, catalog=catalog,
+             item_features=item_features), ids=(user, item)).values()
     data = BeyondInputs(pred, history=history, truth=truth, catalog=catalog,
-                   item_features=item_features, metrics=metrics, head_share=head_share,
-                   unseen=unseen, user=user, item=item, score=score, label=label)
+                        item_features=item_features, metrics=metrics, head_share=head_share,
+                        unseen=unseen, user=user, item=item, score=score, label=label)
     rows = []
     for cut in ks:
         top = data.top_k(cut, ties)
@@ -292,9 +296,12 @@ def beyond_accuracy_per_user(pred, *, k: int = 10, history=None, truth=None, cat
     1     2        1  1.5
     """
     (cut,), ties, head_share, unseen = _check_options(k, metrics, ties, head_share, unseen)
+    pred, history, truth, catalog, item_features = pandas_inputs(
+        dict(pred=pred, history=history, truth=truth, catalog=catalog,
+             item_features=item_features), ids=(user, item)).values()
     data = BeyondInputs(pred, history=history, truth=truth, catalog=catalog,
-                   item_features=item_features, metrics=metrics, head_share=head_share,
-                   unseen=unseen, user=user, item=item, score=score, label=label)
+                        item_features=item_features, metrics=metrics, head_share=head_share,
+                        unseen=unseen, user=user, item=item, score=score, label=label)
     top = data.top_k(cut, ties)
     data.check_top(top, unseen)
     wanted = [m for m in data.metrics if m in PER_USER_BEYOND]
@@ -351,6 +358,7 @@ def most_popular(users, history, *, k: int | None = None, exclude_history: bool 
     >>> most_popular([1, 4], history, k=1, exclude_history=True).to_dict("list")
     {'user': [1, 1, 4], 'item': ['b', 'c', 'a'], 'score': [1.0, 1.0, 2.0]}
     """
+    history = as_pandas(history, (user, item))
     as_frame("history", history, {"user": user, "item": item})
     if k is not None:
         (k,) = check_k_values(k)

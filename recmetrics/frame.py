@@ -55,6 +55,7 @@ from typing import Literal
 import pandas as pd
 
 from . import _beyond, _engine
+from ._frames import engine_of, is_dask, is_spark, pandas_inputs
 from ._engine import (BOOTSTRAPS, POSITIVES_ONLY, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
 from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRICS, PROBABILITY_METRICS
@@ -68,28 +69,6 @@ __all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRI
            "PROBABILITY_METRICS", "ECE_BINS"]
 
 Bootstrap = Literal["multinomial", "poisson"]
-
-
-def _is_dask(frame) -> bool:
-    """A Dask collection, told by its type's module so that dask is not imported to ask."""
-    return type(frame).__module__.split(".")[0] in ("dask", "dask_expr")
-
-
-def _engine_of(*frames) -> str | None:
-    """The module of the engine that evaluates these frames (a mapping or list of models
-    counts by its frames): "spark", "distributed" (Dask), or None for pandas."""
-    found = []
-    for f in frames:
-        found += list(f.values()) if isinstance(f, Mapping) else \
-            list(f) if isinstance(f, (list, tuple)) else [f]
-    if any(_is_spark(f) for f in found):
-        return "spark"
-    return "distributed" if any(_is_dask(f) for f in found) else None
-
-
-def _is_spark(frame) -> bool:
-    """A Spark DataFrame, told by its type's module so that pyspark is not imported to ask."""
-    return type(frame).__module__.split(".")[0] == "pyspark"
 
 
 _PARAMETERS = r"""
@@ -309,10 +288,13 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     [['mrr', 1, 1.0], ['r_precision', <NA>, 0.75], ['bpref', <NA>, 0.75]]
     """
     conventions = conventions_of(locals())
+    pred, truth, history, catalog, item_features, users = pandas_inputs(
+        dict(pred=pred, truth=truth, history=history, catalog=catalog,
+             item_features=item_features, users=users), ids=(user, item)).values()
     b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
                                       item_features=item_features, head_share=head_share,
                                       unseen=unseen, baselines=baselines, by=by)
-    if _is_spark(pred) or _is_spark(truth):
+    if is_spark(pred) or is_spark(truth):
         b.refuse_dask("Spark", baselines_only=True)
         from . import spark
         return spark.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
@@ -321,7 +303,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
                               by=by, users=users, min_slice_size=min_slice_size,
                               history=history, catalog=catalog, item_features=item_features,
                               head_share=head_share, unseen=unseen, **conventions)
-    if _is_dask(pred) or _is_dask(truth):
+    if is_dask(pred) or is_dask(truth):
         b.refuse_dask(baselines_only=True)
         from . import distributed
         return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
@@ -514,16 +496,19 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     ([1, 2], [1.0, 1.0])
     """
     conventions = conventions_of(locals())
+    pred, truth, history, catalog, item_features = pandas_inputs(
+        dict(pred=pred, truth=truth, history=history, catalog=catalog,
+             item_features=item_features), ids=(user, item)).values()
     b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
                                       item_features=item_features, head_share=head_share,
                                       unseen=unseen, baselines=False)
-    if _is_spark(pred) or _is_spark(truth):
+    if is_spark(pred) or is_spark(truth):
         b.refuse_dask("Spark")
         from . import spark
         return spark.evaluate_per_user(
             pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
             rank=rank, per_user_path=per_user_path, **conventions)
-    if _is_dask(pred) or _is_dask(truth):
+    if is_dask(pred) or is_dask(truth):
         b.refuse_dask()
         from . import distributed
         return distributed.evaluate_per_user(
@@ -710,7 +695,9 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     >>> t[["model_a", "model_b", "difference"]].values.tolist()
     [['a', 'b', 0.5], ['a', 'c', 0.25]]
     """
-    if (by is not None or users is not None) and _engine_of(pred_a, pred_b, truth) is not None:
+    pred_a, pred_b, truth, users = pandas_inputs(
+        dict(pred_a=pred_a, pred_b=pred_b, truth=truth, users=users), ids=(user, item)).values()
+    if (by is not None or users is not None) and engine_of(pred_a, pred_b, truth) is not None:
         raise ValueError("compare(..., by=) takes pandas DataFrames; compare each slice's users "
                          "separately on Dask or Spark, or collect a sample of users first")
     if by is not None or users is not None:
@@ -728,12 +715,10 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
         from .slices import compare_sliced
         return compare_sliced(pred_a, pred_b, truth, by=by, users=users,
                               min_slice_size=min_slice_size, user=user, item=item, label=label,
-                              k=k, metrics=metrics, score=score, rank=rank, ties=ties, gain=gain,
-                              ideal=ideal, denominator=denominator, gauc_weight=gauc_weight,
-                              no_relevant=no_relevant, rbp_p=rbp_p, max_grade=max_grade,
-                              min_grade=min_grade, judged_only=judged_only,
-                              n_resamples=n_resamples, seed=seed, alpha=alpha)
-    engine = _engine_of(pred_a, pred_b, truth)
+                              k=k, metrics=metrics, score=score, rank=rank,
+                              n_resamples=n_resamples, seed=seed, alpha=alpha,
+                              **conventions_of(locals()))
+    engine = engine_of(pred_a, pred_b, truth)
     if engine is not None:  # the same table from Dask or Spark DataFrames
         from importlib import import_module
         return import_module(f"recmetrics.{engine}").compare(

@@ -421,24 +421,6 @@ def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
     return None, ragged[0] if ragged else None, failed, None
 
 
-def _frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
-    """An Arrow table as pandas without copying what need not be copied.
-
-    The text columns named in ``ids`` are hashed in Arrow into Categoricals of
-    their distinct ids (:func:`._ids.arrow_distinct_ids`): the strings never
-    become pandas objects, and each column is hashed once.
-    """
-    hashed = {}
-    for name in ids:
-        series = _ids.arrow_distinct_ids(table.column(name))
-        if series is not None:
-            hashed[name] = series
-    rest = table.drop_columns(list(hashed))
-    del table
-    frame = rest.to_pandas(split_blocks=True, self_destruct=True)
-    return pd.DataFrame({**{name: frame[name] for name in frame.columns}, **hashed}, copy=False)
-
-
 def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades, *, sep, encoding,
               hints, report) -> tuple[pd.DataFrame, Callable[[int], str]]:
     import pyarrow as pa
@@ -459,7 +441,7 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
     if table is None:
         frame = _read_as_text(source, error, ragged, encoding, types, columns, numbers, grades)
     else:
-        frame = _frame(table, id_columns)
+        frame = _ids.arrow_frame(table, id_columns)
     frame = frame[wanted]
     if digest is not None:
         frame.attrs["sha256"] = digest
@@ -503,7 +485,7 @@ def _read_as_text(source: _CsvSource, error, ragged, encoding, types, columns, n
         strings = {c: pa.string() for c in types}
         table, _, second, _ = _arrow_csv(source, list(types), strings)
         if table is not None:
-            frame = _frame(table)
+            frame = _ids.arrow_frame(table)
             for role in numbers + grades:
                 column = columns[role]
                 numeric_column(str(path), frame, column, grades=role in grades,
@@ -580,7 +562,7 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report):
     if report is not None:
         report(path.stat().st_size)
     ids = {columns[r] for r in ("user", "item") if r in columns}
-    return _frame(table, ids)[wanted], (lambda row: f"row {row + 1}")
+    return _ids.arrow_frame(table, ids)[wanted], (lambda row: f"row {row + 1}")
 
 
 def _dictionary_encoded(path: Path, names: list[str]) -> list[str]:

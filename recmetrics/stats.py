@@ -8,18 +8,16 @@ difference, and the adjustment of a family of p-values for multiple testing.
 """
 from __future__ import annotations
 
-import math
 import numbers
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from . import _kernels
-from ._validation import (ADJUSTMENTS, Adjustment, RecmetricsWarning, as_binary, as_counts,
-                          as_finite_numbers, as_numbers, as_p_values, caller_stacklevel,
-                          check_n_resamples, check_option, check_probability, check_same_length,
-                          check_seed, undefined_value)
+from ._delong import DeLongResult, delong_result
+from ._validation import (ADJUSTMENTS, Adjustment, as_binary, as_counts, as_finite_numbers,
+                          as_numbers, as_p_values, check_n_resamples, check_option,
+                          check_probability, check_same_length, check_seed, undefined_value)
 
 __all__ = ["ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
            "DeLongResult", "delong_test", "paired_bootstrap_test", "adjust_p_values"]
@@ -187,17 +185,6 @@ def _resampled_means(values: np.ndarray, weights: np.ndarray, n_resamples: int,
 # --------------------------------------------------------------------------- paired tests
 
 
-class DeLongResult(NamedTuple):
-    """Result of :func:`delong_test`: both AUCs, B - A, its variance, z and the p-value."""
-
-    auc_a: float
-    auc_b: float
-    difference: float
-    variance: float
-    z: float
-    p_value: float
-
-
 def delong_test(y_true, y_score_a, y_score_b) -> DeLongResult:
     r"""DeLong's test: do two models' AUCs on the same samples differ?
 
@@ -296,35 +283,8 @@ def delong_from_placements(placements_a, placements_b) -> DeLongResult:
     m, n = v10_a.size, v01_a.size
     auc_a = float(v10_a.sum() / (2 * m * n))  # (wins + wins_or_ties) / 2PN, as roc_auc
     auc_b = float(v10_b.sum() / (2 * m * n))
-    return _delong_result(auc_a, auc_b, m, n,
+    return delong_result(auc_a, auc_b, m, n,
                           lambda: _kernels.delong_variance(v10_b - v10_a, v01_b - v01_a))
-
-
-def _delong_result(auc_a: float, auc_b: float, m: int, n: int, variance) -> DeLongResult:
-    """DeLong's test of the AUCs ``auc_a`` and ``auc_b`` of the same m positives and n
-    negatives, ``variance()`` giving the variance of their difference (called only where
-    m, n >= 2). Warns where the variance is undefined, or 0 although the AUCs differ."""
-    nan = float("nan")
-    difference = auc_b - auc_a
-    if m < 2 or n < 2:
-        only = f"{m} positive" if m < 2 else f"{n} negative"
-        warnings.warn(f"the variance of the AUC difference is undefined: y_true holds only "
-                      f"{only}, and DeLong's variance needs at least two positives and two "
-                      "negatives; variance, z and p_value are NaN", RecmetricsWarning,
-                      stacklevel=caller_stacklevel())
-        return DeLongResult(auc_a, auc_b, difference, nan, nan, nan)
-    var = variance()
-    if var > 0:
-        z = difference / math.sqrt(var)
-        return DeLongResult(auc_a, auc_b, difference, var, z, math.erfc(abs(z) / math.sqrt(2)))
-    if difference == 0:
-        return DeLongResult(auc_a, auc_b, difference, 0.0, nan, 1.0)
-    warnings.warn(f"the variance of the AUC difference is 0 although the AUCs differ by "
-                  f"{difference:g}: every positive and every negative moves by the same amount, so "
-                  "the normal approximation has nothing to go on; z is infinite and p_value 0.0 "
-                  "(try paired_bootstrap_test or more samples)", RecmetricsWarning,
-                  stacklevel=caller_stacklevel())
-    return DeLongResult(auc_a, auc_b, difference, 0.0, math.copysign(math.inf, difference), 0.0)
 
 
 def paired_bootstrap_test(a, b, *, weights=None, n_resamples: int = 10_000, seed=0) -> float:

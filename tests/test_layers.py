@@ -19,7 +19,7 @@ LAYERS: dict[str, int] = {
     # 0: checks, option types, warnings; progress bars and memory estimates
     "_validation": 0, "_progress": 0, "_memory": 0,
     # 1: numpy kernels and the id policy
-    "_kernels": 1, "_ids": 1,
+    "_kernels": 1, "_ids": 1, "_frames": 1, "_delong": 1,
     # 2: the metric registry and the public topic modules
     "_metrics": 2, "auc": 2, "classification": 2, "probability": 2, "ranking": 2,
     "regression": 2, "sampling": 2, "stats": 2, "trec": 2, "tables": 2,
@@ -40,8 +40,7 @@ LAYERS: dict[str, int] = {
 #: Imports that go up a layer: (importer, imported).
 KNOWN_UPWARD = {("slices", "frame")}
 #: Private names taken from public modules: (importer, module, name).
-KNOWN_PRIVATE = {("_partitions", "slices", "_column_codes"),
-                 ("_partitions", "stats", "_delong_result")}
+KNOWN_PRIVATE = {("_partitions", "slices", "_column_codes")}
 #: The package's version, read by the provenance record, is not an upward import.
 ALLOWED = {("_provenance", "__init__")}
 

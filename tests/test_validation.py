@@ -136,7 +136,8 @@ BAD_INPUTS = [
     ("results table without a frame", lambda: rm.results_table({"model": ["x"]}),
      r"values must be a pandas DataFrame with one row per model and metric, got dict"),
     ("evaluate without a frame", lambda: rm.evaluate([[1, 2, 0.5]]),
-     r"pred must be a pandas DataFrame, got list; read your file with pandas.read_csv"),
+     r"pred must be a pandas DataFrame or a table that exports the Arrow C stream \(Polars, "
+     r"DuckDB, pyarrow\), got list; read your file with recmetrics.io.read_scores"),
     ("compare without a frame", lambda: rm.compare([[1, 2, 0.5]], [[1, 2, 0.5]]),
      r"pred_a is a collection of models, so pred_b must be omitted"),
     ("compare: one model", lambda: rm.compare({"A": _SCORED}),
@@ -152,7 +153,8 @@ BAD_INPUTS = [
     ("disparity: not a sliced table", lambda: rm.disparity(_SCORED),
      r"table must be a table returned by recmetrics.evaluate\(..., by=...\)"),
     ("per-user evaluation without a frame", lambda: rm.evaluate_per_user({"user": [1]}),
-     r"pred must be a pandas DataFrame, got dict"),
+     r"pred must be a pandas DataFrame or a table that exports the Arrow C stream \(Polars, "
+     r"DuckDB, pyarrow\), got dict"),
     ("infinite rating", lambda: rm.rmse([1, 2], [1, float("inf")]), r"y_pred contains infinite values"),
     ("probability above 1", lambda: rm.log_loss([0, 1], [0.2, 1.5]),
      r"y_prob must hold probabilities in \[0, 1\], found 1.5 at index 1 \(1 value\(s\) outside "
