@@ -27,9 +27,9 @@ Every notebook is executed top to bottom (two at a time), then written as one HT
   guide pages and to notebooks point at the built pages, and their figures are embedded.
 
 Nothing on a page is loaded from the network: the CSS is inlined, figures are embedded PNG, and
-a page that shows Chinese characters embeds the subset of Noto Sans CJK SC that holds them
-(site_template/fonts/cjk-subset.woff2, made by tools/cjk_font.py), so it reads right on a machine
-with no Chinese font.
+a page that shows Chinese characters embeds the subset of Noto Sans CJK SC that holds them, and
+a page with formulas a subset of STIX Two Math (site_template/fonts/, made by tools/site_fonts.py),
+so it reads right on a machine with no Chinese or math font.
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def _tool(name: str):
 
 _notebooks = _tool("notebooks")          # tools/notebooks.py: how a notebook is executed
 notebook_paths = _notebooks.notebook_paths
-_cjk_font = _tool("cjk_font")            # tools/cjk_font.py: the embedded Chinese font
+_fonts = _tool("site_fonts")             # tools/site_fonts.py: the embedded fonts
 _api_reference = _tool("api_reference")  # tools/api_reference.py: docstrings -> Markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,8 +125,48 @@ def _unescape_text(match: re.Match) -> str:
 
 
 # latex2mathml draws \overline with a fixed-width bar (U+2015) that covers two letters of
-# \overline{NDCG}: use the stretchy overline character instead.
-_FIXED_OVERLINE = re.compile(r'<mo accent="true">&#x02015;</mo></mover>')
+# \overline{NDCG}; a stretchy U+203E is drawn from pieces that Chromium leaves dashed at text
+# size. The overlined part becomes an <mrow class="site-overline">, barred by site.css (a
+# border, crisp at any size and in any browser).
+_OVERLINE_MO = '<mo accent="true">&#x02015;</mo></mover>'
+# A name written as letters, DCG_u or TP, comes out as one italic <mi> per letter ("D C G"):
+# a run of capitals that spells one of NAMES becomes one <mi>, which MathML sets upright, as
+# \mathrm would. Other runs are left: PN in 1/(PN) and 2PR in F1 are products, S_{AA} an index.
+NAMES = frozenset({"CG", "DCG", "IDCG", "NDCG", "AP", "MAP", "RR", "MRR", "HR", "AUC", "GAUC",
+                   "TP", "FP", "FN", "TN", "TPR", "FPR", "TNR", "FNR", "ACC", "MSE", "RMSE", "MAE",
+                   "ERR", "RBP", "ARP", "APLT", "ECE", "NE", "GT", "IPS", "SNIPS", "CTR"})
+_SCRIPTED = "".join(rf"(?<!<{tag}>)" for tag in ("msub", "msup", "msubsup", "mover", "munder",
+                                                  "munderover", "mfrac", "mroot"))
+_CAPITALS = re.compile(_SCRIPTED + r"((?:<mi>[A-Z]</mi>){1,})(<msub>|<msup>|<msubsup>)<mi>([A-Z])</mi>"
+                       r"|" + _SCRIPTED + r"(?:<mi>[A-Z]</mi>){2,}")
+# \mathrm{NDCG} comes out as one <mi mathvariant="normal"> per letter: one <mi> for the word.
+_UPRIGHT_LETTERS = re.compile(r'(?:<mi mathvariant="normal">[A-Za-z]</mi>){2,}')
+
+
+def _overlines(mathml: str) -> str:
+    """``<mover><mrow>X</mrow><mo accent>―</mo></mover>`` -> ``<mrow class="site-overline">X</mrow>``."""
+    while (end := mathml.find(_OVERLINE_MO)) >= 0:
+        depth, i = 0, end
+        while True:                                   # the <mover> this bar closes
+            i = max(mathml.rfind("<mover>", 0, i), mathml.rfind("</mover>", 0, i))
+            if mathml.startswith("</mover>", i):
+                depth += 1
+            elif depth == 0:
+                break
+            else:
+                depth -= 1
+        inner = mathml[i + len("<mover>"):end]
+        mathml = (mathml[:i] + f'<mrow class="site-overline">{inner}</mrow>'
+                  + mathml[end + len(_OVERLINE_MO):])
+    return mathml
+
+
+def _names(match: re.Match) -> str:
+    if match.group(2):                  # the last capital carries a sub- or superscript
+        letters = "".join(re.findall(r"<mi>([A-Z])</mi>", match.group(1))) + match.group(3)
+        return f"{match.group(2)}<mi>{letters}</mi>" if letters in NAMES else match.group(0)
+    letters = "".join(re.findall(r"<mi>([A-Z])</mi>", match.group(0)))
+    return f"<mi>{letters}</mi>" if letters in NAMES else match.group(0)
 # \log n and \ln p come out as <mi>log</mi><mi>n</mi>, which browsers set as "logn": add TeX's
 # thin space after an operator name unless a parenthesis follows, as in \log(x).
 _OPERATOR_NAME = re.compile(
@@ -142,7 +182,11 @@ _BRACES = {"{": "&#x0007B;", "}": "&#x0007D;", "|": "&#x02016;"}
 
 def _fix_mathml(mathml: str) -> str:
     mathml = _SIZED_ESCAPE.sub(lambda m: m.group(1) + _BRACES[m.group(2)] + m.group(3), mathml)
-    mathml = _FIXED_OVERLINE.sub('<mo stretchy="true" accent="true">&#x0203E;</mo></mover>', mathml)
+    mathml = _overlines(mathml)
+    mathml = _CAPITALS.sub(_names, mathml)
+    mathml = _UPRIGHT_LETTERS.sub(
+        lambda m: f'<mi mathvariant="normal">{"".join(re.findall(r">([A-Za-z])<", m.group(0)))}</mi>',
+        mathml)
     return _OPERATOR_NAME.sub(r'\1<mspace width="0.1667em"></mspace>', mathml)
 
 
@@ -490,17 +534,27 @@ def navigation(prev: tuple[str, str] | None, nxt: tuple[str, str] | None, where:
 
 
 CSS = (TEMPLATES / "site.css").read_text(encoding="utf-8")
-CJK_FONT = _cjk_font.FONT
-# the ranges of tools/cjk_font.CJK: the face is used for those characters only
-_CJK_RANGES = "U+2E80-2FFF, U+3000-303F, U+3400-4DBF, U+4E00-9FFF, U+F900-FAFF, U+FE30-FE4F, U+FF00-FFEF"
 
 
-def font_face_css() -> str:
-    """The @font-face of the embedded Chinese font (named "recmetrics CJK" in site.css)."""
-    data = base64.b64encode(CJK_FONT.read_bytes()).decode("ascii")
-    return ('@font-face { font-family: "recmetrics CJK"; font-style: normal; '
-            f'font-display: block; src: url(data:font/woff2;base64,{data}) format("woff2"); '
-            f'unicode-range: {_CJK_RANGES}; }}\n')
+def font_face_css(path: Path, family: str, ranges: list[tuple[int, int]] | None = None) -> str:
+    """The @font-face of an embedded font (site.css names "recmetrics CJK" and "recmetrics
+    Math"); with ``ranges``, used for those characters only."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    unicode_range = ("unicode-range: " + ", ".join(f"U+{a:04X}-{b:04X}" for a, b in ranges) + "; "
+                     if ranges else "")
+    return (f'@font-face {{ font-family: "{family}"; font-style: normal; font-display: block; '
+            f'src: url(data:font/woff2;base64,{data}) format("woff2"); {unicode_range}}}\n')
+
+
+def embedded_fonts(body: str) -> str:
+    """The @font-face rules a page needs: the Chinese font if it shows a Chinese character, the
+    math font if it holds a formula."""
+    css = ""
+    if _fonts.CJK.search(re.sub(r"<[^>]*>", "", body)):
+        css += font_face_css(_fonts.CJK_FONT, _fonts.CJK_FAMILY, _fonts.CJK_RANGES)
+    if "<math" in body:
+        css += font_face_css(_fonts.MATH_FONT, _fonts.MATH_FAMILY)
+    return css
 
 
 def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str]) -> str:
@@ -511,8 +565,9 @@ def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str
     body, _ = BookExporter().from_notebook_node(shown, resources={"site": site})
     body, headings = number_headings(body)
     body = body.replace("<!--toc-->", table_of_contents(headings), 1)
-    if _cjk_font.CJK.search(body):
-        body = body.replace('<style type="text/css">', f'<style type="text/css">\n{font_face_css()}', 1)
+    fonts = embedded_fonts(body)
+    if fonts:
+        body = body.replace('<style type="text/css">', f'<style type="text/css">\n{fonts}', 1)
     return link_pages(body, pages)
 
 
