@@ -6,7 +6,7 @@
     .venv/bin/python benchmarks/bench_distributed.py --spark          # Spark beside them, 3*10^7
     .venv/bin/python benchmarks/bench_distributed.py --spark --rows 1e5 --files 4   # a check
     .venv/bin/python benchmarks/bench_distributed.py --sizes 1e6 3e6 1e7 3e7 1e8 \
-        --plot docs/dask-memory.png       # the README's figure (in memory up to 3e7 rows)
+        --plot docs/dask-memory.png       # the engines guide's figure (in memory up to 3e7 rows)
 
 Targets (issue 10): on a 3*10^7-row Parquet dataset written as 30 files, every user's rows
 spread over the files, ``recmetrics evaluate --engine dask --workers 2 --memory-limit 1GiB``

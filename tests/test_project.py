@@ -189,3 +189,41 @@ def test_mypy_and_ruff_are_configured_in_pyproject():
     assert "disable_error_code" not in tool["mypy"]
     assert set(tool["ruff"]["lint"]["select"]) >= {"E", "F", "W", "B"}
     assert set(tool["ruff"]["lint"]["ignore"]) <= {"B905", "E741"}
+
+
+GUIDE = ROOT / "docs" / "guide"
+DOCS = [ROOT / "README.md", *sorted(GUIDE.glob("*.md"))]
+
+
+def test_the_readme_is_a_front_page_and_the_guide_holds_the_rest():
+    """The README stays a front page (issue 38: at most 250 lines) and points at every guide page."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for page in GUIDE.glob("*.md"):
+        assert f"docs/guide/{page.name}" in readme, f"the README does not link {page.name}"
+
+
+def test_the_layout_in_the_guide_names_every_module():
+    """Every module of the package appears in the guide's layout section, by file name."""
+    layout = (GUIDE / "contributing.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    modules = [p.name for p in (ROOT / "recmetrics").glob("*.py") if not p.name.startswith("__")]
+    assert modules
+    missing = [name for name in modules if not re.search(rf"\b{re.escape(name)}\b", layout)]
+    assert not missing, f"docs/guide/contributing.md's layout does not name {missing}"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_relative_links_of_the_docs_resolve(path):
+    """Every relative link of the README and the guide names a file that exists, and an anchor
+    into a guide page names one of its headings."""
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        resolved = (path.parent / file).resolve() if file else path
+        assert resolved.exists(), f"{path.name} links {target}, which does not exist"
+        if anchor and resolved.suffix == ".md":
+            slugs = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+                     for h in re.findall(r"^#+ (.+)$", resolved.read_text(), flags=re.M)}
+            assert anchor in slugs, f"{path.name} links {target}: no such heading"

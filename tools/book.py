@@ -20,13 +20,21 @@ Every notebook is executed top to bottom (two at a time), then written as one HT
   cell's "# Figure: ..." comment or its section heading; notebooks executed elsewhere fall back
   to the comment or the Markdown above;
 * the pages follow the notebooks' numbers, except that ``SITE_ORDER`` may move a page before
-  another (notebook 14, on evaluation protocol, comes before the capstone, 10).
+  another (notebook 14, on evaluation protocol, comes before the capstone, 10);
+* after the notebooks come the user guide, docs/guide/*.md (``GUIDE_ORDER``), one page each
+  (guide-NAME.html), and the API reference written from the docstrings (reference.html, by
+  tools/api_reference.py), rendered by the same Markdown renderer and template; links between
+  guide pages and to notebooks point at the built pages, and their figures are embedded.
 
-Nothing on a page is loaded from the network: the CSS is inlined, figures are embedded PNG.
+Nothing on a page is loaded from the network: the CSS is inlined, figures are embedded PNG, and
+a page that shows Chinese characters embeds the subset of Noto Sans CJK SC that holds them, and
+a page with formulas a subset of STIX Two Math (site_template/fonts/, made by tools/site_fonts.py),
+so it reads right on a machine with no Chinese or math font.
 """
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import html
 import re
@@ -55,12 +63,20 @@ def _tool(name: str):
 
 _notebooks = _tool("notebooks")          # tools/notebooks.py: how a notebook is executed
 notebook_paths = _notebooks.notebook_paths
+_fonts = _tool("site_fonts")             # tools/site_fonts.py: the embedded fonts
+_api_reference = _tool("api_reference")  # tools/api_reference.py: docstrings -> Markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 TEMPLATES = Path(__file__).resolve().parent / "site_template"
 SITE_NAME = "recmetrics"
 JOBS = 2                       # notebooks executed at once (each in its own kernel)
+
+GUIDE = ROOT / "docs" / "guide"
+#: The user guide's pages in reading order (docs/guide/NAME.md -> guide-NAME.html); a page not
+#: listed here follows them, by name.
+GUIDE_ORDER = ("evaluate", "command-line", "conventions", "api", "engines", "speed", "contributing")
+REFERENCE = "reference"        # the API reference's page: reference.html
 
 HIDE_CELL, HIDE_INPUT, HIDE_OUTPUT = "remove-cell", "remove-input", "remove-output"
 FIGURE_ALT = TEMPLATES / "figure_alt.py"  # run in the kernel: figures describe themselves
@@ -109,8 +125,48 @@ def _unescape_text(match: re.Match) -> str:
 
 
 # latex2mathml draws \overline with a fixed-width bar (U+2015) that covers two letters of
-# \overline{NDCG}: use the stretchy overline character instead.
-_FIXED_OVERLINE = re.compile(r'<mo accent="true">&#x02015;</mo></mover>')
+# \overline{NDCG}; a stretchy U+203E is drawn from pieces that Chromium leaves dashed at text
+# size. The overlined part becomes an <mrow class="site-overline">, barred by site.css (a
+# border, crisp at any size and in any browser).
+_OVERLINE_MO = '<mo accent="true">&#x02015;</mo></mover>'
+# A name written as letters, DCG_u or TP, comes out as one italic <mi> per letter ("D C G"):
+# a run of capitals that spells one of NAMES becomes one <mi>, which MathML sets upright, as
+# \mathrm would. Other runs are left: PN in 1/(PN) and 2PR in F1 are products, S_{AA} an index.
+NAMES = frozenset({"CG", "DCG", "IDCG", "NDCG", "AP", "MAP", "RR", "MRR", "HR", "AUC", "GAUC",
+                   "TP", "FP", "FN", "TN", "TPR", "FPR", "TNR", "FNR", "ACC", "MSE", "RMSE", "MAE",
+                   "ERR", "RBP", "ARP", "APLT", "ECE", "NE", "GT", "IPS", "SNIPS", "CTR"})
+_SCRIPTED = "".join(rf"(?<!<{tag}>)" for tag in ("msub", "msup", "msubsup", "mover", "munder",
+                                                  "munderover", "mfrac", "mroot"))
+_CAPITALS = re.compile(_SCRIPTED + r"((?:<mi>[A-Z]</mi>){1,})(<msub>|<msup>|<msubsup>)<mi>([A-Z])</mi>"
+                       r"|" + _SCRIPTED + r"(?:<mi>[A-Z]</mi>){2,}")
+# \mathrm{NDCG} comes out as one <mi mathvariant="normal"> per letter: one <mi> for the word.
+_UPRIGHT_LETTERS = re.compile(r'(?:<mi mathvariant="normal">[A-Za-z]</mi>){2,}')
+
+
+def _overlines(mathml: str) -> str:
+    """``<mover><mrow>X</mrow><mo accent>―</mo></mover>`` -> ``<mrow class="site-overline">X</mrow>``."""
+    while (end := mathml.find(_OVERLINE_MO)) >= 0:
+        depth, i = 0, end
+        while True:                                   # the <mover> this bar closes
+            i = max(mathml.rfind("<mover>", 0, i), mathml.rfind("</mover>", 0, i))
+            if mathml.startswith("</mover>", i):
+                depth += 1
+            elif depth == 0:
+                break
+            else:
+                depth -= 1
+        inner = mathml[i + len("<mover>"):end]
+        mathml = (mathml[:i] + f'<mrow class="site-overline">{inner}</mrow>'
+                  + mathml[end + len(_OVERLINE_MO):])
+    return mathml
+
+
+def _names(match: re.Match) -> str:
+    if match.group(2):                  # the last capital carries a sub- or superscript
+        letters = "".join(re.findall(r"<mi>([A-Z])</mi>", match.group(1))) + match.group(3)
+        return f"{match.group(2)}<mi>{letters}</mi>" if letters in NAMES else match.group(0)
+    letters = "".join(re.findall(r"<mi>([A-Z])</mi>", match.group(0)))
+    return f"<mi>{letters}</mi>" if letters in NAMES else match.group(0)
 # \log n and \ln p come out as <mi>log</mi><mi>n</mi>, which browsers set as "logn": add TeX's
 # thin space after an operator name unless a parenthesis follows, as in \log(x).
 _OPERATOR_NAME = re.compile(
@@ -119,8 +175,18 @@ _OPERATOR_NAME = re.compile(
     r'(?!<mo stretchy="false">&#x00028;|<mo>&#x00028;)(?=<m)')
 
 
+# \big\{ and the like come out as <mo minsize=...>\{</mo>: the brace itself
+_SIZED_ESCAPE = re.compile(r'(<mo minsize="[^"]*" maxsize="[^"]*">)\\([{}|])(</mo>)')
+_BRACES = {"{": "&#x0007B;", "}": "&#x0007D;", "|": "&#x02016;"}
+
+
 def _fix_mathml(mathml: str) -> str:
-    mathml = _FIXED_OVERLINE.sub('<mo stretchy="true" accent="true">&#x0203E;</mo></mover>', mathml)
+    mathml = _SIZED_ESCAPE.sub(lambda m: m.group(1) + _BRACES[m.group(2)] + m.group(3), mathml)
+    mathml = _overlines(mathml)
+    mathml = _CAPITALS.sub(_names, mathml)
+    mathml = _UPRIGHT_LETTERS.sub(
+        lambda m: f'<mi mathvariant="normal">{"".join(re.findall(r">([A-Za-z])<", m.group(0)))}</mi>',
+        mathml)
     return _OPERATOR_NAME.sub(r'\1<mspace width="0.1667em"></mspace>', mathml)
 
 
@@ -432,11 +498,30 @@ def table_of_contents(headings: list[tuple[int, str, str]]) -> str:
 
 
 def link_pages(body: str, pages: set[str]) -> str:
-    """Links to ``NN-name.ipynb`` become links to the built ``NN-name.html``."""
+    """Links to ``NN-name.ipynb`` (in any folder: the guide writes ``../../notebooks/``) become
+    links to the built ``NN-name.html``; links to a guide page ``NAME.md`` to ``guide-NAME.html``,
+    and to the README to the index."""
     def replace(match: re.Match) -> str:
         stem, anchor = match.group(1), match.group(2) or ""
         return f'href="{stem}.html{anchor}"' if stem in pages else match.group(0)
-    return re.sub(r'href="(?:\./)?([\w.-]+)\.ipynb(#[^"]*)?"', replace, body)
+
+    def guide(match: re.Match) -> str:
+        stem, anchor = match.group(1), match.group(2) or ""
+        if stem == "README":
+            return f'href="index.html{anchor}"'
+        return f'href="guide-{stem}.html{anchor}"' if f"guide-{stem}" in pages else match.group(0)
+
+    body = re.sub(r'href="(?:[\w.-]*/)*([\w.-]+)\.ipynb(#[^"]*)?"', replace, body)
+    return re.sub(r'href="(?:[\w.-]*/)*([\w.-]+)\.md(#[^"]*)?"', guide, body)
+
+
+def embed_images(body: str, folder: Path) -> str:
+    """``<img src="figure.png">`` relative to ``folder`` becomes an embedded PNG."""
+    def replace(match: re.Match) -> str:
+        path = (folder / html.unescape(match.group(1))).resolve()
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f'src="data:image/png;base64,{data}"'
+    return re.sub(r'src="(?!data:)([^":]+\.png)"', replace, body)
 
 
 def navigation(prev: tuple[str, str] | None, nxt: tuple[str, str] | None, where: str) -> str:
@@ -451,6 +536,27 @@ def navigation(prev: tuple[str, str] | None, nxt: tuple[str, str] | None, where:
 CSS = (TEMPLATES / "site.css").read_text(encoding="utf-8")
 
 
+def font_face_css(path: Path, family: str, ranges: list[tuple[int, int]] | None = None) -> str:
+    """The @font-face of an embedded font (site.css names "recmetrics CJK" and "recmetrics
+    Math"); with ``ranges``, used for those characters only."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    unicode_range = ("unicode-range: " + ", ".join(f"U+{a:04X}-{b:04X}" for a, b in ranges) + "; "
+                     if ranges else "")
+    return (f'@font-face {{ font-family: "{family}"; font-style: normal; font-display: block; '
+            f'src: url(data:font/woff2;base64,{data}) format("woff2"); {unicode_range}}}\n')
+
+
+def embedded_fonts(body: str) -> str:
+    """The @font-face rules a page needs: the Chinese font if it shows a Chinese character, the
+    math font if it holds a formula."""
+    css = ""
+    if _fonts.CJK.search(re.sub(r"<[^>]*>", "", body)):
+        css += font_face_css(_fonts.CJK_FONT, _fonts.CJK_FAMILY, _fonts.CJK_RANGES)
+    if "<math" in body:
+        css += font_face_css(_fonts.MATH_FONT, _fonts.MATH_FAMILY)
+    return css
+
+
 def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str]) -> str:
     """One notebook, executed, as a self-contained HTML page titled ``title``."""
     shown = figure_alt_texts(fold_source_corrections(fold_answers(hide_tagged_cells(nb))))
@@ -459,10 +565,32 @@ def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str
     body, _ = BookExporter().from_notebook_node(shown, resources={"site": site})
     body, headings = number_headings(body)
     body = body.replace("<!--toc-->", table_of_contents(headings), 1)
+    fonts = embedded_fonts(body)
+    if fonts:
+        body = body.replace('<style type="text/css">', f'<style type="text/css">\n{fonts}', 1)
     return link_pages(body, pages)
 
 
-def index_notebook(entries: list[tuple[str, str, str]]) -> nbformat.NotebookNode:
+def markdown_page(markdown: str, title: str, prev, nxt, pages: set[str], folder: Path) -> str:
+    """A Markdown document (a guide page, the reference) as a page, like a notebook's."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)])
+    return embed_images(render_page(nb, title, prev, nxt, pages), folder)
+
+
+def guide_paths(folder: Path = GUIDE) -> list[Path]:
+    """The guide's pages in reading order (``GUIDE_ORDER``, then any other by name)."""
+    found = {p.stem: p for p in folder.glob("*.md")}
+    return [found[n] for n in GUIDE_ORDER if n in found] + sorted(
+        p for n, p in found.items() if n not in GUIDE_ORDER)
+
+
+def markdown_title_and_summary(markdown: str) -> tuple[str, str]:
+    """A Markdown document's first heading and the first paragraph after it."""
+    return title_and_summary(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)]))
+
+
+def index_notebook(entries: list[tuple[str, str, str]],
+                   documents: list[tuple[str, str, str]] = ()) -> nbformat.NotebookNode:
     """The index as a notebook of Markdown, rendered by the same exporter as every page."""
     lines = [f"# {SITE_NAME}: evaluation metrics for recommenders and classifiers, explained\n",
              "Each page below is a notebook of the kit, executed top to bottom when this site was "
@@ -473,8 +601,18 @@ def index_notebook(entries: list[tuple[str, str, str]]) -> nbformat.NotebookNode
         lines.append(f"### [{title}]({href})\n")
         if summary:
             lines.append(summary + "\n")
+    if documents:
+        lines.append("## User guide and API reference\n")
+        lines.append("How to evaluate your own model, on the command line too, the conventions behind "
+                     "every number, the engines for logs too big for one machine, speed, and every "
+                     "public name with its documentation.\n")
+        for href, title, summary in documents:
+            lines.append(f"### [{title}]({href})\n")
+            if summary:
+                lines.append(summary + "\n")
     lines.append("The pages need no network: formulas are typeset in the page (MathML), figures "
-                 "are embedded. Rebuild them with `python3 tasks.py report`.")
+                 "are embedded, and so is the font of their Chinese text. Rebuild them with "
+                 "`python3 tasks.py report`.")
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(lines))])
 
 
@@ -526,29 +664,42 @@ def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS) -> list[Path]:
     paths = site_order(paths)
     executed = _execute_all(paths, jobs)
 
-    stems = {p.stem for p in paths}
+    # the guide's pages and the reference, as Markdown, after the notebooks
+    documents = [(f"guide-{p.stem}", p.read_text(encoding="utf-8"), p.parent, p.name)
+                 for p in guide_paths()]
+    documents.append((REFERENCE, _api_reference.reference_markdown(), ROOT, "the API reference"))
+
+    stems = {p.stem for p in paths} | {stem for stem, *_ in documents}
     info = []
     for path, nb in zip(paths, executed):
         title, summary = title_and_summary(nb)
         info.append((f"{path.stem}.html", title or path.stem, summary))
+    for stem, markdown, _, _ in documents:
+        title, summary = markdown_title_and_summary(markdown)
+        info.append((f"{stem}.html", title or stem, summary))
+    sources = [(path.name, nb, None) for path, nb in zip(paths, executed)] + [
+        (name, markdown, folder) for _, markdown, folder, name in documents]
     written = []
-    for i, (path, nb) in enumerate(zip(paths, executed)):
+    for i, (name, source, folder) in enumerate(sources):
         prev = (info[i - 1][0], plain_text(info[i - 1][1])) if i > 0 else None
         nxt = (info[i + 1][0], plain_text(info[i + 1][1])) if i + 1 < len(info) else None
+        title = f"{plain_text(info[i][1])} · {SITE_NAME}"
         try:
-            page = render_page(nb, f"{plain_text(info[i][1])} · {SITE_NAME}", prev, nxt, stems)
+            page = (render_page(source, title, prev, nxt, stems) if folder is None
+                    else markdown_page(source, title, prev, nxt, stems, folder))
         except MathError as error:
-            sys.exit(f"book.py: {path.name}: {error}")
+            sys.exit(f"book.py: {name}: {error}")
         target = out / info[i][0]
         _write(target, page)
         written.append(target)
         print(f"wrote {target.relative_to(out.parent) if out.parent in target.parents else target}",
               flush=True)
     first = (info[0][0], plain_text(info[0][1])) if info else None
-    index_nb = index_notebook(info)
+    index_nb = index_notebook(info[:len(paths)], info[len(paths):])
     index = render_page(index_nb, plain_text(title_and_summary(index_nb)[0]), None, first, stems)
     _write(out / "index.html", index)
-    print(f"wrote the index and {len(written)} page(s) in {time.perf_counter() - started:.0f} s")
+    print(f"wrote the index and {len(written)} page(s) ({len(paths)} notebooks, "
+          f"{len(documents)} of the guide and reference) in {time.perf_counter() - started:.0f} s")
     return [out / "index.html", *written]
 
 
