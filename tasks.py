@@ -8,9 +8,9 @@
 
 Each command creates a virtual environment in .venv on first use and installs into it only
 what it needs (``EXTRAS``: report and execute ``.[report,notebooks]``; test and bench add the
-test oracles, the browser driver, Dask, Spark and the benchmark peers). It reinstalls only when
-pyproject.toml changes or a command needs an extra not yet installed, and shows pip's progress
-one line per step. Only the Python standard library is used here, so a fresh machine needs
+test oracles, the browser driver, Dask, Spark and the benchmark peers; none installs JupyterLab,
+the ``lab`` extra). It reinstalls only when pyproject.toml changes or a command needs an extra not
+yet installed, and shows pip's progress one line per step, and a line at least every 15 s. Only the Python standard library is used here, so a fresh machine needs
 nothing but Python 3.11+.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import threading
 import time
 import venv
 from pathlib import Path
@@ -39,6 +40,8 @@ EXTRAS = {
 # pip's output is shown only if it fails; while it works, one line per 20 packages collected
 # and one when it installs
 _PIP_EVERY = 20
+# ... and a line at least every this many seconds while pip works silently
+_PIP_QUIET_AT_MOST = 15
 
 
 def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None) -> None:
@@ -53,21 +56,43 @@ def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None)
 
 
 def _pip(*args: str) -> None:
-    """Run pip, printing its progress lines as they come; everything if it fails."""
+    """Run pip, printing its progress lines as they come; everything if it fails. While pip
+    prints nothing worth a line (downloading, unpacking wheels), a line every
+    ``_PIP_QUIET_AT_MOST`` seconds says what it is doing and for how long."""
     process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
                                text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     lines, collected = [], 0
-    for line in process.stdout:
-        lines.append(line)
-        text = line.strip()
-        if text.startswith("Collecting "):
-            collected += 1
-            if collected % _PIP_EVERY == 0:
-                print(f"  pip: {collected} packages resolved ...", flush=True)
-        elif text.startswith("Installing collected packages"):
-            print(f"  pip: installing {text.count(',') + 1} packages ...", flush=True)
-        elif text.startswith("Successfully installed"):
-            print(f"  pip: done ({len(text.split()) - 2} installed)", flush=True)
+    state = {"said": time.monotonic(), "doing": "resolving packages", "since": time.monotonic()}
+    done = threading.Event()
+
+    def say(text: str) -> None:
+        print(f"  pip: {text}", flush=True)
+        state["said"] = time.monotonic()
+
+    def heartbeat() -> None:
+        while not done.wait(min(1.0, _PIP_QUIET_AT_MOST / 4)):
+            now = time.monotonic()
+            if now - state["said"] >= _PIP_QUIET_AT_MOST:
+                say(f"still {state['doing']} ({now - state['since']:.0f} s) ...")
+
+    beat = threading.Thread(target=heartbeat, daemon=True)
+    beat.start()
+    try:
+        for line in process.stdout:
+            lines.append(line)
+            text = line.strip()
+            if text.startswith("Collecting "):
+                collected += 1
+                if collected % _PIP_EVERY == 0:
+                    say(f"{collected} packages resolved ...")
+            elif text.startswith("Installing collected packages"):
+                state.update(doing="installing", since=time.monotonic())
+                say(f"installing {text.count(',') + 1} packages ...")
+            elif text.startswith("Successfully installed"):
+                say(f"done ({len(text.split()) - 2} installed)")
+    finally:
+        done.set()
+        beat.join()
     if process.wait() != 0:
         sys.stderr.write("".join(lines))
         sys.exit(process.returncode)
