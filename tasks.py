@@ -9,9 +9,10 @@
 Each command creates a virtual environment in .venv on first use and installs into it only
 what it needs (``EXTRAS``: report and execute ``.[report,notebooks]``; test and bench add the
 test oracles, the browser driver, Dask, Spark and the benchmark peers; none installs JupyterLab,
-the ``lab`` extra). It reinstalls only when pyproject.toml changes or a command needs an extra not
-yet installed, and shows pip's progress one line per step, and a line at least every 15 s. Only the Python standard library is used here, so a fresh machine needs
-nothing but Python 3.11+.
+the ``lab`` extra). It reinstalls only when pyproject.toml changes or a command needs an extra
+not yet installed, and shows pip's progress one line per step, and a line at least every 15 s
+while a step runs silently (creating the environment, downloading, installing). Only the Python
+standard library is used here, so a fresh machine needs nothing but Python 3.11+.
 """
 from __future__ import annotations
 
@@ -55,6 +56,38 @@ def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None)
         sys.exit(completed.returncode)
 
 
+class _Progress:
+    """Lines of progress, and a line at least every ``_PIP_QUIET_AT_MOST`` seconds while the
+    work goes on silently (``with`` block): what is being done and for how long."""
+
+    def __init__(self, doing: str):
+        self.doing, self.since = doing, time.monotonic()
+        self.said = self.since
+        self._done = threading.Event()
+        self._beat = threading.Thread(target=self._heartbeat, daemon=True)
+
+    def say(self, text: str) -> None:
+        print(text, flush=True)
+        self.said = time.monotonic()
+
+    def now_doing(self, doing: str) -> None:
+        self.doing, self.since = doing, time.monotonic()
+
+    def _heartbeat(self) -> None:
+        while not self._done.wait(min(1.0, _PIP_QUIET_AT_MOST / 4)):
+            now = time.monotonic()
+            if now - self.said >= _PIP_QUIET_AT_MOST:
+                self.say(f"  still {self.doing} ({now - self.since:.0f} s) ...")
+
+    def __enter__(self) -> _Progress:
+        self._beat.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._beat.join()
+
+
 def _pip(*args: str) -> None:
     """Run pip, printing its progress lines as they come; everything if it fails. While pip
     prints nothing worth a line (downloading, unpacking wheels), a line every
@@ -62,37 +95,19 @@ def _pip(*args: str) -> None:
     process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
                                text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     lines, collected = [], 0
-    state = {"said": time.monotonic(), "doing": "resolving packages", "since": time.monotonic()}
-    done = threading.Event()
-
-    def say(text: str) -> None:
-        print(f"  pip: {text}", flush=True)
-        state["said"] = time.monotonic()
-
-    def heartbeat() -> None:
-        while not done.wait(min(1.0, _PIP_QUIET_AT_MOST / 4)):
-            now = time.monotonic()
-            if now - state["said"] >= _PIP_QUIET_AT_MOST:
-                say(f"still {state['doing']} ({now - state['since']:.0f} s) ...")
-
-    beat = threading.Thread(target=heartbeat, daemon=True)
-    beat.start()
-    try:
+    with _Progress("resolving packages") as progress:
         for line in process.stdout:
             lines.append(line)
             text = line.strip()
             if text.startswith("Collecting "):
                 collected += 1
                 if collected % _PIP_EVERY == 0:
-                    say(f"{collected} packages resolved ...")
+                    progress.say(f"  pip: {collected} packages resolved ...")
             elif text.startswith("Installing collected packages"):
-                state.update(doing="installing", since=time.monotonic())
-                say(f"installing {text.count(',') + 1} packages ...")
+                progress.now_doing("installing")
+                progress.say(f"  pip: installing {text.count(',') + 1} packages ...")
             elif text.startswith("Successfully installed"):
-                say(f"done ({len(text.split()) - 2} installed)")
-    finally:
-        done.set()
-        beat.join()
+                progress.say(f"  pip: done ({len(text.split()) - 2} installed)")
     if process.wait() != 0:
         sys.stderr.write("".join(lines))
         sys.exit(process.returncode)
@@ -109,7 +124,8 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
         return
     if not PYTHON.exists():
         print(f"tasks.py: creating virtual environment in {VENV}", flush=True)
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        with _Progress("creating the virtual environment (installing pip into it)"):
+            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     extras = tuple(sorted(set(extras) | installed))
     started = time.perf_counter()
     print(f"tasks.py: installing recmetrics with the extras {', '.join(extras)} "

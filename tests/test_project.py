@@ -193,7 +193,7 @@ def test_tasks_pip_says_something_while_pip_is_silent(monkeypatch, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "  pip: installing 2 packages ..."
     assert out[-1] == "  pip: done (2 installed)"
-    assert any(line.startswith("  pip: still installing (") for line in out[1:-1]), out
+    assert any(line.startswith("  still installing (") for line in out[1:-1]), out
 
 
 @pytest.mark.parametrize("required", ["1", ""])
