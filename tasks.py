@@ -95,11 +95,15 @@ def _pip(*args: str) -> None:
     process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
                                text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     lines, collected = [], 0
-    with _Progress("resolving packages") as progress:
+    with _Progress("starting pip") as progress:
         for line in process.stdout:
             lines.append(line)
             text = line.strip()
-            if text.startswith("Collecting "):
+            if text.endswith(": started"):   # a build step: "Installing build dependencies"
+                progress.now_doing(text[:-len(": started")].lower())
+            elif text.startswith("Collecting "):
+                if collected == 0:
+                    progress.now_doing("resolving and downloading packages")
                 collected += 1
                 if collected % _PIP_EVERY == 0:
                     progress.say(f"  pip: {collected} packages resolved ...")
