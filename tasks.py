@@ -92,8 +92,10 @@ def _pip(*args: str) -> None:
     """Run pip, printing its progress lines as they come; everything if it fails. While pip
     prints nothing worth a line (downloading, unpacking wheels), a line every
     ``_PIP_QUIET_AT_MOST`` seconds says what it is doing and for how long."""
+    # unbuffered: a pipe would otherwise get pip's lines in bursts, minutes apart
     process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
-                               text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                               text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
     lines, collected = [], 0
     with _Progress("starting pip") as progress:
         for line in process.stdout:
