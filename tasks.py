@@ -8,10 +8,11 @@
 
 Each command creates a virtual environment in .venv on first use and installs into it only
 what it needs (``EXTRAS``: report and execute ``.[report,notebooks]``; test and bench add the
-test oracles, the browser driver, Dask, Spark and the benchmark peers). It reinstalls only when
-pyproject.toml changes or a command needs an extra not yet installed, and shows pip's progress
-one line per step. Only the Python standard library is used here, so a fresh machine needs
-nothing but Python 3.11+.
+test oracles, the browser driver, Dask, Spark and the benchmark peers; none installs JupyterLab,
+the ``lab`` extra). It reinstalls only when pyproject.toml changes or a command needs an extra
+not yet installed, and shows pip's progress one line per step, and a line at least every 15 s
+while a step runs silently (creating the environment, downloading, installing). Only the Python
+standard library is used here, so a fresh machine needs nothing but Python 3.11+.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import threading
 import time
 import venv
 from pathlib import Path
@@ -39,6 +41,8 @@ EXTRAS = {
 # pip's output is shown only if it fails; while it works, one line per 20 packages collected
 # and one when it installs
 _PIP_EVERY = 20
+# ... and a line at least every this many seconds while pip works silently
+_PIP_QUIET_AT_MOST = 15
 
 
 def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None) -> None:
@@ -52,22 +56,64 @@ def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None)
         sys.exit(completed.returncode)
 
 
+class _Progress:
+    """Lines of progress, and a line at least every ``_PIP_QUIET_AT_MOST`` seconds while the
+    work goes on silently (``with`` block): what is being done and for how long."""
+
+    def __init__(self, doing: str):
+        self.doing, self.since = doing, time.monotonic()
+        self.said = self.since
+        self._done = threading.Event()
+        self._beat = threading.Thread(target=self._heartbeat, daemon=True)
+
+    def say(self, text: str) -> None:
+        print(text, flush=True)
+        self.said = time.monotonic()
+
+    def now_doing(self, doing: str) -> None:
+        self.doing, self.since = doing, time.monotonic()
+
+    def _heartbeat(self) -> None:
+        while not self._done.wait(min(1.0, _PIP_QUIET_AT_MOST / 4)):
+            now = time.monotonic()
+            if now - self.said >= _PIP_QUIET_AT_MOST:
+                self.say(f"  still {self.doing} ({now - self.since:.0f} s) ...")
+
+    def __enter__(self) -> _Progress:
+        self._beat.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._beat.join()
+
+
 def _pip(*args: str) -> None:
-    """Run pip, printing its progress lines as they come; everything if it fails."""
+    """Run pip, printing its progress lines as they come; everything if it fails. While pip
+    prints nothing worth a line (downloading, unpacking wheels), a line every
+    ``_PIP_QUIET_AT_MOST`` seconds says what it is doing and for how long."""
+    # unbuffered: a pipe would otherwise get pip's lines in bursts, minutes apart
     process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
-                               text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                               text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
     lines, collected = [], 0
-    for line in process.stdout:
-        lines.append(line)
-        text = line.strip()
-        if text.startswith("Collecting "):
-            collected += 1
-            if collected % _PIP_EVERY == 0:
-                print(f"  pip: {collected} packages resolved ...", flush=True)
-        elif text.startswith("Installing collected packages"):
-            print(f"  pip: installing {text.count(',') + 1} packages ...", flush=True)
-        elif text.startswith("Successfully installed"):
-            print(f"  pip: done ({len(text.split()) - 2} installed)", flush=True)
+    with _Progress("starting pip") as progress:
+        for line in process.stdout:
+            lines.append(line)
+            text = line.strip()
+            if text.endswith(": started"):   # a build step: "Installing build dependencies"
+                progress.now_doing(text[:-len(": started")].lower())
+            elif text.startswith("Collecting "):
+                if collected == 0:
+                    progress.now_doing("resolving and downloading packages")
+                collected += 1
+                if collected % _PIP_EVERY == 0:
+                    progress.say(f"  pip: {collected} packages resolved ...")
+            elif text.startswith("Installing collected packages"):
+                progress.now_doing("installing")
+                progress.say(f"  pip: installing {text.count(',') + 1} packages ...")
+            elif text.startswith("Successfully installed"):
+                progress.say(f"  pip: done ({len(text.split()) - 2} installed)")
     if process.wait() != 0:
         sys.stderr.write("".join(lines))
         sys.exit(process.returncode)
@@ -84,7 +130,8 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
         return
     if not PYTHON.exists():
         print(f"tasks.py: creating virtual environment in {VENV}", flush=True)
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        with _Progress("creating the virtual environment (installing pip into it)"):
+            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     extras = tuple(sorted(set(extras) | installed))
     started = time.perf_counter()
     print(f"tasks.py: installing recmetrics with the extras {', '.join(extras)} "

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_beyond.py            # 2*10^6 scored rows
     .venv/bin/python benchmarks/bench_beyond.py --quick    # 10x fewer users
     .venv/bin/python benchmarks/bench_beyond.py --profile  # cProfile of evaluate(default + 9)
+    .venv/bin/python benchmarks/bench_beyond.py --baselines  # baselines=True, 1,000 x 1,400
     .venv/bin/python benchmarks/bench_beyond.py --msr /tmp/msr-data   # data for bench_msr.py
 
 The frame is bench_frame.py's shape: 2*10^4 users x 100 scored items (of 2*10^4, drawn with a
@@ -19,6 +20,13 @@ numbers beside the default metrics). The five calls run in interleaved rounds (o
 round, in a rotating order, after a warm-up round), so that a slow stretch of a shared
 machine hits every call alike; printed are each call's median and best time and their
 ratios to the default's, and the target's ratio round by round.
+
+With ``--baselines`` it times instead ``evaluate(metrics=the 9, history=..., baselines=True)``
+against the same call without baselines on 1,000 users x 1,400 candidates each (of 2,000 items
+drawn with a Zipf popularity; the history holds each user's 100 other items, 10^5 rows; 1% of
+the candidates relevant), in interleaved rounds (issue 36's target: at most 2x). The random
+baseline is one tie group of 1,400 rows per user: its diversity is summed in closed form (see
+recmetrics._kernels.expected_similarity_sum), not over its 10^6 pairs a user.
 
 With ``--msr DIR`` it writes instead what ``benchmarks/bench_msr.py`` needs to time Microsoft
 Recommenders' pandas functions on the same data in another virtual environment (see there):
@@ -62,6 +70,41 @@ def make(n_users: int, per_user: int = 100, n_items: int = 20_000, seed: int = 0
     return pred, truth, history
 
 
+def make_candidates(n_users: int = 1_000, n_candidates: int = 1_400, n_items: int = 2_000,
+                    n_history: int = 100, seed: int = 0):
+    """Every user's candidates (items outside the user's history, random scores), truth and
+    history, as for a baseline comparison on MovieLens-sized data."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, n_items + 1) ** 0.9
+    keys = np.log(weights / weights.sum())[None, :] + rng.gumbel(size=(n_users, n_items))
+    order = np.argsort(-keys, axis=1)
+    history_items, candidates = order[:, :n_history], order[:, n_history:n_history + n_candidates]
+    pred = pd.DataFrame({"user": np.repeat(np.arange(n_users), n_candidates),
+                         "item": candidates.ravel(), "score": rng.random(candidates.size)})
+    truth = pred[["user", "item"]].assign(label=(rng.random(len(pred)) < 0.01).astype(np.int64))
+    history = pd.DataFrame({"user": np.repeat(np.arange(n_users), n_history),
+                            "item": history_items.ravel()})
+    return pred, truth, history
+
+
+def main_baselines(rounds: int) -> None:
+    pred, truth, history = make_candidates()
+    beyond = list(rm.BEYOND_METRICS)
+    calls = {
+        "rm.evaluate(metrics=the 9, history=...)":
+            lambda: rm.evaluate(pred, truth, k=10, metrics=beyond, history=history),
+        "the same with baselines=True":
+            lambda: rm.evaluate(pred, truth, k=10, metrics=beyond, history=history,
+                                baselines=True),
+    }
+    times = interleaved_times(calls, rounds=rounds)
+    base = times["rm.evaluate(metrics=the 9, history=...)"]
+    rows = [[name, f"{median(t):.2f}", f"{median(t) / median(base):.2f}"]
+            for name, t in times.items()]
+    print_table(f"baselines=True on {len(pred):,} rows: 1,000 users x 1,400 candidates "
+                f"({rounds} interleaved rounds)", ["call", "median s", "ratio of medians"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -71,7 +114,12 @@ def main() -> None:
                         help="print where evaluate(metrics=default + the 9) spends its time")
     parser.add_argument("--msr", type=Path, metavar="DIR",
                         help="write the data and recmetrics' values for bench_msr.py to DIR")
+    parser.add_argument("--baselines", action="store_true",
+                        help="time baselines=True on 1,000 users x 1,400 candidates instead")
     args = parser.parse_args()
+    if args.baselines:
+        main_baselines(args.rounds)
+        return
     pred, truth, history = make(2_000 if args.quick else 20_000)
     if args.msr is not None:
         write_msr(args.msr, pred, truth, history)

@@ -173,13 +173,41 @@ def locate(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
     """Position of each key in ``wanted`` (distinct keys), -1 where it is absent.
 
     Keys lie in [0, space): a direct table of the key space when it is small
-    next to the keys (at most ~8 bytes a key), else a hash table of ``wanted``.
+    next to the keys (at most ~8 bytes a key), else a sorted merge: each side's
+    keys sorted with their positions in the low bits of one uint64 (a sort of
+    values, no hash table), the sorted keys found among the sorted wanted ones
+    by binary search (consecutive needles, so cache-friendly), and the positions
+    sent back to the rows. A hash table of ``wanted`` only when a key and a
+    position do not fit in 64 bits together.
     """
     if space <= 2 * (keys.size + wanted.size) + 65536:
         table = np.full(space, -1, dtype=np.int32 if wanted.size < 2**31 - 1 else np.int64)
         table[wanted] = np.arange(wanted.size, dtype=table.dtype)
         return table[keys]
-    return pd.Index(wanted).get_indexer(keys)
+    key_bits = (int(space) - 1).bit_length()
+    row_bits = max(keys.size, wanted.size, 2).bit_length()
+    if key_bits + row_bits > 64:
+        return pd.Index(wanted).get_indexer(keys)
+    sorted_wanted, wanted_rows = _sorted_with_rows(wanted, row_bits)
+    sorted_keys, key_rows = _sorted_with_rows(keys, row_bits)
+    at = np.searchsorted(sorted_wanted, sorted_keys)
+    np.minimum(at, max(wanted.size - 1, 0), out=at)
+    found = sorted_wanted[at] == sorted_keys if wanted.size else np.zeros(keys.size, bool)
+    where = np.full(keys.size, -1, dtype=np.int64)
+    where[key_rows[found]] = wanted_rows[at[found]]
+    return where
+
+
+def _sorted_with_rows(keys: np.ndarray, row_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Non-negative integer keys sorted (equal keys by row), and the row of each: one sort of
+    uint64 values holding the key above ``row_bits`` bits of row number."""
+    packed = keys.astype(np.uint64)
+    packed <<= np.uint64(row_bits)
+    packed |= np.arange(keys.size, dtype=np.uint64)
+    packed.sort()
+    rows = (packed & np.uint64((1 << row_bits) - 1)).view(np.int64)
+    packed >>= np.uint64(row_bits)
+    return packed.view(np.int64), rows
 
 
 def scored_grades(pred: pd.DataFrame, truth: pd.DataFrame, *, user: str, item: str,

@@ -30,7 +30,9 @@ Pair counts for AUC
 -------------------
 AUC kernels return the integers W (positive-negative pairs won) and W + T
 (won or tied) per group, exactly in int64, and :func:`auc_from_counts` turns
-them into a value under a tie policy.
+them into a value under a tie policy. Group AUC counts them from sorts of
+uint64 values, not of indices (:func:`group_pair_counts_unsorted`): numpy
+sorts values several times faster than it argsorts them.
 """
 from __future__ import annotations
 
@@ -318,6 +320,149 @@ def group_pair_counts(lists: np.ndarray, scores: np.ndarray, positive: np.ndarra
         out.append(base - per_list(np.add.reduceat(weighted, first_run) if weighted.size else 0))
         del weighted
     return out[0], out[1], pos, neg
+
+
+def _bits(n: int) -> int:
+    """Bits that hold every integer in [0, n)."""
+    return max(int(n) - 1, 0).bit_length()
+
+
+def float_order_keys(values: np.ndarray) -> np.ndarray:
+    """uint64 keys in the order of the float64 ``values`` (-0.0 and 0.0 one key; no NaN): the
+    bits of a negative number inverted, those of another with the sign bit set."""
+    keys = (np.asarray(values, dtype=np.float64) + 0.0).view(np.uint64)   # -0.0 + 0.0 = 0.0
+    mask = keys >> np.uint64(63)
+    np.negative(mask, out=mask)                        # all ones where negative, else 0
+    mask |= np.uint64(1 << 63)
+    keys ^= mask
+    return keys
+
+
+def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each score's dense rank (0 = the smallest) and the number of distinct scores, from
+    sorts of values, not of indices (several times faster than an argsort).
+
+    Each row's key is the top bits of its score's order key (:func:`float_order_keys`) with
+    the row number in the low bits: one sort orders the rows by score, equal scores by row.
+    Distinct scores that share those top bits (few: about n^2 / 2^(64 - row bits) pairs)
+    are found from the sorted scores themselves and their rows put in order, bucket by
+    bucket. The i-th row of that order has the i-th smallest score, so the ranks follow
+    from the sorted scores, and one scatter gives them to the rows.
+    """
+    n = scores.size
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64), 0
+    row_bits = _bits(n)
+    shift = np.uint64(row_bits)
+    full = float_order_keys(scores)
+    keys = full >> shift
+    keys <<= shift
+    keys |= np.arange(n, dtype=np.uint64)
+    keys.sort()
+    ordered = np.sort(full)                     # the scores in that order, once it is right
+    new_score = starts(ordered)
+    top = ordered >> shift
+    clash = np.flatnonzero(new_score[1:] & (top[1:] == top[:-1]))
+    order = keys & np.uint64((1 << row_bits) - 1)
+    if clash.size:          # buckets of one truncated key but several scores: sorted again
+        buckets = distinct(top[clash])
+        del top
+        truncated = keys >> shift
+        lo = np.searchsorted(truncated, buckets, side="left")
+        hi = np.searchsorted(truncated, buckets, side="right")
+        del truncated
+        rows_at, place = _expand(hi - lo)
+        at = lo[rows_at] + place
+        rows = order[at]
+        local = np.lexsort((rows, full[rows.astype(np.intp)], rows_at))
+        order[at] = rows[local]
+    del keys, full
+    dense = np.cumsum(new_score, dtype=np.uint64)
+    dense -= np.uint64(1)
+    ranks = np.empty(n, dtype=np.uint64)
+    ranks[order.view(np.int64)] = dense
+    return ranks, int(dense[-1]) + 1
+
+
+def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
+                               n_groups: int
+                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`group_pair_counts` of rows in any order: per group (``codes`` < ``n_groups``)
+    wins, wins-or-ties, positives and negatives, exactly, from sorts of uint64 values.
+
+    With the scores' dense ranks (:func:`score_ranks`), each row's key is (group, rank,
+    positive) in one uint64, and one sort of the keys puts every group's rows in ascending
+    score. A run of keys equal but for the last bit is a run of tied rows: its p positives
+    beat the negatives of their group before the run and tie with those in it. None when
+    the group and rank bits do not fit in 63.
+    """
+    n = scores.size
+    ranks, n_distinct = score_ranks(scores)
+    rank_bits = _bits(max(n_distinct, 1))
+    if _bits(n_groups) + rank_bits + 1 > 63:
+        return None
+    keys = codes.astype(np.uint64)
+    keys <<= np.uint64(rank_bits + 1)
+    ranks <<= np.uint64(1)
+    keys |= ranks
+    del ranks
+    keys |= positive
+    keys.sort()
+    is_pos = (keys & np.uint64(1)).astype(bool)
+    new_run = starts(keys >> np.uint64(1))
+    keys >>= np.uint64(rank_bits + 1)
+    group = keys
+    new_group = starts(group)
+    neg_cum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(~is_pos, out=neg_cum[1:])
+    pos_cum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(is_pos, out=pos_cum[1:])
+    del is_pos
+    run_start = np.flatnonzero(new_run)
+    del new_run
+    run_end = np.append(run_start[1:], n)
+    group_start = np.flatnonzero(new_group)
+    group_end = np.append(group_start[1:], n)
+    ids = group[group_start].astype(np.intp)
+    run_group_start = group_start[np.cumsum(new_group[run_start]) - 1]
+    del new_group, group, keys
+    pos_in_run = pos_cum[run_end] - pos_cum[run_start]
+    first_run = np.searchsorted(run_start, group_start)
+    below = neg_cum[run_start] - neg_cum[run_group_start]
+    up_to = neg_cum[run_end] - neg_cum[run_group_start]
+
+    def per_group(values):
+        full = np.zeros(n_groups, dtype=np.int64)
+        full[ids] = values
+        return full
+
+    wins = per_group(np.add.reduceat(pos_in_run * below, first_run) if n else 0)
+    wins_or_ties = per_group(np.add.reduceat(pos_in_run * up_to, first_run) if n else 0)
+    pos = per_group(pos_cum[group_end] - pos_cum[group_start])
+    neg = per_group(neg_cum[group_end] - neg_cum[group_start])
+    return wins, wins_or_ties, pos, neg
+
+
+def first_appearance_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Integer group keys coded in order of first appearance, as ``pandas.factorize`` codes
+    them, without a hash table: each key less the smallest, when they span at most a few
+    times as many values as there are rows; then each code's first row, in order. Returns
+    (codes, first row of each code), or None for keys of another kind or a wider span."""
+    if keys.dtype.kind not in "iu" or keys.size == 0:
+        return None
+    lo, hi = int(keys.min()), int(keys.max())
+    span = hi - lo + 1
+    if span > 4 * keys.size + 65536:
+        return None
+    by_value = (keys.astype(np.int64) - lo) if keys.dtype.kind == "i" or hi < 2**63 else None
+    if by_value is None:
+        return None
+    first = np.full(span, keys.size, dtype=np.int64)
+    np.minimum.at(first, by_value, np.arange(keys.size, dtype=np.int64))
+    firsts = np.sort(first[first < keys.size])
+    code_of = np.zeros(span, dtype=np.intp)
+    code_of[by_value[firsts]] = np.arange(firsts.size)
+    return code_of[by_value], firsts
 
 
 def auc_from_counts(wins, wins_or_ties, pairs, ties: str):
@@ -1254,9 +1399,27 @@ def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return row, place
 
 
+#: A tie group that straddles position k with more rows than this many times k has its pairs
+#: summed in closed form (:func:`expected_similarity_sum`), not one by one.
+CLOSED_FORM_GROUP = 1
+
+
 def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
-    """Per list: E[sum over pairs of items of its top k of sim(i, j)], every pair of rows that may
-    be in the top k weighted by :meth:`TopK.pair_probability`."""
+    r"""Per list: E[sum over pairs of items of its top k of sim(i, j)], every pair of rows that may
+    be in the top k weighted by :meth:`TopK.pair_probability`.
+
+    The pairs are enumerated, except those of a tie group that straddles position k with
+    more than :data:`CLOSED_FORM_GROUP` times k rows (a constant score makes every list one
+    such group: the random baseline). Similarity is an inner product of unit vectors
+    :math:`u_i` (feature vectors, or items' user-incidence vectors, scaled), so with
+    :math:`G` that group (t rows, s of the k places left to it) and :math:`W` the list's
+    rows above it (surely in the top k), its pairs add up in closed form:
+    :math:`\sum_{i<j \in G} \mathrm{sim}(i, j) = (\lVert \sum_G u_i \rVert^2 - \sum_G
+    \lVert u_i \rVert^2) / 2`, each weighted :math:`s (s - 1) / (t (t - 1))`, and
+    :math:`\sum_{i \in W, j \in G} \mathrm{sim}(i, j) = (\sum_W u_i) \cdot (\sum_G
+    u_j)`, each weighted :math:`s / t`: linear in the group's rows instead of quadratic.
+    The pairs of W are enumerated as any other list's.
+    """
     n = top.lists.size
     list_end = np.zeros(n, dtype=np.int64)
     new = np.zeros(0, dtype=np.intp)                # each list's first row
@@ -1264,7 +1427,18 @@ def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
         new = np.flatnonzero(starts(top.lists))
         ends = np.append(new[1:], n)
         list_end = np.repeat(ends, np.diff(np.append(new, n)))
-    partners = list_end - np.arange(n) - 1        # rows after this one in its list
+    # rows of a large straddling group: summed in closed form, so no row pairs with them
+    grouped = ~top.whole & (top.size > CLOSED_FORM_GROUP * top.k)
+    if grouped.any():
+        group_start = np.flatnonzero(grouped & starts(top.group))
+        list_end = list_end.copy()
+        list_end[grouped] = 0                # the group's own rows: no partner at all
+        lists_with = top.lists[group_start]
+        list_first = new[np.searchsorted(top.lists[new], lists_with)]
+        # the rows above such a group pair with the rows before it only
+        above, place = _expand(group_start - list_first)
+        list_end[list_first[above] + place] = group_start[above]
+    partners = np.maximum(list_end - np.arange(n) - 1, 0)   # rows after this one it pairs with
 
     def chunk(lo: int, hi: int) -> np.ndarray:
         row, place = _expand(partners[lo:hi])
@@ -1275,7 +1449,26 @@ def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
 
     # ranges of whole lists: a list's pairs are summed in one bincount, in row order, so its
     # total is the same whatever the ranges (and the number of threads) are
-    return sum(_map_chunks(chunk, partners, new), np.zeros(top.n_lists))
+    total = sum(_map_chunks(chunk, partners, new), np.zeros(top.n_lists))
+    if grouped.any():
+        total += _grouped_similarity_sum(top, similarity, grouped)
+    return total
+
+
+def _grouped_similarity_sum(top: TopK, similarity, grouped: np.ndarray) -> np.ndarray:
+    """Per list: the expected similarity of the pairs :func:`expected_similarity_sum` leaves
+    out (those with a row of a large straddling group, ``grouped``), in closed form."""
+    lists = top.lists[grouped]
+    in_list = np.flatnonzero(np.isin(top.lists, distinct(lists)) & ~grouped)  # rows above
+    square, cross, own = similarity.group_products(
+        lists, top.items[grouped], top.lists[in_list], top.items[in_list], top.n_lists)
+    first = np.flatnonzero(starts(lists))
+    at = lists[first]
+    g = np.flatnonzero(grouped)[first]
+    s, t = top.slots[g], top.size[g]
+    total = np.zeros(top.n_lists)
+    total[at] = (square[at] - own[at]) / 2.0 * (s * (s - 1) / (t * (t - 1.0))) + cross[at] * (s / t)
+    return total
 
 
 def _map_chunks(fn, counts: np.ndarray, cuts: np.ndarray | None = None) -> list:
@@ -1331,6 +1524,58 @@ class FeatureSimilarity:
 
     def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         return np.einsum("nd,nd->n", self.unit[i], self.unit[j])
+
+    def group_products(self, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
+                       other_items: np.ndarray, n_labels: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """See :func:`group_products`."""
+        return group_products(self.unit, labels, items, other_labels, other_items, n_labels)
+
+
+def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
+                   other_items: np.ndarray, n_labels: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Per label g < ``n_labels``, with :math:`R_g` the sum of the rows of ``vectors`` (a dense
+    array or a scipy CSR matrix, a row per item) of ``items`` labelled g and :math:`L_g` that
+    of ``other_items`` labelled g (``other_labels``): :math:`\lVert R_g \rVert^2`,
+    :math:`L_g \cdot R_g` and the sum of the squared norms of the rows summed in
+    :math:`R_g`. Each sum is a sparse product (labels x items by items x dimensions), taken
+    over ranges of labels so that at most about :data:`PAIR_CHUNK` numbers are held at once.
+    """
+    from scipy import sparse  # here: only diversity and serendipity need it
+
+    dense = isinstance(vectors, np.ndarray)
+    n_items = vectors.shape[0]
+    own_per_item = np.asarray(np.einsum("nd,nd->n", vectors, vectors) if dense
+                              else vectors.multiply(vectors).sum(axis=1)).ravel()
+    own = np.bincount(labels, weights=own_per_item[items], minlength=n_labels)
+    square, cross = np.zeros(n_labels), np.zeros(n_labels)
+    present = distinct(np.concatenate([labels, other_labels]))
+    # labels a range: the rows summed per label take about width numbers each
+    width = vectors.shape[1] if dense else max(1, int(np.diff(vectors.indptr)[items].sum())
+                                               // max(present.size, 1))
+    step = max(1, PAIR_CHUNK // max(width, 1))
+    bounds_r = np.searchsorted(labels, present)   # labels come in ascending runs
+    bounds_l = np.searchsorted(other_labels, present)
+    for lo in range(0, present.size, step):
+        hi = min(lo + step, present.size)
+        ends = (bounds_r[hi] if hi < present.size else labels.size,
+                bounds_l[hi] if hi < present.size else other_labels.size)
+        sums = []
+        for lab, its, start, stop in ((labels, items, bounds_r[lo], ends[0]),
+                                      (other_labels, other_items, bounds_l[lo], ends[1])):
+            local = np.searchsorted(present[lo:hi], lab[start:stop])
+            pick = sparse.csr_matrix((np.ones(stop - start), (local, its[start:stop])),
+                                     shape=(hi - lo, n_items))
+            sums.append(pick @ vectors)
+        r, l = sums
+        if dense:
+            square[present[lo:hi]] = np.einsum("nd,nd->n", r, r)
+            cross[present[lo:hi]] = np.einsum("nd,nd->n", l, r)
+        else:
+            square[present[lo:hi]] = np.asarray(r.multiply(r).sum(axis=1)).ravel()
+            cross[present[lo:hi]] = np.asarray(l.multiply(r).sum(axis=1)).ravel()
+    return square, cross, own
 
 
 def sparse_product(left, right):
@@ -1422,6 +1667,8 @@ class CooccurrenceSimilarity:
         per_item = np.diff(incidence.indptr)
         self.norm = np.sqrt(per_item.astype(np.float64))
         self.n_items = n_items
+        #: items x users, distinct pairs (the rows of :meth:`group_products`' unit vectors)
+        self.incidence = incidence
         # block edges: about equal shares of the whole product's work, sum over the item's
         # users of their distinct items
         per_user = np.diff(self.by_user.indptr)
@@ -1484,6 +1731,26 @@ class CooccurrenceSimilarity:
         copy.norm = np.append(self.norm, 0.0)
         copy.offset = np.append(self.offset, self.offset.dtype.type(0))
         return copy
+
+    def group_products(self, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
+                       other_items: np.ndarray, n_labels: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`group_products` of the items' unit vectors: their user-incidence rows
+        divided by their norms, whose inner products are this similarity (an item outside
+        the history, or without users, is the zero vector)."""
+        from scipy import sparse
+
+        scale = np.divide(1.0, self.norm[:self.n_items], out=np.zeros(self.n_items),
+                          where=self.norm[:self.n_items] > 0)
+        a = self.incidence
+        unit = sparse.csr_matrix((np.repeat(scale, np.diff(a.indptr)), a.indices, a.indptr),
+                                 shape=a.shape)
+        if self.item_map is not None:
+            items, other_items = self.item_map[items], self.item_map[other_items]
+            inside, other_inside = items < self.n_items, other_items < self.n_items
+            labels, items = labels[inside], items[inside]
+            other_labels, other_items = other_labels[other_inside], other_items[other_inside]
+        return group_products(unit, labels, items, other_labels, other_items, n_labels)
 
     def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         if self.item_map is not None:

@@ -303,12 +303,20 @@ def group_auc_details(y_true, y_score, groups, *, gauc_weight: GaucWeight = "imp
     scores = as_numbers("y_score", y_score)
     keys = as_groups("groups", groups)
     check_same_length(y_true=labels, y_score=scores, groups=keys)
-    codes, uniques = pd.factorize(keys)
+    coded = _kernels.first_appearance_codes(keys)
+    if coded is not None:        # integer keys: no hash table; the same codes and uniques
+        codes, firsts = coded
+        uniques = pd.factorize(keys[firsts])[1]
+    else:
+        codes, uniques = pd.factorize(keys)
     n_groups = len(uniques)
-    order, _ = _kernels.rank_rows(codes, scores, n_groups)
-    wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
-        codes[order], scores[order], labels[order].astype(bool), n_groups)
-    del order
+    counts = _kernels.group_pair_counts_unsorted(codes, scores, labels.astype(bool), n_groups)
+    if counts is None:           # more groups and distinct scores than 63 bits hold
+        order, _ = _kernels.rank_rows(codes, scores, n_groups)
+        counts = _kernels.group_pair_counts(codes[order], scores[order],
+                                            labels[order].astype(bool), n_groups)
+        del order
+    wins, wins_or_ties, pos, neg = counts
     auc = _kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties)
     kept = ~np.isnan(auc)
     weights = _kernels.gauc_weights(pos, neg, gauc_weight) * kept

@@ -88,9 +88,14 @@ needs every other user's list).
 Cost
 ----
 Ranking is that of :func:`recmetrics.evaluate`. Diversity enumerates the
-pairs of rows that can be in a top k: k(k-1)/2 a user, but t(t-1)/2 when a tie
-group of t rows straddles position k (a constant score makes each user's
-whole list one group). Serendipity compares each relevant top-k row with the
+pairs of rows that can be in a top k: k(k-1)/2 a user, and t(t-1)/2 when a tie
+group of t <= k rows straddles position k. A larger straddling group (a
+constant score makes each user's whole list one group: the random baseline)
+has its pairs summed in closed form, since similarity is an inner product of
+unit vectors u (features, or scaled user-incidence vectors): the sum over its
+pairs is (||sum u||^2 - sum ||u||^2) / 2 and its pairs with the rows above it
+a dot product of two sums, linear in the group's rows (one sparse product;
+equal to the enumerated sum to about 1e-15). Serendipity compares each relevant top-k row with the
 user's history items. Co-occurrence similarity holds every pair of items that
 share a history user (one sparse product; about 12 bytes a pair).
 """

@@ -72,6 +72,17 @@ def chromium() -> Path:
     return Path("/usr/bin/chromium")
 
 
+@pytest.fixture(scope="session")
+def spark_session():
+    """One local Spark session (2 cores, 2 shuffle partitions) for every Spark test module
+    (test_spark, test_beyond_spark): its JVM starts once a test run, not once a module. Each
+    module's own ``spark`` fixture takes it, with that module's settings."""
+    from recmetrics import spark as rms  # the modules that ask for it imported pyspark already
+
+    with rms.local_session("local[2]", shuffle_partitions=2) as session:
+        yield session
+
+
 # --------------------------------------------------------------------------- literal references
 
 

@@ -403,3 +403,80 @@ def test_partial_auc_and_weights_bad_input():
         assert math.isnan(rm.roc_auc([0, 1], [0.1, 0.2], sample_weight=[1, 0]))
     with pytest.raises(ValueError, match=r"y_true holds only negatives"):
         rm.roc_curve([0, 1], [0.1, 0.2], sample_weight=[1, 0])
+
+
+# --------------------------------------------------------------------------- sorts of values
+
+
+def scores_that_share_top_bits(rng, n):
+    """Scores whose order keys differ only in their lowest bits (one truncated key, several
+    scores: score_ranks' second pass), with -0.0 and 0.0 (one score) and infinities."""
+    base = rng.choice([1.0, -2.5, 0.0, 3e-300], n)
+    scores = base + rng.integers(0, 6, n) * np.spacing(np.abs(base) + 1e-300)
+    scores[rng.random(n) < 0.05] = -0.0
+    scores[rng.random(n) < 0.05] = np.inf
+    scores[rng.random(n) < 0.05] = -np.inf
+    return scores
+
+
+@pytest.mark.parametrize("kind", ["rounded", "distinct", "close"])
+def test_score_ranks_are_the_dense_ranks_of_numpy_unique(kind):
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 17, 1000, 70_000):
+        scores = {"rounded": np.round(rng.normal(size=n), 1), "distinct": rng.normal(size=n),
+                  "close": scores_that_share_top_bits(rng, n)}[kind]
+        ranks, n_distinct = _kernels.score_ranks(scores)
+        values, inverse = np.unique(scores, return_inverse=True)
+        assert n_distinct == values.size
+        assert np.array_equal(ranks.astype(np.int64), inverse)
+
+
+@pytest.mark.parametrize("kind", ["rounded", "distinct", "close"])
+def test_group_pair_counts_from_sorted_values_equal_those_of_the_ranked_rows(kind):
+    rng = np.random.default_rng(4)
+    for n, n_groups in ((1, 1), (50, 3), (5000, 400), (60_000, 7)):
+        scores = {"rounded": np.round(rng.normal(size=n), 1), "distinct": rng.normal(size=n),
+                  "close": scores_that_share_top_bits(rng, n)}[kind]
+        codes = rng.integers(0, n_groups, n)
+        positive = rng.random(n) < 0.3
+        order, _ = _kernels.rank_rows(codes, scores, n_groups)
+        ranked = _kernels.group_pair_counts(codes[order], scores[order], positive[order],
+                                            n_groups)
+        got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups)
+        for a, b in zip(got, ranked):
+            assert a.dtype == np.int64 and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("keys", [
+    np.array([5, 3, 5, 9, 3, 3, -2]), np.array([5, 3, 5], dtype=np.int8),
+    np.array([2**40, 2**40 + 3, 2**40], dtype=np.int64), np.array([7, 7, 1], dtype=np.uint64),
+    np.array([0, 2**62, 5]),                           # too wide a span: None, pandas codes
+])
+def test_first_appearance_codes_are_pandas_factorize_codes(keys):
+    coded = _kernels.first_appearance_codes(keys)
+    codes, uniques = pd.factorize(keys)
+    if keys.max() - keys.min() > 1000:
+        assert coded is None
+        return
+    got, firsts = coded
+    assert np.array_equal(got, codes)
+    assert np.array_equal(keys[firsts], uniques) and keys[firsts].dtype == uniques.dtype
+
+
+@pytest.mark.parametrize("groups", ["int", "wide", "text"])
+def test_group_auc_details_equal_the_ranked_path_bit_for_bit(groups, monkeypatch):
+    # issue 36: group AUC from sorts of values; the table and value are those of the path
+    # that ranks the rows (kept for more groups and distinct scores than 63 bits hold)
+    rng = np.random.default_rng(5)
+    n = 20_000
+    scores = np.round(rng.normal(size=n), 2)
+    labels = (rng.random(n) < 0.3).astype(int)
+    keys = rng.integers(0, 3000, n)
+    keys = {"int": keys, "wide": keys * 2**40, "text": np.char.mod("g%d", keys)}[groups]
+    for weight in ("impressions", "clicks", "uniform"):
+        got = rm.group_auc_details(labels, scores, keys, gauc_weight=weight)
+        with monkeypatch.context() as m:
+            m.setattr(_kernels, "group_pair_counts_unsorted", lambda *args: None)
+            ranked = rm.group_auc_details(labels, scores, keys, gauc_weight=weight)
+        assert got.value == ranked.value
+        pd.testing.assert_frame_equal(got.table, ranked.table, check_exact=True)

@@ -762,3 +762,119 @@ def test_cooccurrence_blocks_cover_the_items_in_as_many_blocks_as_asked():
     i, j = (a.ravel() for a in np.meshgrid(np.arange(25), np.arange(25)))
     np.testing.assert_array_equal(similarity(i, j),
                                   cooccurrence_one_product(users, items, 13, 25)[i, j])
+
+
+# --------------------------------------------------------------------------- closed-form pairs
+
+
+def pair_enumerating_similarity_sum(top, similarity):
+    """The pair-enumerating expected_similarity_sum this module used before the closed form
+    of large straddling tie groups, kept literally as the slow reference: every pair of rows
+    of a list that may both be in its top k, weighted by their joint probability."""
+    n = top.lists.size
+    list_end = np.zeros(n, dtype=np.int64)
+    if n:
+        new = np.flatnonzero(_kernels.starts(top.lists))
+        ends = np.append(new[1:], n)
+        list_end = np.repeat(ends, np.diff(np.append(new, n)))
+    partners = list_end - np.arange(n) - 1
+    row, place = _kernels._expand(partners)
+    b = row + 1 + place
+    weight = top.pair_probability(row, b) * similarity(top.items[row], top.items[b])
+    return np.bincount(top.lists[row], weights=weight, minlength=top.n_lists)
+
+
+def literal_similarity_sum(top, sim):
+    """Per list, from the definition: sum over pairs of rows of P(both in the top k) sim(i, j)."""
+    out = np.zeros(top.n_lists)
+    for a in range(top.lists.size):
+        for b in range(a + 1, top.lists.size):
+            if top.lists[a] == top.lists[b]:
+                if top.group[a] == top.group[b] and top.slots[a] < top.size[a]:
+                    s, t = top.slots[a], top.size[a]
+                    both = s * (s - 1) / (t * (t - 1))
+                else:
+                    both = top.p[a] * top.p[b]
+                out[top.lists[a]] += both * sim(int(top.items[a]), int(top.items[b]))
+    return out
+
+
+def random_tops(seed, n_lists=60, n_items=90):
+    """Lists with constant scores (one tie group each: the random baseline), scores with ties
+    and distinct scores, under several cut-offs."""
+    rng = np.random.default_rng(seed)
+    per = rng.integers(1, 50, n_lists)
+    lists = np.repeat(np.arange(n_lists), per)
+    items = np.concatenate([rng.choice(n_items, p, replace=False) for p in per])
+    for scores in (np.zeros(lists.size), np.round(rng.random(lists.size), 1),
+                   rng.random(lists.size)):
+        for k in (1, 3, 10):
+            yield _kernels.top_k(lists, items, scores, n_lists, k)
+
+
+def similarities(seed, n_items=90):
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n_items, 4))
+    vectors[::9] = 0                                     # similar to nothing
+    users, items = rng.integers(0, 40, 700), rng.integers(0, n_items - 10, 700)
+    cooccurrence = _kernels.CooccurrenceSimilarity(users, items, 40, n_items)
+    item_map = rng.permutation(n_items)
+    item_map[:7] = -1                                    # outside the history
+    return {"features": _kernels.FeatureSimilarity(vectors), "cooccurrence": cooccurrence,
+            "recoded": cooccurrence.recoded(item_map)}
+
+
+@pytest.mark.parametrize("kind", ["features", "cooccurrence", "recoded"])
+def test_closed_form_of_a_large_tie_group_equals_the_pair_enumerating_sum(kind):
+    similarity = similarities(3)[kind]
+    for top in random_tops(4):
+        got = _kernels.expected_similarity_sum(top, similarity)
+        reference = pair_enumerating_similarity_sum(top, similarity)
+        np.testing.assert_allclose(got, reference, rtol=0, atol=1e-12)
+        # lists without a straddling group larger than k: the same pairs in the same order,
+        # so the same bits as before
+        large = np.zeros(top.n_lists, dtype=bool)
+        large[top.lists[~top.whole & (top.size > top.k)]] = True
+        assert np.array_equal(got[~large], reference[~large])
+
+
+def test_closed_form_equals_the_literal_definition_on_a_small_world():
+    similarity = similarities(8, n_items=30)["features"]
+    rng = np.random.default_rng(8)
+    lists = np.repeat(np.arange(4), [12, 7, 3, 9])
+    items = np.concatenate([rng.choice(30, n, replace=False) for n in (12, 7, 3, 9)])
+    scores = np.r_[np.ones(2), np.zeros(10), np.zeros(7), [3, 2, 1], np.r_[5, np.zeros(8)]]
+    top = _kernels.top_k(lists, items, scores, 4, 4)
+    literal = literal_similarity_sum(top, lambda i, j: float(similarity.unit[i] @
+                                                             similarity.unit[j]))
+    np.testing.assert_allclose(_kernels.expected_similarity_sum(top, similarity), literal,
+                               rtol=0, atol=1e-12)
+
+
+def test_random_baseline_diversity_matches_the_pair_enumerating_reference(monkeypatch):
+    # evaluate(baselines=True): the random baseline is one tie group per user, summed in
+    # closed form; with the pairs enumerated instead, every value agrees to 1e-12
+    rng = np.random.default_rng(11)
+    pred = pd.DataFrame({"user": np.repeat(np.arange(40), 60),
+                         "item": np.concatenate([rng.choice(150, 60, replace=False)
+                                                 for _ in range(40)]),
+                         "score": rng.random(2400)})
+    truth = pred[["user", "item"]].assign(label=(rng.random(2400) < 0.1).astype(int))
+    history = pd.DataFrame({"user": rng.integers(0, 50, 3000), "item": rng.integers(0, 150, 3000)})
+    features = pd.DataFrame({"item": np.arange(150), "f1": rng.normal(size=150),
+                             "f2": rng.normal(size=150)})
+    for extra in ({}, {"item_features": features}):
+        args = dict(k=[5, 10], metrics=list(BEYOND_METRICS), history=history, baselines=True,
+                    **extra)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rm.RecmetricsWarning)
+            got = rm.evaluate(pred, truth, **args)
+            with monkeypatch.context() as m:
+                m.setattr(_kernels, "expected_similarity_sum", pair_enumerating_similarity_sum)
+                reference = rm.evaluate(pred, truth, **args)
+        assert (got["model"] == reference["model"]).all()
+        np.testing.assert_allclose(got["value"], reference["value"], rtol=0, atol=1e-12)
+        model = got["model"] == "model"          # no large tie group: the very same numbers
+        assert got.loc[model, "value"].tolist() == reference.loc[model, "value"].tolist()
+        differs = (got["value"] != reference["value"]).to_numpy()
+        assert set(got["metric"][differs]) <= {"diversity"}

@@ -12,18 +12,17 @@ pyspark = import_extra("pyspark")  # skipped without the spark extra
 
 import recmetrics as rm  # noqa: E402
 from recmetrics import _partitions  # noqa: E402
-from recmetrics import spark as rms  # noqa: E402
 
 BEYOND = list(rm.BEYOND_METRICS)
 COMPARED = ["metric", "k", "n_users", "n_skipped", "n_without_predictions", "conventions", "note"]
 
 
 @pytest.fixture(scope="module")
-def spark():
-    with pytest.MonkeyPatch.context() as patch, \
-            rms.local_session("local[2]", shuffle_partitions=2) as session:
+def spark(spark_session):
+    """The test run's one local session (conftest.py), with partitions of 40 rows here."""
+    with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_partitions, "PARTITION_ROWS", 40)    # several groups of users
-        yield session
+        yield spark_session
 
 
 def quiet(f, *args, **kwargs):

@@ -333,3 +333,20 @@ def test_parquet_text_ids_read_as_pandas_reads_them(limit, tmp_path):
     for column in ("user", "item"):
         assert frame[column].astype(str).tolist() == expected[column].tolist()
         assert frame[column].cat.categories.tolist() == list(dict.fromkeys(expected[column]))
+
+
+@pytest.mark.parametrize("space", [50, 10**10, 2**62])    # table, sorted merge, hash table
+def test_locate_equals_pandas_get_indexer_on_every_path(space):
+    # issue 36: keys are joined by a sorted merge of integer codes, not a pandas hash table
+    from recmetrics._ids import locate
+
+    rng = np.random.default_rng(space % 1000)
+    for n_wanted, n_keys in ((0, 5), (1, 1), (7, 30), (40, 2000)):
+        wanted = rng.choice(min(space, 10**9), size=min(n_wanted, space), replace=False)
+        wanted = wanted * (space // min(space, 10**9))           # spread over the space
+        keys = np.concatenate([rng.choice(wanted, n_keys // 2) if wanted.size else
+                               np.zeros(0, dtype=np.int64),
+                               rng.integers(0, space, n_keys - n_keys // 2)])
+        rng.shuffle(keys)
+        got = locate(keys, wanted, space)
+        assert np.array_equal(got, pd.Index(wanted).get_indexer(keys))

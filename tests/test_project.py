@@ -136,6 +136,66 @@ def test_tasks_test_runs_pytest_with_extras_required(monkeypatch):
     assert kwargs["env"] == {"RECMETRICS_REQUIRE_EXTRAS": "1"}
 
 
+def _tasks_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_recmetrics_tasks_pip", ROOT / "tasks.py")
+    tasks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tasks)
+    return tasks
+
+
+def test_tasks_report_installs_no_jupyterlab_which_the_lab_extra_holds():
+    """Issue 36: `tasks.py report` installed JupyterLab, which building the site does not need."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    tasks = _tasks_module()
+    for command in ("report", "execute", "test", "bench"):
+        installed = set()
+        todo = list(tasks.EXTRAS[command])
+        while todo:                                      # extras pulled in by extras too
+            extra = todo.pop()
+            for requirement in extras[extra]:
+                if requirement.startswith("metricbook["):
+                    todo += requirement[len("metricbook["):-1].split(",")
+                installed.add(_name(requirement))
+        assert "jupyterlab" not in installed, command
+    assert "jupyterlab" in {_name(r) for r in extras["lab"]}
+    assert "'.[lab]'" in (ROOT / "README.md").read_text()
+
+
+def test_tasks_pip_says_something_while_pip_is_silent(monkeypatch, capsys):
+    """Issue 36: pip installed 115 packages in silence for 104 s; now a line comes at least
+    every _PIP_QUIET_AT_MOST seconds."""
+    import time as time_module
+
+    tasks = _tasks_module()
+
+    class Silent:
+        """A pip that resolves, then installs without a word for a while."""
+
+        def __init__(self, *args, **kwargs):
+            self.stdout = self.lines()
+
+        @staticmethod
+        def lines():
+            yield "Collecting numpy\n"
+            yield "Installing collected packages: numpy, pandas\n"
+            time_module.sleep(0.6)
+            yield "Successfully installed numpy-2 pandas-3\n"
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(tasks.subprocess, "Popen", Silent)
+    monkeypatch.setattr(tasks, "_PIP_QUIET_AT_MOST", 0.1)
+    tasks._pip("install", "-e", ".")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "  pip: installing 2 packages ..."
+    assert out[-1] == "  pip: done (2 installed)"
+    assert any(line.startswith("  still installing (") for line in out[1:-1]), out
+
+
 @pytest.mark.parametrize("required", ["1", ""])
 def test_a_missing_dask_extra_fails_when_required_and_skips_otherwise(required, tmp_path):
     """Bug fixed: without the dask extra every test of test_distributed.py skipped, in CI too."""

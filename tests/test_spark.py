@@ -30,9 +30,9 @@ pytestmark = pytest.mark.filterwarnings(
 
 
 @pytest.fixture(scope="module")
-def spark():
-    with rms.local_session("local[2]", shuffle_partitions=2) as session:
-        yield session
+def spark(spark_session):
+    """The test run's one local session (conftest.py)."""
+    return spark_session
 
 
 def to_spark(spark, frame: pd.DataFrame | None, n_partitions: int = 2):
