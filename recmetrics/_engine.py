@@ -740,53 +740,25 @@ class AucResampler:
     """Global AUC of the scored rows with each user's rows weighted by a per-user count.
 
     A resample only changes row weights (how often each user was drawn), so the
-    rows are sorted once. Each positive's lower and tied negatives are located
-    once (``lo``, ``hi`` in the sorted negatives); the negatives between two
-    consecutive such boundaries are summarised per user in a sparse (gap x
-    user) count matrix, and the positives per user and boundary in another.
-    A chunk of resamples, as a (user x resample) matrix of weights, then costs
-    two sparse products: a weighted Mann-Whitney U for every resample.
+    rows are sorted once (:class:`~recmetrics._kernels.WeightedPairs`); a chunk of
+    resamples, as a (user x resample) matrix of weights, then costs a few sparse
+    products per block of resamples, blocks in threads: a weighted Mann-Whitney U
+    for every resample.
     """
 
     def __init__(self, prep: Prepared, ties: str):
-        from scipy import sparse
-
         self.ties = ties
-        positive = prep.grades > 0
-        neg_order = np.argsort(prep.scores[~positive], kind="stable")
-        neg_sorted = prep.scores[~positive][neg_order]
-        neg_users = prep.lists[~positive][neg_order]
-        pos_scores, pos_users = prep.scores[positive], prep.lists[positive]
-        lo = np.searchsorted(neg_sorted, pos_scores, side="left")
-        hi = np.searchsorted(neg_sorted, pos_scores, side="right")
-        bounds, where = np.unique(np.r_[lo, hi], return_inverse=True)
-        gap_of_neg = np.searchsorted(bounds, np.arange(neg_sorted.size), side="right") - 1
-        keep = gap_of_neg >= 0  # negatives below the lowest boundary are below every positive
-        self.n_gaps, n_users = bounds.size, prep.n_users
-        # negatives of each user between boundary g and g + 1; a resample's cumulative sum
-        # over gaps gives, at boundary g, the weight of the negatives below it
-        self.gaps = sparse.csr_matrix((np.ones(int(keep.sum())), (gap_of_neg[keep], neg_users[keep])),
-                                      shape=(self.n_gaps, n_users))
-        n_pos = lo.size
-        self.at_lo = sparse.csr_matrix((np.ones(n_pos), (where[:n_pos], pos_users)),
-                                       shape=(self.n_gaps, n_users))
-        self.at_hi = sparse.csr_matrix((np.ones(n_pos), (where[n_pos:], pos_users)),
-                                       shape=(self.n_gaps, n_users))
-        self.pos_per_user = np.bincount(pos_users, minlength=n_users).astype(np.float64)
-        self.neg_per_user = np.bincount(neg_users, minlength=n_users).astype(np.float64)
-        self.below_all = np.bincount(neg_users[~keep], minlength=n_users).astype(np.float64)
+        self.pairs = _kernels.WeightedPairs(prep.scores, prep.grades > 0, prep.lists,
+                                            prep.n_users)
+        self.n_gaps = self.pairs.n_bounds
 
     def resample(self, weights: np.ndarray) -> np.ndarray:
         """AUC for each column of a (user x resample) weight matrix (NaN with one class)."""
-        per_gap = self.gaps @ weights
-        below = np.cumsum(per_gap, axis=0)
-        below -= per_gap  # negatives in earlier gaps, i.e. below boundary g ...
-        below += self.below_all @ weights  # ... plus those below every boundary
-        wins = np.einsum("gr,gr->r", self.at_lo @ weights, below)
-        wins_or_ties = np.einsum("gr,gr->r", self.at_hi @ weights, below)
-        pairs = (self.pos_per_user @ weights) * (self.neg_per_user @ weights)
+        sums = self.pairs.resampled(lambda start, size: weights[:, start:start + size],
+                                    weights.shape[1])
         with np.errstate(invalid="ignore", divide="ignore"):
-            return _kernels.auc_from_counts(wins, wins_or_ties, pairs, self.ties)
+            return _kernels.auc_from_counts(sums[:, 0], sums[:, 1], sums[:, 2] * sums[:, 3],
+                                            self.ties)
 
 
 # --------------------------------------------------------------------------- the Poisson bootstrap
@@ -848,40 +820,30 @@ def poisson_auc_sums(scores: np.ndarray, positive: np.ndarray, hashes: np.ndarra
     """Poisson-weighted pair counts of a set of scored rows, per resample.
 
     Returns an (n_resamples, 4) array: weighted wins, wins-or-ties, positives
-    and negatives, where a row weighs its user's weight. Rows are sorted by
-    score once; a resample costs one pass over them.
+    and negatives, where a row weighs its user's weight (``hashes``: each row's
+    user hash). The rows' users are found from their hashes, then
+    :func:`user_auc_sums`.
     """
-    out = np.zeros((n_resamples, 4))
     if scores.size == 0:
-        return out
-    order = np.argsort(scores, kind="stable")
-    scores, positive, hashes = scores[order], positive[order], hashes[order]
-    new = _kernels.starts(scores)
-    group = np.cumsum(new) - 1
-    n_groups = int(group[-1]) + 1
-    chunk = max(1, min(n_resamples, POISSON_CHUNK // scores.size))
-    for start in range(0, n_resamples, chunk):
-        size = min(chunk, n_resamples - start)
-        w = poisson_weights(hashes, seed, start, size)
-        neg, pos = (_sum_by_group(w, group, rows, n_groups) for rows in (~positive, positive))
-        below = np.cumsum(neg, axis=0) - neg
-        wins = np.einsum("gr,gr->r", pos, below)
-        out[start:start + size, 0] = wins
-        out[start:start + size, 1] = wins + np.einsum("gr,gr->r", pos, neg)
-        out[start:start + size, 2] = pos.sum(axis=0)
-        out[start:start + size, 3] = neg.sum(axis=0)
-    return out
+        return np.zeros((n_resamples, 4))
+    user_hashes, users = np.unique(hashes, return_inverse=True)
+    return user_auc_sums(scores, positive, users.ravel(), user_hashes, seed, n_resamples)
 
 
-def _sum_by_group(w: np.ndarray, group: np.ndarray, rows: np.ndarray, n_groups: int):
-    """Rows of ``w`` summed by their (sorted) group, for the selected rows only."""
-    out = np.zeros((n_groups, w.shape[1]))
-    rows = np.flatnonzero(rows)
-    if rows.size:
-        g = group[rows]
-        first = np.flatnonzero(_kernels.starts(g))
-        out[g[first]] = np.add.reduceat(w[rows], first, axis=0)
-    return out
+def user_auc_sums(scores: np.ndarray, positive: np.ndarray, users: np.ndarray,
+                  user_hashes: np.ndarray, seed: int, n_resamples: int) -> np.ndarray:
+    """:func:`poisson_auc_sums` of rows given by user (``users`` indexes ``user_hashes``).
+
+    Rows are sorted by score once (:class:`~recmetrics._kernels.WeightedPairs`);
+    each block of resamples draws its users' weights (:func:`poisson_weights`)
+    and costs a few sparse products, blocks in threads. Every sum is a whole
+    number (exact in float64), so the result does not depend on the blocks.
+    """
+    if scores.size == 0:
+        return np.zeros((n_resamples, 4))
+    pairs = _kernels.WeightedPairs(scores, positive, users, user_hashes.size)
+    return pairs.resampled(lambda start, size: poisson_weights(user_hashes, seed, start, size),
+                           n_resamples)
 
 
 def combine_auc_sums(buckets: list[np.ndarray]) -> np.ndarray:
@@ -969,8 +931,8 @@ def prepared_resamples(prep: Prepared, ratios: dict, o: Options, seed: int, n_re
     hashes = user_hash(prep.users)
     sums = poisson_sums(hashes, ratios, seed, n_resamples)
     if auc and "auc" in o.metrics:
-        sums["auc"] = poisson_auc_sums(prep.scores, prep.grades > 0, hashes[prep.lists], seed,
-                                       n_resamples)
+        sums["auc"] = user_auc_sums(prep.scores, prep.grades > 0, prep.lists, hashes, seed,
+                                    n_resamples)
     return sums
 
 
