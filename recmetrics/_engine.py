@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, fields
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from . import _kernels
+from . import _kernels, _progress
 from ._ids import codes, locate, user_hash
 from ._kernels import DEFAULT_EPS
 from ._options import ECE_BINS, RANKING, Options, cut_columns
@@ -715,6 +716,7 @@ def multinomial_intervals(prep: Prepared, ratios: dict, s: Summary | None, o: Op
     denominators = np.stack([ratios[name][1] for name in rows]) if rows else np.zeros((0, n))
     values = np.empty((len(wanted), n_resamples))
     chunk = max(1, min(n_resamples, 4_000_000 // max(n, auc.n_gaps if auc else 1)))
+    done = _progress.counter("bootstrapping intervals", n_resamples, "resample")
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         counts = np.empty((n, size))
@@ -727,6 +729,7 @@ def multinomial_intervals(prep: Prepared, ratios: dict, s: Summary | None, o: Op
                     (numerators[i] @ counts) / (denominators[i] @ counts)
         if auc is not None:
             values[0, start:start + size] = auc.resample(counts)
+        done(size)
     quantiles = [(1 - ci) / 2, (1 + ci) / 2]
     intervals = {}
     for name, row in zip(wanted, values):
@@ -816,7 +819,7 @@ def poisson_sums(hashes: np.ndarray, ratios: dict, seed: int, n_resamples: int) 
 
 
 def poisson_auc_sums(scores: np.ndarray, positive: np.ndarray, hashes: np.ndarray, seed: int,
-                     n_resamples: int) -> np.ndarray:
+                     n_resamples: int, done: Callable[[int], None] | None = None) -> np.ndarray:
     """Poisson-weighted pair counts of a set of scored rows, per resample.
 
     Returns an (n_resamples, 4) array: weighted wins, wins-or-ties, positives
@@ -831,19 +834,23 @@ def poisson_auc_sums(scores: np.ndarray, positive: np.ndarray, hashes: np.ndarra
 
 
 def user_auc_sums(scores: np.ndarray, positive: np.ndarray, users: np.ndarray,
-                  user_hashes: np.ndarray, seed: int, n_resamples: int) -> np.ndarray:
+                  user_hashes: np.ndarray, seed: int, n_resamples: int,
+                  done: Callable[[int], None] | None = None) -> np.ndarray:
     """:func:`poisson_auc_sums` of rows given by user (``users`` indexes ``user_hashes``).
 
     Rows are sorted by score once (:class:`~recmetrics._kernels.WeightedPairs`);
     each block of resamples draws its users' weights (:func:`poisson_weights`)
     and costs a few sparse products, blocks in threads. Every sum is a whole
     number (exact in float64), so the result does not depend on the blocks.
+    ``done`` hears of each finished block's number of resamples (progress).
     """
     if scores.size == 0:
+        if done is not None:
+            done(n_resamples)
         return np.zeros((n_resamples, 4))
     pairs = _kernels.WeightedPairs(scores, positive, users, user_hashes.size)
     return pairs.resampled(lambda start, size: poisson_weights(user_hashes, seed, start, size),
-                           n_resamples)
+                           n_resamples, done)
 
 
 def combine_auc_sums(buckets: list[np.ndarray]) -> np.ndarray:
@@ -932,8 +939,32 @@ def prepared_resamples(prep: Prepared, ratios: dict, o: Options, seed: int, n_re
     sums = poisson_sums(hashes, ratios, seed, n_resamples)
     if auc and "auc" in o.metrics:
         sums["auc"] = user_auc_sums(prep.scores, prep.grades > 0, prep.lists, hashes, seed,
-                                    n_resamples)
+                                    n_resamples, _progress.counter(
+                                        "bootstrapping global AUC", n_resamples, "resample"))
     return sums
+
+
+#: Seconds per scored row and resample of global AUC's interval, and per user, resample and
+#: other row with an interval, measured on a shared 2-core machine (benchmarks/
+#: bench_intervals.py): the basis of :func:`announce_intervals`' forecast.
+AUC_RESAMPLE_SECONDS, RATIO_RESAMPLE_SECONDS = 4e-9, 1e-9
+
+
+def announce_intervals(prep: Prepared, n_rows_with_interval: int, n_resamples: int,
+                       auc: bool, slices: int = 0) -> None:
+    """Say before a bootstrap predicted to take more than half a minute how long it should
+    take and how to make it cheaper (:func:`recmetrics._progress.announce`)."""
+    auc_seconds = AUC_RESAMPLE_SECONDS * prep.n_rows * n_resamples * (1 + bool(slices)) * auc
+    seconds = auc_seconds + RATIO_RESAMPLE_SECONDS * prep.n_users * n_resamples * \
+        n_rows_with_interval
+    cheaper = ["pass fewer resamples (n_resamples=, --n-resamples; 200 give a usable 95% "
+               "interval)"]
+    if auc_seconds > seconds / 2:
+        cheaper += ["leave 'auc' out of metrics (its interval is most of the work)",
+                    "or evaluate a top-k file (each user's top rows only) if AUC over every "
+                    "candidate is not what you need"]
+    _progress.announce(seconds, f"bootstrap intervals ({n_resamples:,} resamples of "
+                       f"{prep.n_rows:,} rows)", ", ".join(cheaper))
 
 
 # --------------------------------------------------------------------------- in memory
@@ -957,6 +988,7 @@ def evaluate_prepared(prep: Prepared, o: Options, *, ci: float | None = None,
     s.pairs = prep.pairs
     intervals = None
     if ci is not None:
+        announce_intervals(prep, len(ratios), n_resamples, "auc" in o.metrics)
         if bootstrap == "poisson":
             s.resamples = prepared_resamples(prep, ratios, o, poisson_seed(seed), n_resamples)
             intervals = poisson_intervals(s, o, ci)

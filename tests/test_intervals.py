@@ -15,8 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import recmetrics as rm
+from recmetrics import _kernels
 from recmetrics._ids import user_hash
 
 FIXTURE = Path(__file__).parent / "data" / "intervals_before.json"
@@ -114,6 +118,129 @@ def test_intervals_are_the_numbers_of_the_implementation_before_issue_36():
     assert sorted(got) == sorted(expected)
     for name in expected:
         assert got[name] == expected[name], name
+
+
+def _literal_pair_sums(scores, positive, groups, weights) -> np.ndarray:
+    """Weighted wins, wins-or-ties, positives and negatives, pair by pair: a (positive i,
+    negative j) pair weighs w[group i] * w[group j]; won when s_i > s_j, tied when equal."""
+    out = np.zeros((weights.shape[1], 4))
+    for b in range(weights.shape[1]):
+        w = weights[groups, b]
+        for i in np.flatnonzero(positive):
+            for j in np.flatnonzero(~positive):
+                pair = w[i] * w[j]
+                out[b, 0] += pair * (scores[i] > scores[j])
+                out[b, 1] += pair * (scores[i] >= scores[j])
+        out[b, 2], out[b, 3] = w[positive].sum(), w[~positive].sum()
+    return out
+
+
+@st.composite
+def _weighted_rows(draw):
+    n = draw(st.integers(0, 30))
+    n_groups = draw(st.integers(1, 6))
+    n_resamples = draw(st.integers(1, 5))
+    scores = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=float)
+    positive = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    groups = np.array(draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n)),
+                      dtype=np.intp)
+    weights = np.array(draw(st.lists(st.integers(0, 4), min_size=n_groups * n_resamples,
+                                     max_size=n_groups * n_resamples)),
+                       dtype=float).reshape(n_groups, n_resamples)
+    return scores / 2, positive, groups, weights
+
+
+@given(_weighted_rows())
+def test_weighted_pair_counts_equal_a_literal_pair_loop(rows):
+    """Random ties within and across groups, groups weighted 0 (not drawn) or more, rows of
+    one class only, no rows: every count is the literal one, exactly."""
+    scores, positive, groups, weights = rows
+    pairs = _kernels.WeightedPairs(scores, positive, groups, weights.shape[0])
+    expected = _literal_pair_sums(scores, positive, groups, weights)
+    assert np.array_equal(pairs.sums(weights), expected)
+    assert np.array_equal(pairs.resampled(lambda a, size: weights[:, a:a + size],
+                                          weights.shape[1]), expected)
+
+
+@given(_weighted_rows())
+def test_weighted_auc_equals_scikit_learn_with_sample_weights(rows):
+    """AUC with tied pairs counted 1/2 from the counts: scikit-learn's weighted AUC."""
+    from sklearn.metrics import roc_auc_score
+
+    scores, positive, groups, weights = rows
+    sums = _kernels.WeightedPairs(scores, positive, groups, weights.shape[0]).sums(weights)
+    for b in range(weights.shape[1]):
+        w = weights[groups, b]
+        if w[positive].sum() == 0 or w[~positive].sum() == 0:
+            continue
+        auc = _kernels.auc_from_counts(sums[b, 0], sums[b, 1], sums[b, 2] * sums[b, 3],
+                                       "average")
+        assert auc == pytest.approx(roc_auc_score(positive, scores, sample_weight=w), abs=1e-12)
+
+
+def test_blocks_and_threads_do_not_change_a_bit(monkeypatch):
+    """The same sums whatever the block size (1 resample to all of them) and thread count."""
+    from recmetrics._engine import user_auc_sums
+
+    rng = np.random.default_rng(3)
+    n, n_users = 3000, 200
+    users = rng.integers(0, n_users, n)
+    scores = rng.integers(0, 50, n) / 10
+    positive = rng.random(n) < 0.1
+    hashes = user_hash(np.arange(n_users))
+    reference = user_auc_sums(scores, positive, users, hashes, 7, 300)
+    for block, n_threads in ((1, "1"), (7, "2"), (300, "3")):
+        monkeypatch.setattr(_kernels, "RESAMPLE_BLOCK", block)
+        monkeypatch.setenv("RECMETRICS_NUM_THREADS", n_threads)
+        assert np.array_equal(user_auc_sums(scores, positive, users, hashes, 7, 300), reference)
+
+
+# --------------------------------------------------------------------------- saying what is coming
+
+
+def test_a_long_bootstrap_is_announced_first_with_how_to_make_it_cheaper(monkeypatch, capsys):
+    """One line on stderr before intervals predicted to take more than half a minute; none
+    before quick ones. (The forecast's rate is raised here: the data is small.)"""
+    from recmetrics import _engine
+
+    pred, _ = _log("ties", 0)
+    rm.evaluate(pred, k=5, ci=0.9, n_resamples=100)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(_engine, "AUC_RESAMPLE_SECONDS", 1e-3)   # 480 rows x 100: 48 s
+    rm.evaluate(pred, k=5, ci=0.9, n_resamples=100)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("recmetrics: bootstrap intervals (100 resamples of 480 rows) "
+                               "should take about 48 s here; pass fewer resamples")
+    assert "leave 'auc' out of metrics" in lines[0] and "top-k file" in lines[0]
+    rm.evaluate(pred, k=5, metrics=["ndcg"], ci=0.9, n_resamples=100)   # no AUC: quick
+    assert capsys.readouterr().err == ""
+
+
+def test_the_resample_loops_show_the_fraction_done_and_the_time_left(monkeypatch):
+    """Inside a command that shows progress, the bootstrap of global AUC is a counted bar with
+    tqdm's estimate of the time left; in memory, by slice, and with the multinomial draws."""
+    import io
+
+    from recmetrics import _progress
+
+    pred, _ = _log("ties", 0)
+    pred["group"] = np.where(pred.user % 2 == 0, "a", "b")
+    for options, label in ((dict(), "bootstrapping global AUC: "),
+                           (dict(by="group", min_slice_size=2),
+                            "bootstrapping global AUC of each slice: "),
+                           (dict(bootstrap="multinomial"), "bootstrapping intervals: ")):
+        buffer = io.StringIO()
+        progress = _progress.Progress(3, enabled=True, file=buffer)
+        monkeypatch.setattr(_progress, "_current", progress)
+        progress.stage("computing")
+        rm.evaluate(pred, k=5, ci=0.9, n_resamples=300, **options)
+        progress.close()
+        shown = buffer.getvalue()
+        assert f"[1/3] {label}" in shown, shown
+        assert "/300 [" in shown or "/600 [" in shown, shown
+        assert "<?" in shown or "<00:" in shown, shown        # the time left
+    assert _progress._current is None                    # closed: no command is running
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
