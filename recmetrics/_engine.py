@@ -24,13 +24,16 @@ Each user gets, in resample *b*, a weight :math:`w_{ub} \sim \text{Poisson}(1)`
 drawn from a hash of (user id, seed, b) (:func:`poisson_weights`): a
 resample's weighted sums are sums over users, computed wherever the users
 are, and do not depend on how users are split into partitions or in which
-order they come.
+order they come. Global AUC's weighted pair counts of every resample come
+from one sort of the rows (:class:`~recmetrics._kernels.WeightedPairs`, blocks
+of resamples in threads); they are whole numbers, exact in float64, so the
+blocks, the threads and the score buckets of Dask and Spark change no bit.
 """
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field, fields
 from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -830,7 +833,8 @@ def poisson_auc_sums(scores: np.ndarray, positive: np.ndarray, hashes: np.ndarra
     if scores.size == 0:
         return np.zeros((n_resamples, 4))
     user_hashes, users = np.unique(hashes, return_inverse=True)
-    return user_auc_sums(scores, positive, users.ravel(), user_hashes, seed, n_resamples)
+    return user_auc_sums(scores, positive, users.ravel(), user_hashes, seed, n_resamples,
+                         done)
 
 
 def user_auc_sums(scores: np.ndarray, positive: np.ndarray, users: np.ndarray,
@@ -957,8 +961,7 @@ def announce_intervals(prep: Prepared, n_rows_with_interval: int, n_resamples: i
     auc_seconds = AUC_RESAMPLE_SECONDS * prep.n_rows * n_resamples * (1 + bool(slices)) * auc
     seconds = auc_seconds + RATIO_RESAMPLE_SECONDS * prep.n_users * n_resamples * \
         n_rows_with_interval
-    cheaper = ["pass fewer resamples (n_resamples=, --n-resamples; 200 give a usable 95% "
-               "interval)"]
+    cheaper = ["pass fewer resamples (n_resamples=, --n-resamples)"]
     if auc_seconds > seconds / 2:
         cheaper += ["leave 'auc' out of metrics (its interval is most of the work)",
                     "or evaluate a top-k file (each user's top rows only) if AUC over every "

@@ -97,6 +97,8 @@ class Progress:
         if self.bar is not None:
             with self._lock:
                 self.bar.update(n)
+                if self.bar.total and self.bar.n >= self.bar.total:
+                    self.bar.refresh()   # the last count is shown, however soon the next comes
 
     def bytes_read(self, done: int, total: int) -> None:
         if self.bar is not None:
