@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/run_all.py --quick    # 10x smaller inputs, a smoke run
 
 Runs benchmarks/bench_core.py, bench_frame.py, bench_sampling.py, bench_cli.py, bench_files.py,
-bench_slices.py, bench_compare.py, bench_beyond.py and bench_distributed.py (the Dask engine on
+bench_slices.py, bench_compare.py, bench_beyond.py, bench_intervals.py and bench_distributed.py (the Dask engine on
 3*10^7 rows, --quick 3*10^6), one after the other in separate processes, so one
 benchmark's memory and threads do not disturb the next. Each prints a markdown table of
 ratios. The exit status is that of the first benchmark that failed (a failed agreement check
@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["bench_core.py", "bench_frame.py", "bench_sampling.py", "bench_cli.py",
               "bench_files.py", "bench_slices.py", "bench_compare.py", "bench_beyond.py",
-              "bench_distributed.py"]
+              "bench_intervals.py", "bench_distributed.py"]
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels
+from . import _engine, _kernels, _progress
 from ._engine import GAUC_NOTE, RANKING_NOTE, Prepared
 from ._metrics import LOWER_IS_BETTER, PROBABILITY_METRICS
 from ._ids import codes, locate
@@ -290,6 +290,7 @@ def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: 
                                 label: truth_grades[in_truth]})
     truth_keys = truth_codes[user].to_numpy(np.int64) * width + truth_codes[item].to_numpy()
     evaluated = []
+    done = _progress.counter("evaluating each model", len(models), "model")
     for i, m in enumerate(models):
         column = m.score if m.rank is None else m.rank
         values = numeric_column(m.arg, m.frame, column)
@@ -298,6 +299,7 @@ def evaluate_models(models: list[Model], truth, o: Options, *, user: str, item: 
                               column: values[keep]})
         evaluated.append(_evaluate(m, frame, truth_codes, truth_keys, n_ids, width, user_ids,
                                    item_ids, o, user=user, item=item, label=label))
+        done(1)
     return Shared.of(evaluated, o, n_scored, n_shared, n_users=n_ids)
 
 
@@ -335,6 +337,7 @@ def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]
     rng = np.random.default_rng(seed)
     boot_rng = rng.spawn(1)[0]  # its own stream: the randomization draws stay those of old
     rows = []
+    done = _progress.counter("paired tests of each pair of models", len(pairs), "pair")
     for i, j in pairs:
         ea, eb = evaluated[i], evaluated[j]
         delong = None if "auc" not in o.metrics else _delong(ea, eb) if delong_of is None \
@@ -345,6 +348,7 @@ def pairwise_table(shared: Shared, names: list[str], pairs: list[tuple[int, int]
             rows.append({"model_a": names[i], "model_b": names[j], **row,
                          "n_users_a": int(n_scored[i]), "n_users_b": int(n_scored[j]),
                          "conventions": a.conventions})
+        done(1)
     result = pd.DataFrame(rows)
     for p in P_COLUMNS:
         result[f"{p}_adjusted"] = adjust_p_values(result[p].to_numpy(dtype=np.float64),

@@ -24,18 +24,22 @@ Each user gets, in resample *b*, a weight :math:`w_{ub} \sim \text{Poisson}(1)`
 drawn from a hash of (user id, seed, b) (:func:`poisson_weights`): a
 resample's weighted sums are sums over users, computed wherever the users
 are, and do not depend on how users are split into partitions or in which
-order they come.
+order they come. Global AUC's weighted pair counts of every resample come
+from one sort of the rows (:class:`~recmetrics._kernels.WeightedPairs`, blocks
+of resamples in threads); they are whole numbers, exact in float64, so the
+blocks, the threads and the score buckets of Dask and Spark change no bit.
 """
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from . import _kernels
+from . import _kernels, _progress
 from ._ids import codes, locate, user_hash
 from ._kernels import DEFAULT_EPS
 from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRIC, METRICS, PROBABILITY_METRICS, RANKING
@@ -710,6 +714,7 @@ def multinomial_intervals(prep: Prepared, ratios: dict, s: Summary | None, o: Op
     denominators = np.stack([ratios[name][1] for name in rows]) if rows else np.zeros((0, n))
     values = np.empty((len(wanted), n_resamples))
     chunk = max(1, min(n_resamples, 4_000_000 // max(n, auc.n_gaps if auc else 1)))
+    done = _progress.counter("bootstrapping intervals", n_resamples, "resample")
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         counts = np.empty((n, size))
@@ -722,6 +727,7 @@ def multinomial_intervals(prep: Prepared, ratios: dict, s: Summary | None, o: Op
                     (numerators[i] @ counts) / (denominators[i] @ counts)
         if auc is not None:
             values[0, start:start + size] = auc.resample(counts)
+        done(size)
     quantiles = [(1 - ci) / 2, (1 + ci) / 2]
     intervals = {}
     for name, row in zip(wanted, values):
@@ -735,53 +741,25 @@ class AucResampler:
     """Global AUC of the scored rows with each user's rows weighted by a per-user count.
 
     A resample only changes row weights (how often each user was drawn), so the
-    rows are sorted once. Each positive's lower and tied negatives are located
-    once (``lo``, ``hi`` in the sorted negatives); the negatives between two
-    consecutive such boundaries are summarised per user in a sparse (gap x
-    user) count matrix, and the positives per user and boundary in another.
-    A chunk of resamples, as a (user x resample) matrix of weights, then costs
-    two sparse products: a weighted Mann-Whitney U for every resample.
+    rows are sorted once (:class:`~recmetrics._kernels.WeightedPairs`); a chunk of
+    resamples, as a (user x resample) matrix of weights, then costs a few sparse
+    products per block of resamples, blocks in threads: a weighted Mann-Whitney U
+    for every resample.
     """
 
     def __init__(self, prep: Prepared, ties: str):
-        from scipy import sparse
-
         self.ties = ties
-        positive = prep.grades > 0
-        neg_order = np.argsort(prep.scores[~positive], kind="stable")
-        neg_sorted = prep.scores[~positive][neg_order]
-        neg_users = prep.lists[~positive][neg_order]
-        pos_scores, pos_users = prep.scores[positive], prep.lists[positive]
-        lo = np.searchsorted(neg_sorted, pos_scores, side="left")
-        hi = np.searchsorted(neg_sorted, pos_scores, side="right")
-        bounds, where = np.unique(np.r_[lo, hi], return_inverse=True)
-        gap_of_neg = np.searchsorted(bounds, np.arange(neg_sorted.size), side="right") - 1
-        keep = gap_of_neg >= 0  # negatives below the lowest boundary are below every positive
-        self.n_gaps, n_users = bounds.size, prep.n_users
-        # negatives of each user between boundary g and g + 1; a resample's cumulative sum
-        # over gaps gives, at boundary g, the weight of the negatives below it
-        self.gaps = sparse.csr_matrix((np.ones(int(keep.sum())), (gap_of_neg[keep], neg_users[keep])),
-                                      shape=(self.n_gaps, n_users))
-        n_pos = lo.size
-        self.at_lo = sparse.csr_matrix((np.ones(n_pos), (where[:n_pos], pos_users)),
-                                       shape=(self.n_gaps, n_users))
-        self.at_hi = sparse.csr_matrix((np.ones(n_pos), (where[n_pos:], pos_users)),
-                                       shape=(self.n_gaps, n_users))
-        self.pos_per_user = np.bincount(pos_users, minlength=n_users).astype(np.float64)
-        self.neg_per_user = np.bincount(neg_users, minlength=n_users).astype(np.float64)
-        self.below_all = np.bincount(neg_users[~keep], minlength=n_users).astype(np.float64)
+        self.pairs = _kernels.WeightedPairs(prep.scores, prep.grades > 0, prep.lists,
+                                            prep.n_users)
+        self.n_gaps = self.pairs.n_bounds
 
     def resample(self, weights: np.ndarray) -> np.ndarray:
         """AUC for each column of a (user x resample) weight matrix (NaN with one class)."""
-        per_gap = self.gaps @ weights
-        below = np.cumsum(per_gap, axis=0)
-        below -= per_gap  # negatives in earlier gaps, i.e. below boundary g ...
-        below += self.below_all @ weights  # ... plus those below every boundary
-        wins = np.einsum("gr,gr->r", self.at_lo @ weights, below)
-        wins_or_ties = np.einsum("gr,gr->r", self.at_hi @ weights, below)
-        pairs = (self.pos_per_user @ weights) * (self.neg_per_user @ weights)
+        sums = self.pairs.resampled(lambda start, size: weights[:, start:start + size],
+                                    weights.shape[1])
         with np.errstate(invalid="ignore", divide="ignore"):
-            return _kernels.auc_from_counts(wins, wins_or_ties, pairs, self.ties)
+            return _kernels.auc_from_counts(sums[:, 0], sums[:, 1], sums[:, 2] * sums[:, 3],
+                                            self.ties)
 
 
 # --------------------------------------------------------------------------- the Poisson bootstrap
@@ -839,44 +817,39 @@ def poisson_sums(hashes: np.ndarray, ratios: dict, seed: int, n_resamples: int) 
 
 
 def poisson_auc_sums(scores: np.ndarray, positive: np.ndarray, hashes: np.ndarray, seed: int,
-                     n_resamples: int) -> np.ndarray:
+                     n_resamples: int, done: Callable[[int], None] | None = None) -> np.ndarray:
     """Poisson-weighted pair counts of a set of scored rows, per resample.
 
     Returns an (n_resamples, 4) array: weighted wins, wins-or-ties, positives
-    and negatives, where a row weighs its user's weight. Rows are sorted by
-    score once; a resample costs one pass over them.
+    and negatives, where a row weighs its user's weight (``hashes``: each row's
+    user hash). The rows' users are found from their hashes, then
+    :func:`user_auc_sums`.
     """
-    out = np.zeros((n_resamples, 4))
     if scores.size == 0:
-        return out
-    order = np.argsort(scores, kind="stable")
-    scores, positive, hashes = scores[order], positive[order], hashes[order]
-    new = _kernels.starts(scores)
-    group = np.cumsum(new) - 1
-    n_groups = int(group[-1]) + 1
-    chunk = max(1, min(n_resamples, POISSON_CHUNK // scores.size))
-    for start in range(0, n_resamples, chunk):
-        size = min(chunk, n_resamples - start)
-        w = poisson_weights(hashes, seed, start, size)
-        neg, pos = (_sum_by_group(w, group, rows, n_groups) for rows in (~positive, positive))
-        below = np.cumsum(neg, axis=0) - neg
-        wins = np.einsum("gr,gr->r", pos, below)
-        out[start:start + size, 0] = wins
-        out[start:start + size, 1] = wins + np.einsum("gr,gr->r", pos, neg)
-        out[start:start + size, 2] = pos.sum(axis=0)
-        out[start:start + size, 3] = neg.sum(axis=0)
-    return out
+        return np.zeros((n_resamples, 4))
+    user_hashes, users = np.unique(hashes, return_inverse=True)
+    return user_auc_sums(scores, positive, users.ravel(), user_hashes, seed, n_resamples,
+                         done)
 
 
-def _sum_by_group(w: np.ndarray, group: np.ndarray, rows: np.ndarray, n_groups: int):
-    """Rows of ``w`` summed by their (sorted) group, for the selected rows only."""
-    out = np.zeros((n_groups, w.shape[1]))
-    rows = np.flatnonzero(rows)
-    if rows.size:
-        g = group[rows]
-        first = np.flatnonzero(_kernels.starts(g))
-        out[g[first]] = np.add.reduceat(w[rows], first, axis=0)
-    return out
+def user_auc_sums(scores: np.ndarray, positive: np.ndarray, users: np.ndarray,
+                  user_hashes: np.ndarray, seed: int, n_resamples: int,
+                  done: Callable[[int], None] | None = None) -> np.ndarray:
+    """:func:`poisson_auc_sums` of rows given by user (``users`` indexes ``user_hashes``).
+
+    Rows are sorted by score once (:class:`~recmetrics._kernels.WeightedPairs`);
+    each block of resamples draws its users' weights (:func:`poisson_weights`)
+    and costs a few sparse products, blocks in threads. Every sum is a whole
+    number (exact in float64), so the result does not depend on the blocks.
+    ``done`` hears of each finished block's number of resamples (progress).
+    """
+    if scores.size == 0:
+        if done is not None:
+            done(n_resamples)
+        return np.zeros((n_resamples, 4))
+    pairs = _kernels.WeightedPairs(scores, positive, users, user_hashes.size)
+    return pairs.resampled(lambda start, size: poisson_weights(user_hashes, seed, start, size),
+                           n_resamples, done)
 
 
 def combine_auc_sums(buckets: list[np.ndarray]) -> np.ndarray:
@@ -964,9 +937,32 @@ def prepared_resamples(prep: Prepared, ratios: dict, o: Options, seed: int, n_re
     hashes = user_hash(prep.users)
     sums = poisson_sums(hashes, ratios, seed, n_resamples)
     if auc and "auc" in o.metrics:
-        sums["auc"] = poisson_auc_sums(prep.scores, prep.grades > 0, hashes[prep.lists], seed,
-                                       n_resamples)
+        sums["auc"] = user_auc_sums(prep.scores, prep.grades > 0, prep.lists, hashes, seed,
+                                    n_resamples, _progress.counter(
+                                        "bootstrapping global AUC", n_resamples, "resample"))
     return sums
+
+
+#: Seconds per scored row and resample of global AUC's interval, and per user, resample and
+#: other row with an interval, measured on a shared 2-core machine (benchmarks/
+#: bench_intervals.py): the basis of :func:`announce_intervals`' forecast.
+AUC_RESAMPLE_SECONDS, RATIO_RESAMPLE_SECONDS = 4e-9, 1e-9
+
+
+def announce_intervals(prep: Prepared, n_rows_with_interval: int, n_resamples: int,
+                       auc: bool, slices: int = 0) -> None:
+    """Say before a bootstrap predicted to take more than half a minute how long it should
+    take and how to make it cheaper (:func:`recmetrics._progress.announce`)."""
+    auc_seconds = AUC_RESAMPLE_SECONDS * prep.n_rows * n_resamples * (1 + bool(slices)) * auc
+    seconds = auc_seconds + RATIO_RESAMPLE_SECONDS * prep.n_users * n_resamples * \
+        n_rows_with_interval
+    cheaper = ["pass fewer resamples (n_resamples=, --n-resamples)"]
+    if auc_seconds > seconds / 2:
+        cheaper += ["leave 'auc' out of metrics (its interval is most of the work)",
+                    "or evaluate a top-k file (each user's top rows only) if AUC over every "
+                    "candidate is not what you need"]
+    _progress.announce(seconds, f"bootstrap intervals ({n_resamples:,} resamples of "
+                       f"{prep.n_rows:,} rows)", ", ".join(cheaper))
 
 
 # --------------------------------------------------------------------------- in memory
@@ -990,6 +986,7 @@ def evaluate_prepared(prep: Prepared, o: Options, *, ci: float | None = None,
     s.pairs = prep.pairs
     intervals = None
     if ci is not None:
+        announce_intervals(prep, len(ratios), n_resamples, "auc" in o.metrics)
         if bootstrap == "poisson":
             s.resamples = prepared_resamples(prep, ratios, o, poisson_seed(seed), n_resamples)
             intervals = poisson_intervals(s, o, ci)

@@ -1,9 +1,23 @@
-"""Progress of a command on stderr: named stages, each a bar that keeps moving while it runs."""
+"""Progress of a command on stderr: named stages, each a bar that keeps moving while it runs.
+
+Loops inside the computation (over resamples, slices, models) report to the running
+command's :class:`Progress` through :func:`counter` (a bar with the fraction done and tqdm's
+estimate of the time left), and :func:`announce` says before work predicted to take more than
+:data:`LONG_WORK` seconds how long it should take and how to make it cheaper. Outside a
+command (the Python API) loops show nothing and the announcement is one line on stderr.
+"""
 from __future__ import annotations
 
 import shutil
 import sys
 import threading
+from collections.abc import Callable
+
+#: Work predicted to take longer than this many seconds is announced before it starts.
+LONG_WORK = 30.0
+
+#: The progress of the command that is running, if any (set by :func:`for_command`).
+_current: Progress | None = None
 
 class Progress:
     """Named stages on stderr, each a tqdm bar that keeps moving (elapsed time) while it runs.
@@ -14,8 +28,9 @@ class Progress:
     times a second by a background thread so that it never stands still.
     """
 
-    def __init__(self, stages: int, enabled: bool, file=None):
+    def __init__(self, stages: int, enabled: bool, file=None, quiet: bool = False):
         self.enabled, self.stages, self.number = enabled, stages, 0
+        self.quiet = quiet
         self.file = file
         self.bar = None
         self._lock = threading.Lock()
@@ -50,10 +65,40 @@ class Progress:
                             ncols=min(100, size.columns), nrows=size.lines, bar_format=fmt,
                             mininterval=0.1)
 
+    def loop(self, description: str, total: int, unit: str) -> None:
+        """The current stage's bar becomes a counted one: fraction done and time left."""
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        size = shutil.get_terminal_size()
+        with self._lock:
+            if self.bar is not None:
+                self.bar.close()
+            desc = f"[{max(self.number, 1)}/{self.stages}] {description}"
+            self.bar = tqdm(total=total, desc=desc, file=self.file or sys.stderr, leave=False,
+                            unit=unit, ncols=min(100, size.columns), nrows=size.lines,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                       "[{elapsed}<{remaining}]", mininterval=0.1)
+
+    def notice(self, line: str) -> None:
+        """One line on stderr above the bar (nothing when the command is quiet)."""
+        if self.quiet:
+            return
+        if self.bar is not None:
+            from tqdm import tqdm
+
+            with self._lock:
+                tqdm.write(line, file=self.file or sys.stderr)
+        else:
+            print(line, file=self.file or sys.stderr, flush=True)
+
     def step(self, n: int = 1) -> None:
         if self.bar is not None:
             with self._lock:
                 self.bar.update(n)
+                if self.bar.total and self.bar.n >= self.bar.total:
+                    self.bar.refresh()   # the last count is shown, however soon the next comes
 
     def bytes_read(self, done: int, total: int) -> None:
         if self.bar is not None:
@@ -62,6 +107,9 @@ class Progress:
                 self.bar.refresh()
 
     def close(self) -> None:
+        global _current
+        if _current is self:
+            _current = None
         self._stop.set()
         with self._lock:
             if self.bar is not None:
@@ -70,5 +118,43 @@ class Progress:
 
 
 def for_command(args, stages: int) -> Progress:
+    """The progress of a command, which the loops of its computation report to."""
+    global _current
     enabled = not args.quiet and (args.progress or sys.stderr.isatty())
-    return Progress(stages, enabled)
+    _current = Progress(stages, enabled, quiet=args.quiet)
+    return _current
+
+
+def _ignore(n: int = 1) -> None:
+    """The counter of a loop nobody watches."""
+
+
+def counter(description: str, total: int, unit: str) -> Callable[[int], None]:
+    """Count a loop's ``total`` steps in the running command's bar (fraction done, time
+    left); returns the function to call with each finished batch of steps (any thread)."""
+    progress = _current
+    if progress is None or not progress.enabled or total < 2:
+        return _ignore
+    progress.loop(description, total, unit)
+    return progress.step
+
+
+def announce(seconds: float, what: str, cheaper: str) -> None:
+    """Before work predicted to take more than :data:`LONG_WORK` seconds: one line on stderr
+    saying so and how to make it cheaper."""
+    if seconds <= LONG_WORK:
+        return
+    line = f"recmetrics: {what} should take about {_duration(seconds)} here; {cheaper}"
+    if _current is not None:
+        _current.notice(line)
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    """30 s, 4 min, 2.5 h."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -87,7 +87,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels
+from . import _engine, _kernels, _progress
 from ._engine import Prepared, Summary
 from ._ids import canonical_ids, user_hash
 from ._ids import codes as id_codes
@@ -515,10 +515,13 @@ def slice_resamples(prep: Prepared, ratios: dict, o: Options, codes: np.ndarray,
                     out[s][name][start:start + size, 1] = den[i]
     if "auc" in o.metrics:
         rows_order, row_bounds = slice_rows(prep, codes, n)
+        done = _progress.counter("bootstrapping global AUC of each slice", n * n_resamples,
+                                 "resample")
         for s in range(n):
             rows = rows_order[row_bounds[s]:row_bounds[s + 1]]
             out[s]["auc"] = _engine.poisson_auc_sums(prep.scores[rows], prep.grades[rows] > 0,
-                                                     hashes[prep.lists[rows]], seed, n_resamples)
+                                                     hashes[prep.lists[rows]], seed, n_resamples,
+                                                     done)
     return out
 
 
@@ -577,6 +580,8 @@ def evaluate_sliced(prep: Prepared, o: Options, sl: Slicing, *, ci: float | None
     everyone.pairs = prep.pairs
     parts = slice_summaries(prep, users, o, ratios, sl.codes, n)
     if ci is not None:
+        _engine.announce_intervals(prep, len(ratios) * (n + 1), n_resamples, "auc" in o.metrics,
+                                   slices=n)
         seed = _engine.poisson_seed(seed)
         per_slice = slice_resamples(prep, ratios, o, sl.codes, n, seed, n_resamples)
         for part, sums in zip(parts, per_slice):
