@@ -217,7 +217,7 @@ def ab_sample_size(p_control, p_treatment, *, alpha=0.05, power=0.8, ratio=1.0) 
               \sigma_0^2 = \bar p (1 - \bar p)\Big(1 + \frac{1}{r}\Big), \quad
               \sigma_1^2 = p_c(1 - p_c) + \frac{p_t(1 - p_t)}{r}
 
-    (Fleiss, Levin & Paik 2003, eq. 4.14, without the continuity correction). The variance
+    (Fleiss, Levin & Paik 2003, chapter 4, without the continuity correction). The variance
     under the null is the pooled one the test uses, under the alternative the one the rates
     give; the far tail of the two-sided test is left out (its probability is below
     :math:`\alpha/2`). This equals statsmodels'
@@ -248,7 +248,7 @@ def ab_sample_size(p_control, p_treatment, *, alpha=0.05, power=0.8, ratio=1.0) 
     References
     ----------
     Fleiss, J. L., Levin, B., Paik, M. C. (2003). *Statistical Methods for Rates and
-    Proportions*, 3rd ed., section 4.2. Wiley.
+    Proportions*, 3rd ed., chapter 4. Wiley.
     Kohavi, R., Tang, D., Xu, Y. (2020). *Trustworthy Online Controlled Experiments*, chapter 17.
     Cambridge University Press.
 
