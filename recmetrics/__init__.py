@@ -34,6 +34,7 @@ if _typing.TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ bel
                           mean_average_precision, mean_over_lists, mean_reciprocal_rank, ndcg,
                           precision_at_k, r_precision, rbp, recall_at_k, reciprocal_rank)
     from .regression import mae, mse, rmse
+    from .power import ab_sample_size, minimum_detectable_effect, paired_sample_size
     from .slices import disparity
     from .stats import (ChiSquareResult, DeLongResult, adjust_p_values, bootstrap_ci,
                         chi_square_critical_value, chi_square_test, delong_test,
@@ -56,6 +57,7 @@ __all__ = [
     "calibration_curve", "expected_calibration_error",
     "ChiSquareResult", "chi_square_test", "chi_square_critical_value", "bootstrap_ci",
     "DeLongResult", "delong_test", "paired_bootstrap_test", "adjust_p_values",
+    "paired_sample_size", "minimum_detectable_effect", "ab_sample_size",
     "ResultsTable", "results_table", "LOWER_IS_BETTER", "results_table_from_comparison",
     "ResultDisplay", "show",
     "evaluate", "evaluate_per_user", "compare", "disparity", "sampling", "plots",
@@ -80,6 +82,7 @@ _HOME = {name: module for module, names in {
     "stats": ["ChiSquareResult", "DeLongResult", "adjust_p_values", "bootstrap_ci",
               "chi_square_critical_value", "chi_square_test", "delong_test",
               "paired_bootstrap_test"],
+    "power": ["ab_sample_size", "minimum_detectable_effect", "paired_sample_size"],
     "tables": ["LOWER_IS_BETTER", "ResultsTable", "results_table"],
     "frame": ["compare", "evaluate", "evaluate_per_user"],
     "slices": ["disparity"],

@@ -57,7 +57,11 @@ where the per-user ones get bootstrap intervals and per-user columns, and
 
 A random recommender is a constant score: evaluated under ``ties="average"``
 it gives the exact expected value of a uniformly random top k of each user's
-candidates, with no simulation. :func:`most_popular` builds the other usual
+candidates, with no simulation, for every metric that is a mean over users or
+list slots. Gini and entropy are the exception (see Ties): at the expected
+exposure counts a random recommender looks more even than any real set of
+random lists (on the shipped sample Gini@10 0.235, against about 0.29 over
+seeded random orders), so compare them with seeded random scores instead. :func:`most_popular` builds the other usual
 baseline.
 
 Adding over users (a distributed engine)
@@ -175,7 +179,7 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
     lists holding item i and :math:`\mathrm{pop}(i)` its popularity rows
     (of N):
 
-    * catalog_coverage = :math:`|\bigcup_u L_u| / |I|` (Shani & Gunawardana 2010);
+    * catalog_coverage = :math:`|\bigcup_u L_u| / |I|` (Shani & Gunawardana 2011);
     * distributional_coverage = :math:`-\sum_i q_i \log_2 q_i`,
       :math:`q_i = c_i / \sum_j c_j` (ibid., eq. 21);
     * gini = :math:`\sum_{j=1}^{n} (2j - n - 1)\, c_{(j)} / (n \sum_i c_i)`
@@ -221,7 +225,7 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
 
     References
     ----------
-    Shani, G. & Gunawardana, A. (2010). Evaluating recommendation systems.
+    Shani, G. & Gunawardana, A. (2011). Evaluating recommendation systems.
     *Recommender Systems Handbook*, 257-297.
     Castells, P., Vargas, S. & Wang, J. (2011). Novelty and diversity metrics
     for recommender systems: choice, discovery and relevance. *ECIR workshop
@@ -333,7 +337,8 @@ def most_popular(users, history, *, k: int | None = None, exclude_history: bool 
     The other usual baseline, a random recommender, needs no frame of its
     own: give every candidate row the same score and evaluate under
     ``ties="average"``, which returns the exact expected value of a random
-    order (no simulation, no seed).
+    order (no simulation, no seed) of every metric but Gini and entropy, which
+    it gives at the expected exposure counts (see the module's Ties section).
 
     Parameters
     ----------
