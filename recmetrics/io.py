@@ -61,6 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import _ids
@@ -366,7 +367,8 @@ def _read_header(path: Path, compression, encoding: str | None, sep: str | None)
         raise FileProblem(f"{path} is empty; a CSV file needs a header line naming its columns")
     if sep is None:
         sep = _sniff_separator(lines[0])
-    first = next(csv.reader(_io.StringIO(decoded.lstrip("\r\n")), delimiter=sep, quotechar='"'),
+    first = next(csv.reader(_io.StringIO(decoded.lstrip("\r\n"), newline=""), delimiter=sep,
+                           quotechar='"'),
                  [])
     return _CsvSource(path, compression, used, sep, [c for c in first])
 
@@ -439,8 +441,8 @@ def _frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
     return pd.DataFrame({**{name: frame[name] for name in frame.columns}, **hashed}, copy=False)
 
 
-def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades, *, sep, encoding,
-              hints, report) -> tuple[pd.DataFrame, Callable[[int], str]]:
+def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades, texts=(), *,
+              sep, encoding, hints, report) -> tuple[pd.DataFrame, Callable[[int], str]]:
     import pyarrow as pa
 
     source = _read_header(path, compression, encoding, sep)
@@ -454,16 +456,52 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
     _check_columns(path, present, columns, hints, sep=source.sep, given_sep=sep)
     wanted = list(dict.fromkeys(columns.values()))
     id_columns = {columns[r] for r in ("user", "item") if r in columns}
-    types = {c: (pa.string() if c in id_columns else pa.float64()) for c in wanted}
+    text_columns = id_columns | {columns[r] for r in texts if r in columns}
+    types = {c: (pa.string() if c in text_columns else pa.float64()) for c in wanted}
     table, ragged, error, digest = _arrow_csv(source, wanted, types, report)
     if table is None:
         frame = _read_as_text(source, error, ragged, encoding, types, columns, numbers, grades)
     else:
         frame = _frame(table, id_columns)
     frame = frame[wanted]
+    _refuse_line_breaks(source, frame, [c for c in wanted if c in text_columns])
+    for name in text_columns - id_columns:  # as written: an empty value is the empty string
+        frame[name] = frame[name].fillna("").astype("str")
     if digest is not None:
         frame.attrs["sha256"] = digest
     return frame, source.where
+
+
+def _refuse_line_breaks(source: _CsvSource, frame: pd.DataFrame, names: list[str]) -> None:
+    """Refuse an id or text value whose later lines look like rows of the file (as many
+    separators as the header): a quote opened and not closed where it should be, which
+    swallows the rows up to the next quote into one value. A quoted value with a line
+    break and no such line is legal CSV and kept."""
+    width = len(source.header)
+
+    def swallowed(value: str) -> bool:
+        return any(line.count(source.sep) >= width - 1 for line in value.splitlines()[1:])
+
+    for name in names:
+        values = frame[name]
+        distinct = values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype) \
+            else values.dropna()
+        if not len(distinct):
+            continue
+        broken = pd.Series(distinct).astype("str").str.contains("[\r\n]", regex=True)
+        if broken.any():
+            broken &= pd.Series(distinct).astype("str").map(swallowed).astype(bool)
+        if not broken.any():
+            continue
+        value = str(pd.Series(distinct)[broken.to_numpy()].iloc[0])
+        row = int(np.flatnonzero((values.astype("str") == value).to_numpy())[0])
+        spans = len(value.splitlines()) or 1
+        shown = " ".join(value.split())
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise FileProblem(f"{source.path} {source.where(row)}: the {name} value {shown!r} runs "
+                          f"over {spans} lines, so {spans - 1} row(s) after it were read into it: "
+                          "a quote (\") opened there is not closed; close the quote, or remove "
+                          "the line break from the value")
 
 
 def _read_as_text(source: _CsvSource, error, ragged, encoding, types, columns, numbers,
@@ -480,6 +518,10 @@ def _read_as_text(source: _CsvSource, error, ragged, encoding, types, columns, n
         if found is not None:
             line, fields = found
             width = len(source.header)
+            if any("\n" in f or "\r" in f for f in fields):
+                raise FileProblem(f"{path} line {line}: a quote (\") opened on this line is not "
+                                  "closed, so the lines after it were read into one value up to "
+                                  "the next quote or the end of the file; close the quote")
             shown = source.sep.join(fields)
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             sep_name = _SEP_NAMES.get(source.sep, repr(source.sep))
@@ -580,7 +622,40 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report):
     if report is not None:
         report(path.stat().st_size)
     ids = {columns[r] for r in ("user", "item") if r in columns}
+    table = _binary_as_text(path, table, [columns[r] for r in ("user", "item") if r in columns])
     return _frame(table, ids)[wanted], (lambda row: f"row {row + 1}")
+
+
+def _is_binary(kind) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+                or pa.types.is_fixed_size_binary(kind))
+
+
+def _binary_as_text(path: Path, table, names: list[str]):
+    """Id columns stored as BINARY (bytes; Parquet writers without a UTF-8 annotation) read
+    as the text they hold, so that b"u1" meets the id u1 of another file; bytes that are not
+    UTF-8 text are refused (they could match nothing)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name in names:
+        column = table.column(name)
+        if not _is_binary(column.type):
+            continue
+        if pa.types.is_dictionary(column.type):
+            column = pc.cast(column, column.type.value_type)
+        try:
+            text = pc.cast(column, pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise FileProblem(f"{path}: column {name!r} holds ids stored as bytes that are not "
+                              "UTF-8 text, which match no id of another file; store the ids as "
+                              "strings (UTF-8) or integers") from None
+        table = table.set_column(table.schema.get_field_index(name), name, text)
+    return table
 
 
 def _dictionary_encoded(path: Path, names: list[str]) -> list[str]:
@@ -665,6 +740,12 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
         raise FileProblem(f"{files[0]} is not a readable Parquet file ({_first_line(error)}); "
                           "check its format") from None
     _check_columns(Path(files[0]), list(schema.names), columns, hints or {})
+    for role in ("user", "item"):
+        if role in columns and _is_binary(schema.field(columns[role]).type):
+            raise FileProblem(f"{files[0]}: column {columns[role]!r} holds ids stored as bytes "
+                              "(BINARY), which the Dask and Spark engines would compare as "
+                              "bytes, matching no text id; store the ids as strings or "
+                              "integers, or use the default engine, which reads them as text")
     return files
 
 
@@ -680,7 +761,7 @@ def _first_line(error: BaseException) -> str:
 
 def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                 grades: tuple[str, ...] = (), optional: tuple[str, ...] = (),
-                hints: dict[str, str] | None = None,
+                texts: tuple[str, ...] = (), hints: dict[str, str] | None = None,
                 sep: str | None = None, encoding: str | None = None,
                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet file of (user, item, ...) rows and check it, naming file and line.
@@ -700,6 +781,9 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     optional : tuple of str
         Roles whose column may be absent: the frame then lacks it (a truth file of
         positives only has no label column).
+    texts : tuple of str
+        Roles read as text, kept as written (attributes such as a country, for slices): from
+        CSV an empty value is the empty string; Parquet keeps its types.
     hints : dict, optional
         Role -> how to point at another column (default ``pass --<role>-col NAME``).
     sep : str, optional
@@ -765,7 +849,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     if kind == "csv":
         try:
             try:
-                frame, where = _read_csv(path, compression, columns, numbers, grades,
+                frame, where = _read_csv(path, compression, columns, numbers, grades, texts,
                                          sep=sep if sep is not None else default_sep,
                                          encoding=encoding, hints=hints, report=report)
             except FileProblem:
