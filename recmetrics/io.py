@@ -58,18 +58,20 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import _ids
+from .trec import read_trec_qrels, read_trec_run
 from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
                           numeric_column)
 
 __all__ = ["FileProblem", "read_scores", "parquet_dataset", "input_kind", "Output", "plan_output", "write_output",
-           "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS"]
+           "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS", "INPUT_ROLES", "INPUT_FORMATS",
+           "TREC_SUFFIXES", "Input", "plan_inputs", "read_input", "read_inputs", "input_columns"]
 
 
 class FileProblem(ValueError):
@@ -893,6 +895,306 @@ def _release_arrow_memory() -> None:
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()
+
+
+# --------------------------------------------------------------------------- the table of inputs
+#
+# Every file the kit reads is an input of one role. INPUT_ROLES says what each role feeds and
+# which columns it reads; INPUT_FORMATS which file names are read how. plan_inputs turns the
+# files and options of a run into Input records (every per-file option of every file), and
+# read_input / read_inputs read them. The command line, the report and the provenance record
+# all go through these: a role or an option is added here, once.
+
+
+@dataclass(frozen=True)
+class InputRole:
+    """One kind of input file: what it feeds and which of its columns are read, and how."""
+
+    name: str               # the role, as Input.role names it
+    keyword: str            # the argument of recmetrics.evaluate / compare it feeds
+    option: str             # how the command line gives the file
+    ids: tuple[str, ...]    # the id columns read ("user", "item"): as text from CSV
+    rest: str               # the other columns: "scores" (score or rank, and the label when
+    #                         there is no truth file), "label" (may be absent: positives only),
+    #                         "text" / "numbers" (every other column), "" (none)
+    trec: str | None        # what a TREC file of this role is ("run", "qrels"); None: not TREC
+    encoding: str | None    # the option that gives this role's files their own encoding
+
+
+INPUT_ROLES: dict[str, InputRole] = {r.name: r for r in (
+    InputRole("scores", "pred", "PRED", ("user", "item"), "scores", "run", "pred_encoding"),
+    InputRole("truth", "truth", "--truth", ("user", "item"), "label", "qrels", "truth_encoding"),
+    InputRole("users", "users", "--users", ("user",), "text", None, None),
+    InputRole("history", "history", "--history", ("user", "item"), "", None, None),
+    InputRole("catalog", "catalog", "--catalog", ("item",), "", None, None),
+    InputRole("item_features", "item_features", "--item-features", ("item",), "numbers", None,
+              None),
+)}
+
+#: Input formats and the file name endings that select them (``format_in="auto"``).
+INPUT_FORMATS: dict[str, tuple[str, ...]] = {"csv": CSV_SUFFIXES, "parquet": PARQUET_SUFFIXES,
+                                             "trec": (".run", ".qrels", ".trec")}
+TREC_SUFFIXES = INPUT_FORMATS["trec"]
+
+_LABEL_HINT = "pass --label-col NAME, or give the labels in a separate file with --truth FILE"
+
+
+@dataclass(frozen=True)
+class Input:
+    """One file to read, with every option that changes what is read from it.
+
+    Plain values only: :meth:`as_dict` is what the report receives as a parameter and what
+    the provenance record lists under ``read``; ``read_input(Input(**record))`` reads the
+    file again the same way.
+    """
+
+    role: str                       # a key of INPUT_ROLES
+    path: str
+    format: str                     # "csv", "parquet" or "trec"
+    columns: dict[str, str]         # column role (user, item, score or rank, label) -> name
+    sep: str | None = None          # CSV field separator (None: from the name, or sniffed)
+    encoding: str | None = None     # CSV text encoding (None: UTF-8; a byte-order mark wins)
+    text: tuple[str, ...] = ()      # more columns read as text (--by columns of a scores file)
+    model: str | None = None        # the model's name (several scores files)
+
+    def as_dict(self) -> dict:
+        return {"role": self.role, "path": self.path, "format": self.format,
+                "columns": dict(self.columns), "sep": self.sep, "encoding": self.encoding,
+                "text": list(self.text), "model": self.model}
+
+    @classmethod
+    def of(cls, spec) -> Input:
+        if isinstance(spec, Input):
+            return spec
+        return cls(**{**spec, "text": tuple(spec.get("text") or ())})
+
+
+def _input_format(path, role: InputRole, format_in: str, trec_scores: bool) -> str:
+    if role.trec is not None and (format_in == "trec" or trec_scores and role.trec == "qrels"
+                                  or Path(path).suffix.lower() in TREC_SUFFIXES):
+        return "trec"
+    return input_kind(path)[0]
+
+
+def _one_per_file(value, index: int):
+    """A column name given once for every file, or one per file (compare's --score-col)."""
+    if value is None or isinstance(value, str):
+        return value
+    return list(value)[min(index, len(value) - 1)]
+
+
+def plan_inputs(files: dict, *, user: str = "user", item: str = "item", score="score",
+                rank=None, label: str = "label", sep: str | None = None,
+                encoding: str | None = None, encodings: dict | None = None,
+                format_in: str = "auto", by=None, by_activity: bool = True,
+                models=None) -> list[Input]:
+    """The :class:`Input` of every file of a run, with its per-file options.
+
+    Parameters
+    ----------
+    files : dict
+        Role (a key of :data:`INPUT_ROLES`) -> path, or None; ``"scores"`` may be a list of
+        paths (one per model).
+    user, item, label : str
+        Column names. ``score`` and ``rank`` may be one name per scores file.
+    sep, encoding : str, optional
+        Of every CSV file; ``encodings`` maps a role's own encoding option
+        (``pred_encoding``, ``truth_encoding``) to the encoding that overrides ``encoding``.
+    format_in : {"auto", "trec"}
+        ``"trec"``: the scores files are TREC runs and the truth file qrels; ``"auto"``: from
+        the names (``.run``, ``.qrels``, ``.trec``; the truth file also when the scores files
+        are TREC runs).
+    by : list of str, optional
+        Slice columns: those not in the users file (and not ``"activity"`` when
+        ``by_activity``) are read as text from the first scores file.
+    models : list of str, optional
+        The models' names, one per scores file.
+    """
+    encodings = encodings or {}
+    scores = files.get("scores")
+    scores = [scores] if isinstance(scores, (str, os.PathLike)) else list(scores or ())
+    trec_scores = bool(scores) and all(
+        _input_format(p, INPUT_ROLES["scores"], format_in, False) == "trec" for p in scores)
+    plan: list[Input] = []
+    for name, role in INPUT_ROLES.items():
+        paths = scores if name == "scores" else [files.get(name)]
+        for index, path in enumerate(paths):
+            if path is None:
+                continue
+            fmt = _input_format(path, role, format_in, trec_scores)
+            columns = {key: value for key, value in (("user", user), ("item", item))
+                       if key in role.ids}
+            if role.rest == "scores":
+                ranks = _one_per_file(rank, index)
+                columns.update({"rank": ranks} if ranks else {"score": _one_per_file(score, index)})
+                if files.get("truth") is None:
+                    if fmt == "trec":
+                        raise FileProblem(f"{path} is a TREC run, which holds no labels; pass "
+                                          "the judgements with --truth QRELS")
+                    columns["label"] = label
+            elif role.rest == "label":
+                columns["label"] = label
+            own = encodings.get(role.encoding) if role.encoding else None
+            trec = fmt == "trec"  # TREC files: white space between fields, ASCII ids
+            plan.append(Input(name, os.fspath(path), fmt, columns,
+                              sep=None if trec else sep,
+                              encoding=None if trec else (own if own is not None else encoding),
+                              model=list(models)[index] if models and name == "scores" else None))
+    if by and plan and plan[0].role == "scores":
+        users = next((i for i in plan if i.role == "users"), None)
+        known = set(input_columns(users)) if users is not None else set()
+        text = tuple(c for c in by if c not in known and not (by_activity and c == "activity"))
+        if text:
+            plan[0] = replace(plan[0], text=text)
+    return plan
+
+
+def input_columns(spec) -> list[str]:
+    """The column names of an input file (its header or schema)."""
+    spec = Input.of(spec)
+    path = Path(spec.path)
+    if spec.format == "trec":
+        return list(spec.columns.values())
+    if not path.is_file():
+        raise FileProblem(f"{path}: no such file; check the path")
+    kind, compression, default_sep = input_kind(path)
+    if kind == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            return list(pq.read_schema(path).names)
+        except (pa.ArrowException, OSError) as error:
+            raise FileProblem(f"{path} is not a readable Parquet file ({_first_line(error)}); "
+                              "check its format") from None
+    if path.stat().st_size == 0:
+        raise FileProblem(f"{path} is empty; a CSV file needs a header line naming its columns")
+    _check_encoding_name(spec.encoding)
+    return list(_read_header(path, compression, spec.encoding,
+                             spec.sep if spec.sep is not None else default_sep).header)
+
+
+def read_input(spec, *, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Read one input file as its role and per-file options say.
+
+    Parameters
+    ----------
+    spec : Input or dict
+        From :func:`plan_inputs` (or :meth:`Input.as_dict`, as the report and provenance
+        carry it).
+    progress : callable, optional
+        Called as ``progress(bytes_read, file_size)`` while a CSV or Parquet file is read.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of ``spec.columns`` under their names (ids as :func:`read_scores` gives
+        them), then the role's other columns: every other column as text (``users``) or as
+        numbers (``item_features``), and the ``text`` columns as text.
+
+    Raises
+    ------
+    FileProblem
+        One line naming the file, the line and what to do.
+    """
+    spec = Input.of(spec)
+    role = INPUT_ROLES[spec.role]
+    if spec.format == "trec":
+        return _read_trec(spec, role)
+    columns = dict(spec.columns)
+    numbers: tuple[str, ...] = ()
+    grades: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    hints: dict[str, str] = {}
+    if role.rest == "scores":
+        numbers = ("rank",) if "rank" in columns else ("score",)
+        if "label" in columns:
+            grades, hints = ("label",), {"label": _LABEL_HINT}
+    elif role.rest == "label":
+        grades = ("label",)
+        optional = ("label",) if columns.get("label") == "label" else ()
+    extra = list(spec.text)
+    if role.rest in ("text", "numbers") or extra:
+        present = input_columns(spec)
+        missing = [c for c in extra if c not in present]
+        if missing:
+            raise FileProblem(f"{spec.path} has no column {missing[0]!r} (its columns: "
+                              f"{', '.join(repr(c) for c in present)}); --by names a column of "
+                              f"the scores file or of --users")
+        if role.rest in ("text", "numbers"):
+            _check_columns(Path(spec.path), present, columns, {})
+            extra += [c for c in present if c not in columns.values() and c not in extra]
+    named = {f"{'feature' if role.rest == 'numbers' else 'text'} {c}": c for c in extra
+             if c not in columns.values()}
+    columns.update(named)
+    if role.rest == "numbers":
+        numbers = tuple(named)
+    else:
+        texts = tuple(named)
+    return read_scores(spec.path, columns=columns, numbers=numbers, grades=grades,
+                       optional=optional, texts=texts, hints=hints, sep=spec.sep,
+                       encoding=spec.encoding, progress=progress)
+
+
+def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
+    """A TREC run or qrels file under the column names of ``spec`` (ids as text)."""
+    path = Path(spec.path)
+    if not path.is_file():
+        raise FileProblem(f"{path}: no such file; check the path")
+    if spec.text:
+        raise FileProblem(f"{path} is a TREC run, which has no column {spec.text[0]!r}; give "
+                          "the slice columns in --users FILE")
+    columns = spec.columns
+    try:
+        if role.trec == "qrels":  # the pooled but unjudged lines (grade < 0) left out
+            qrels = read_trec_qrels(path)
+            return pd.DataFrame({columns["user"]: qrels["user"], columns["item"]: qrels["item"],
+                                 columns["label"]: qrels["label"]})
+        run = read_trec_run(path)
+    except FileProblem:
+        raise
+    except (UnicodeDecodeError, OSError) as error:
+        raise FileProblem(f"{path} is not a readable TREC file ({_first_line(error)}); check "
+                          "its format") from None
+    except ValueError as error:
+        raise FileProblem(str(error)) from None
+    ordering = "rank" if "rank" in columns else "score"
+    return pd.DataFrame({columns["user"]: run["user"], columns["item"]: run["item"],
+                         columns[ordering]: run[ordering]})
+
+
+def read_inputs(plan, *, progress: Callable[[Input], Callable | None] | None = None
+                ) -> list[pd.DataFrame]:
+    """Read every input of a run (:func:`plan_inputs`), checking what spans files: ids of TREC
+    files, which are text (trec_eval compares them as strings), must not meet under the id
+    policy of CSV files ("7.0" read as "7"). ``progress(spec)`` returns the byte callback of
+    each file, or None."""
+    plan = [Input.of(spec) for spec in plan]
+    frames = [read_input(spec, progress=progress(spec) if progress else None) for spec in plan]
+    _check_trec_ids(plan, frames)
+    return frames
+
+
+def _check_trec_ids(plan: list[Input], frames: list[pd.DataFrame]) -> None:
+    """Refuse TREC ids that are different text but one id under the id policy (``7`` and
+    ``7.0``): trec_eval tells them apart, recmetrics.evaluate would not."""
+    trec = [(spec, frame) for spec, frame in zip(plan, frames) if spec.format == "trec"]
+    for key, what in (("user", "query"), ("item", "document")):
+        seen: dict[str, tuple[str, str]] = {}
+        for spec, frame in trec:
+            distinct = pd.unique(frame[spec.columns[key]].astype("str"))
+            canonical = _ids.canonical_ids(pd.Series(distinct))[0]
+            for text, same in zip(distinct, np.asarray(canonical, dtype=object)):
+                earlier = seen.setdefault(same, (text, spec.path))
+                if earlier[0] != text:
+                    raise FileProblem(
+                        f"{spec.path}: {what} id {text!r} and {what} id {earlier[0]!r} of "
+                        f"{earlier[1]} are two ids in TREC files (trec_eval compares ids as "
+                        "text), but recmetrics reads ids as numbers where they are whole "
+                        "numbers, so one would stand for the other; write each id the same way "
+                        "in every file, or rename one")
+
 
 
 # --------------------------------------------------------------------------- writing
