@@ -24,7 +24,14 @@ checks it, naming the file and the **line** of the file in every message:
   (an unquoted decimal comma ``0,876`` is the usual cause), never silently cut.
 * Line numbers are those of the file as an editor shows them: blank lines and
   quoted values that span lines are counted.
-* Parquet (``.parquet``, ``.pq``) is read with pyarrow; columns keep their types.
+* Parquet (``.parquet``, ``.pq``) is read with pyarrow; columns keep their types, except
+  ids stored as BINARY, read as their UTF-8 text.
+
+Every input file (scores, truth, users, history, catalog, item features; CSV, Parquet or
+TREC) is described by :data:`INPUT_ROLES` and planned by :func:`plan_inputs` into
+:class:`Input` records (each file's columns, separator, encoding and format), which
+:func:`read_input` / :func:`read_inputs` read: the command line, the report template and the
+provenance record all use them, so no caller has its own suffix rules.
 
 Writing
 -------
@@ -65,7 +72,6 @@ import numpy as np
 import pandas as pd
 
 from . import _ids
-from .trec import read_trec_qrels, read_trec_run
 from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
                           numeric_column)
 
@@ -602,7 +608,7 @@ def _present_columns(path: Path, kind: str, compression, sep, encoding) -> list[
         return []
 
 
-def _read_parquet(path: Path, columns: dict[str, str], hints, report):
+def _read_parquet(path: Path, columns: dict[str, str], hints, report, texts=()):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -624,7 +630,8 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report):
     if report is not None:
         report(path.stat().st_size)
     ids = {columns[r] for r in ("user", "item") if r in columns}
-    table = _binary_as_text(path, table, [columns[r] for r in ("user", "item") if r in columns])
+    table = _binary_as_text(path, table, [columns[r] for r in ("user", "item", *texts)
+                                          if r in columns])
     return _frame(table, ids)[wanted], (lambda row: f"row {row + 1}")
 
 
@@ -653,9 +660,9 @@ def _binary_as_text(path: Path, table, names: list[str]):
         try:
             text = pc.cast(column, pa.large_string())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise FileProblem(f"{path}: column {name!r} holds ids stored as bytes that are not "
-                              "UTF-8 text, which match no id of another file; store the ids as "
-                              "strings (UTF-8) or integers") from None
+            raise FileProblem(f"{path}: column {name!r} holds values stored as bytes that are "
+                              "not UTF-8 text, which match no id or value of another file; store "
+                              "them as strings (UTF-8) or integers") from None
         table = table.set_column(table.schema.get_field_index(name), name, text)
     return table
 
@@ -862,7 +869,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
             raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
                               "its format") from None
     else:
-        frame, where = _read_parquet(path, columns, hints, report)
+        frame, where = _read_parquet(path, columns, hints, report, texts)
     if len(frame) == 0:
         raise FileProblem(f"{path} has no data rows; it needs at least one scored (user, item)")
     digest = frame.attrs.get("sha256")
@@ -1139,6 +1146,9 @@ def read_input(spec, *, progress: Callable[[int, int], None] | None = None) -> p
 
 def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
     """A TREC run or qrels file under the column names of ``spec`` (ids as text)."""
+    from .trec import read_trec_qrels, read_trec_run  # loaded for TREC files only (the
+    # command reading CSV loads no more than it runs: tests/test_imports.py)
+
     path = Path(spec.path)
     if not path.is_file():
         raise FileProblem(f"{path}: no such file; check the path")
@@ -1154,7 +1164,10 @@ def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
         run = read_trec_run(path)
     except FileProblem:
         raise
-    except (UnicodeDecodeError, OSError) as error:
+    except UnicodeDecodeError as error:
+        raise FileProblem(f"{path} is not UTF-8 text ({_first_line(error)}); TREC files are "
+                          "read as UTF-8: save it as UTF-8") from None
+    except OSError as error:
         raise FileProblem(f"{path} is not a readable TREC file ({_first_line(error)}); check "
                           "its format") from None
     except ValueError as error:

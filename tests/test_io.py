@@ -736,7 +736,7 @@ def test_parquet_ids_stored_as_bytes_that_are_not_text_are_refused_issue_35(tmp_
     _binary_parquet(pred, [b"\xff\xfe", b"u1", b"u1", b"u2", b"u2"])
     code, out, err = run(["evaluate", pred, "--truth", pred], capsys)
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert f"{pred}: column 'user' holds ids stored as bytes that are not UTF-8" in err
+    assert f"{pred}: column 'user' holds values stored as bytes that are not UTF-8" in err
     # the Dask and Spark engines read the files themselves: refused before they start
     _binary_parquet(pred, [r[0].encode() for r in ROWS])
     with pytest.raises(rio.FileProblem, match="stored as bytes"):
