@@ -273,7 +273,7 @@ def _first_bad_byte(path: Path, compression, encoding: str) -> tuple[int, bytes]
     """(line, the bad bytes) of the first byte ``encoding`` cannot decode, or None."""
     factory = codecs.getincrementaldecoder(encoding)
     decoder = factory()
-    line = 1
+    line, after_cr = 1, False
     with _open_binary(path, compression) as stream:
         while True:
             block = stream.read(1 << 20)
@@ -284,11 +284,19 @@ def _first_bad_byte(path: Path, compression, encoding: str) -> tuple[int, bytes]
             except UnicodeDecodeError as error:
                 before = factory()
                 before.setstate(state)
-                line += before.decode(block[:error.start], final=False).count("\n")
+                line += _line_ends(before.decode(block[:error.start], final=False), after_cr)
                 return line, block[error.start:error.end]
-            line += text.count("\n")
+            line += _line_ends(text, after_cr)
+            after_cr = text.endswith("\r") if text else after_cr
             if final:
                 return None
+
+
+def _line_ends(text: str, after_cr: bool = False) -> int:
+    """Line ends in ``text``: \\n, \\r\\n and \\r alone (old Mac files) count one each; a
+    \\n that follows a \\r ending the text before (``after_cr``) was counted there."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n") \
+        - (after_cr and text.startswith("\n"))
 
 
 def _text_lines(path: Path, compression, encoding: str):
@@ -360,7 +368,7 @@ def _read_header(path: Path, compression, encoding: str | None, sep: str | None)
     try:
         decoded = text.decode(head, final=False)
     except UnicodeDecodeError as error:
-        line = head[:error.start].count(b"\n") + 1
+        line = _line_ends(head[:error.start].decode("latin-1")) + 1
         bad = head[error.start:error.end].hex(" ")
         raise FileProblem(f"{path}: byte {bad} in line {line} cannot be read as "
                           f"{encoding or 'UTF-8'}; {_encoding_advice(encoding)}") from None

@@ -741,3 +741,16 @@ def test_parquet_ids_stored_as_bytes_that_are_not_text_are_refused_issue_35(tmp_
     _binary_parquet(pred, [r[0].encode() for r in ROWS])
     with pytest.raises(rio.FileProblem, match="stored as bytes"):
         rio.parquet_dataset(pred, columns={"user": "user", "item": "item", "score": "score"})
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "\n"], ids=["CR", "CRLF", "LF"])
+@pytest.mark.parametrize("rows", [3, 40_000], ids=["in the header block", "after it"])
+def test_a_bad_byte_is_named_by_its_line_whatever_the_line_ends_issue_35(newline, rows,
+                                                                          tmp_path, capsys):
+    """Bug: lines ending in CR alone were not counted, so every bad byte was "in line 1"."""
+    lines = ["user,item,score,label"] + [f"u{i},a,0.5,1" for i in range(rows)] + \
+        ["u9,b\xe9,0.2,0"]
+    path = tmp_path / "latin.csv"
+    path.write_bytes(newline.join(lines).encode("latin-1") + newline.encode())
+    code, out, err = run(["evaluate", path], capsys)
+    assert code == 2 and f"byte e9 in line {rows + 2} cannot be read as UTF-8" in err, err
