@@ -979,9 +979,8 @@ def cmd_report(args) -> None:
             "head_share": args.head_share, "unseen": args.unseen, "baselines": args.baselines,
             "provenance": provenance,
         }
-        if len(names) > 1:  # compared at compare's default level and correction
-            parameters.update(alpha=0.05, correction="holm")
-            parameters["provenance"]["options"].update(alpha=0.05, correction="holm")
+        if len(names) > 1:  # the comparison's level and correction, as compare's
+            parameters.update(alpha=args.alpha, correction=args.correction)
         progress.stage("running the report notebook", total=report.template_cells(),
                        unit="cell")
         workdir = Path(output.real_path).parent if output.real_path else Path.cwd()
@@ -1336,6 +1335,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="user attributes for --by: the user column and one column per attribute")
     rps.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",
                      help="slices of fewer users are kept but marked small (default: 30)")
+    rpc = rp.add_argument_group("comparison (two or more models)")
+    rpc.add_argument("--alpha", type=_level, default=0.05,
+                     help="significance level of the comparison's verdicts (default: 0.05)")
+    rpc.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"),
+                     default="holm",
+                     help="multiple-testing correction of the comparison's p-values over all "
+                          "its rows (default: holm)")
     rp.add_argument("--title", help="title of the report (default: from the file name)")
     rp.add_argument("-o", "--output", metavar="OUT", default="report.html",
                     help="HTML file to write (default: report.html)")

@@ -203,20 +203,26 @@ def test_trec_document_7_0_does_not_judge_document_7_issue_35(tmp_path, capsys):
 # --------------------------------------------------------------------------- the report
 
 
-@pytest.fixture(scope="module")
-def short_template(tmp_path_factory) -> Path:
-    """The report template up to its metrics table, then a cell saving that table."""
+def _shortened(folder: Path, computed: str, name: str) -> Path:
+    """The report template up to the cell that computes ``computed``, then a cell saving
+    ``name`` (the table) to summary.pkl."""
     import nbformat
 
     nb = nbformat.read(report.TEMPLATE, as_version=4)
-    last = next(i for i, c in enumerate(nb.cells) if "summary, notes = quietly(rm.evaluate"
-                in c.source)
+    last = next(i for i, c in enumerate(nb.cells) if computed in c.source)
     nb.cells = nb.cells[:last + 1] + [nbformat.v4.new_code_cell(
-        "import pickle\nwith open('summary.pkl', 'wb') as handle:\n"
-        "    pickle.dump(summary, handle)")]
-    path = tmp_path_factory.mktemp("template") / "short.ipynb"
+        f"import pickle\nwith open('summary.pkl', 'wb') as handle:\n    pickle.dump({name}, "
+        "handle)")]
+    path = folder / f"short-{name}.ipynb"
     nbformat.write(nb, path)
     return path
+
+
+@pytest.fixture(scope="module")
+def short_template(tmp_path_factory) -> Path:
+    """The report template up to its metrics table, then a cell saving that table."""
+    return _shortened(tmp_path_factory.mktemp("template"), "summary, notes = quietly(rm.evaluate",
+                      "summary")
 
 
 def _report_table(argv, tmp_path: Path, template: Path, monkeypatch, capsys) -> pd.DataFrame:
@@ -374,6 +380,27 @@ def test_the_report_takes_every_option_of_evaluate_and_gives_the_same_numbers(
 
 def _flags(options: dict) -> dict:
     return {flag: action for action in options.values() for flag in action.option_strings}
+
+
+def test_the_report_compares_models_at_the_alpha_and_correction_compare_takes(
+        tmp_path, monkeypatch, capsys):
+    """The report of several models took neither --alpha nor --correction (it used 0.05 and
+    holm whatever was asked); now they are compare's, and so are the numbers."""
+    compare_options, report_options = _options_of("compare"), _options_of("report")
+    assert {"alpha", "correction"} <= set(compare_options) & set(report_options)
+    rows = _rows()
+    a = _write(rows, tmp_path / "a.csv")
+    b = _write(rows.assign(score=(rows.score * 7) % 1), tmp_path / "b.csv")
+    c = _write(rows.assign(score=1 - rows.score), tmp_path / "c.csv")
+    argv = [a, b, c, "--metrics", "auc", "ndcg", "mrr", "--k", "2", "--n-resamples", "200",
+            "--seed", "4", "--alpha", "0.2", "--correction", "bh"]
+    template = _shortened(tmp_path, "compared, notes = quietly(rm.compare", "compared")
+    shown = _report_table(argv, tmp_path, template, monkeypatch, capsys)
+    code, out, err = run(["compare", *argv, "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    assert document["alpha"] == 0.2 and document["correction"] == "bh"
+    _same_numbers(shown, document["metrics"])
 
 
 # --------------------------------------------------------------------------- the record
