@@ -49,6 +49,7 @@ import os
 import re
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -111,75 +112,44 @@ def _columns(args, *, with_score: bool = True, with_label: bool, model: int = 0
     return columns
 
 
-def _read(path, args, progress: Progress, *, truth: bool = False, model: int = 0
-          ) -> pd.DataFrame:
-    """A scores file (user, item, score or rank, + label without --truth) or a truth file
-    (user, item and a label column, which a file of positives only may lack)."""
-    name = Path(path).name
-    size = Path(path).stat().st_size if Path(path).is_file() else None
-    progress.stage(f"reading {name}", total=size, unit="B")
-    if is_trec(path, args, truth=truth):
-        return _read_trec(path, args, truth=truth, model=model)
-    optional: tuple[str, ...] = ()
-    numbers: tuple[str, ...]
-    grades: tuple[str, ...]
-    if truth:
-        columns, numbers, grades, hints = _columns(args, with_score=False, with_label=True), (), \
-            ("label",), {}
-        optional = ("label",) if args.label_col == "label" else ()
-    else:
-        with_label = args.truth is None
-        columns = _columns(args, with_label=with_label, model=model)
-        numbers = ("rank",) if "rank" in columns else ("score",)
-        grades = ("label",) if with_label else ()
-        hints = {"label": "pass --label-col NAME, or give the labels in a separate file with "
-                          "--truth FILE"} if with_label else {}
-    return rio.read_scores(path, columns=columns, numbers=numbers, grades=grades,
-                           optional=optional, hints=hints, sep=args.sep,
-                           encoding=_file_encoding(args, truth=truth),
-                           progress=progress.bytes_read)
+def _input_plan(args, *, by_activity: bool = True, roles=None) -> list[rio.Input]:
+    """Every input file of the command (or of these ``roles``) with its per-file options, as
+    recmetrics.io's table of inputs plans them (the report receives the same plan)."""
+    scores = list(getattr(args, "models", None) or [args.pred])
+    for model in range(len(scores)):  # the same column named for two roles: refused
+        _columns(args, with_label=args.truth is None, model=model)
+    files = {name: scores if name == "scores" else getattr(args, name, None)
+             for name in rio.INPUT_ROLES if roles is None or name in roles}
+    return rio.plan_inputs(files, user=args.user_col, item=args.item_col, score=args.score_col,
+                           rank=args.rank_col, label=args.label_col, sep=args.sep,
+                           encoding=args.encoding,
+                           encodings={r.encoding: getattr(args, r.encoding)
+                                      for r in rio.INPUT_ROLES.values() if r.encoding},
+                           format_in=getattr(args, "format_in", "auto"),
+                           by=getattr(args, "by", None), by_activity=by_activity,
+                           models=_model_names(scores) if len(scores) > 1 else None)
+
+
+def _read_inputs(plan: list[rio.Input], progress: Progress) -> list[pd.DataFrame]:
+    """Every input of the plan read by recmetrics.io (a progress stage for scores and truth)."""
+    def stage(spec: rio.Input):
+        if spec.role not in ("scores", "truth"):
+            return None
+        path = Path(spec.path)
+        progress.stage(f"reading {path.name}", total=path.stat().st_size if path.is_file()
+                       else None, unit="B")
+        return progress.bytes_read
+
+    return rio.read_inputs(plan, progress=stage)
+
+
+def _frame_of(plan: list[rio.Input], frames: list[pd.DataFrame], role: str):
+    """The frame read for a role (the first one), or None."""
+    return next((f for spec, f in zip(plan, frames) if spec.role == role), None)
 
 
 #: File name endings read as TREC files (a run, or qrels for --truth) without --format-in trec.
-TREC_SUFFIXES = (".run", ".qrels", ".trec")
-
-
-def is_trec(path, args, *, truth: bool = False) -> bool:
-    """Read as TREC: ``--format-in trec``, or a name ending in one of :data:`TREC_SUFFIXES`;
-    the --truth file also when the scores files are TREC runs (qrels are often named
-    ``qrels.test`` or ``qrels.txt``)."""
-    wanted = getattr(args, "format_in", "auto")
-    if wanted != "auto":
-        return wanted == "trec"
-    named = [path] + ([getattr(args, "pred", None), *getattr(args, "models", ())] if truth else [])
-    return any(p is not None and Path(p).suffix.lower() in TREC_SUFFIXES for p in named)
-
-
-def _read_trec(path, args, *, truth: bool, model: int = 0) -> pd.DataFrame:
-    """A TREC run (``query Q0 doc rank score tag``) or, for --truth, qrels (``query iteration
-    doc grade``), under the column names the other options name. A qrels row with a negative
-    grade is left out: trec_eval reads it as pooled but not judged, neither relevant nor judged
-    non-relevant (bpref, --judged-only)."""
-    from .trec import read_trec_qrels, read_trec_run
-
-    if truth:
-        qrels = read_trec_qrels(path)  # the pooled but unjudged lines (grade < 0) dropped
-        return pd.DataFrame({args.user_col: qrels["user"], args.item_col: qrels["item"],
-                             args.label_col: qrels["label"]})
-    if args.truth is None:
-        raise UsageError(f"{path} is a TREC run, which holds no labels; pass the judgements with "
-                         "--truth QRELS")
-    run = read_trec_run(path)
-    score = args.score_col if isinstance(args.score_col, str) else \
-        args.score_col[min(model, len(args.score_col) - 1)]
-    return pd.DataFrame({args.user_col: run["user"], args.item_col: run["item"],
-                         score: run["score"]})
-
-
-def _file_encoding(args, *, truth: bool) -> str | None:
-    """--truth-encoding for the truth file, --pred-encoding for scores files, else --encoding."""
-    own = args.truth_encoding if truth else args.pred_encoding
-    return own if own is not None else args.encoding
+TREC_SUFFIXES = rio.TREC_SUFFIXES
 
 
 def _describe_input(path, frame: pd.DataFrame, args, *, truth: bool = False) -> dict:
@@ -589,38 +559,77 @@ def _options(args) -> dict:
                 score=score, label=args.label_col, rank=rank, **_conventions(args))
 
 
-def _provenance_of(args, inputs: dict, digests: dict | None = None) -> dict:
-    """Versions, time, the command line, each input's size and SHA-256, every option.
+#: Parsed arguments that cannot change a number, left out of the provenance's options (every
+#: other one is recorded, so that a new option cannot be left out).
+_NOT_RECORDED = ("run", "argv", "output", "format", "quiet", "progress", "title")
+_COLUMN_FLAGS = {"user_col": "user", "item_col": "item", "score_col": "score",
+                 "rank_col": "rank", "label_col": "label"}
 
-    ``digests``: role -> the SHA-256 of the bytes read (``frame.attrs["sha256"]``, set by
-    the reader of a CSV file, which hashes it while reading); other inputs are hashed here.
+
+def _input_keys(plan: list[rio.Input]) -> list[str]:
+    """Each input's name in the JSON and provenance: pred (or a, b, ... for several scores
+    files), then the role (truth, users, history, catalog, item_features)."""
+    several = sum(spec.role == "scores" for spec in plan) > 1
+    return [(_role(i) if several else "pred") if spec.role == "scores" else spec.role
+            for i, spec in enumerate(plan)]
+
+
+def _provenance_of(args, plan: list[rio.Input] | None = None, frames=None, *, call=None,
+                   inputs: dict | None = None) -> dict:
+    """Versions, time, the command line, every input and every option.
+
+    Each file of the ``plan`` is recorded with its size, its SHA-256 (of the bytes read when
+    the reader hashed them while reading, ``frame.attrs["sha256"]``), rows, users and how it
+    was read (``read``: recmetrics.io's Input, every per-file option); ``inputs`` adds
+    datasets read by an engine. The options are every parsed argument but those that cannot
+    change a number; ``call`` (function name, keyword arguments) records the call of
+    recmetrics.evaluate or compare, each frame named by the input it was read from, so that
+    the run can be re-made from the record alone.
     """
-    digests = digests or {}
-    described = {role: _provenance.describe_input(d["path"], rows=d.get("rows"),
-                                                  users=d.get("users"), digest=digests.get(role))
-                 for role, d in inputs.items()}
+    described = {}
+    keys = _input_keys(plan or [])
+    for key, spec, frame in zip(keys, plan or [], frames or []):
+        user = spec.columns.get("user")
+        described[key] = {**_provenance.describe_input(
+            spec.path, rows=len(frame), users=frame[user].nunique() if user in frame else None,
+            digest=frame.attrs.get("sha256")),
+            "read": {**spec.as_dict(), "path": str(Path(spec.path).resolve())}}
+    for key, d in (inputs or {}).items():  # datasets read by an engine
+        described[key] = _provenance.describe_input(d["path"], rows=d.get("rows"),
+                                                    users=d.get("users"))
     options = {"command": args.command, "metrics": list(args.metrics or DEFAULT_METRICS),
-               "k": list(args.k), **_conventions(args),
-               "columns": {"user": args.user_col, "item": args.item_col,
-                           "score": args.score_col, "rank": args.rank_col,
-                           "label": args.label_col},
-               "sep": args.sep, "encoding": args.encoding,
-               "ci": getattr(args, "ci", None), "n_resamples": args.n_resamples,
-               "seed": args.seed, "bootstrap": getattr(args, "bootstrap", None)}
-    if args.command == "compare":
-        options.update(alpha=args.alpha, baseline=args.baseline, correction=args.correction,
-                       fail_if_worse=args.fail_if_worse)
-    elif args.command == "evaluate":
-        options.update(fail_under=args.fail_under, fail_over=args.fail_over)
-    if getattr(args, "history", None) is not None or (args.metrics and
-                                                      set(args.metrics) & set(BEYOND_METRICS)):
-        options.update(history=args.history, catalog=args.catalog,
-                       item_features=args.item_features, head_share=args.head_share,
-                       unseen=args.unseen, baselines=args.baselines)
-    if getattr(args, "engine", None):
-        options["engine"] = args.engine
-    return _provenance.record(argv=getattr(args, "argv", None), inputs=described,
-                              options=options)
+               "columns": {role: getattr(args, dest) for dest, role in _COLUMN_FLAGS.items()}}
+    options.update({dest: value for dest, value in vars(args).items()
+                    if dest not in _NOT_RECORDED and dest not in _COLUMN_FLAGS
+                    and dest not in options})
+    record = _provenance.record(argv=getattr(args, "argv", None), inputs=described,
+                                options=options)
+    if call is not None:
+        function, arguments = call
+        record["call"] = {"function": function,
+                          "arguments": _recorded_arguments(arguments, plan or [], frames or [],
+                                                           keys)}
+    return record
+
+
+def _recorded_arguments(arguments: dict, plan, frames, keys) -> dict:
+    """evaluate's or compare's keyword arguments as plain values: a frame is named by the
+    input it was read from ({"input": "pred"}), a column of one by its name too."""
+    read = {id(frame): key for key, frame in zip(keys, frames)}
+    by_keyword = {rio.INPUT_ROLES[spec.role].keyword: key for key, spec in zip(keys, plan)}
+
+    def plain(name, value):
+        if isinstance(value, pd.DataFrame):
+            return {"input": read[id(value)]}
+        if isinstance(value, pd.Series):
+            return {"input": by_keyword[name], "column": value.name}
+        if isinstance(value, dict):
+            return {k: plain(name, v) for k, v in value.items()}
+        if isinstance(value, tuple):
+            return list(value)
+        return value
+
+    return {name: plain(name, value) for name, value in arguments.items()}
 
 
 def _inputs(args) -> list[str]:
@@ -706,7 +715,8 @@ def _engine_beyond(args) -> tuple[dict, dict]:
     if not (asked or args.history or args.catalog or args.item_features):
         return {}, {}
     inputs: dict = {}
-    beyond = _read_beyond(args, inputs)
+    plan = _input_plan(args, roles=("history", "catalog", "item_features"))
+    beyond = _beyond(args, plan, rio.read_inputs(plan), inputs)
     del beyond["baselines"]
     return beyond, inputs
 
@@ -721,7 +731,8 @@ def _engine_slicing(args, pred_files: list) -> tuple[dict, list[str]]:
         if args.users:
             raise UsageError("--users gives attributes to slice by; name them with --by COL")
         return {}, []
-    users = _read_attributes(args.users, None, args) if args.users else None
+    plan = _input_plan(args, roles=("users",))
+    users = rio.read_input(plan[0]) if plan else None
     names = set(pq.read_schema(pred_files[0]).names)
     wanted = [c for c in args.by if (users is None or c not in users.columns)
               and c != "activity" and c in names]
@@ -780,43 +791,26 @@ def _evaluate_on_engine(args, output, progress: Progress) -> pd.DataFrame:
     progress.stage("writing")
     content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
                                 args.seed, bootstrap="poisson",
-                                provenance=_provenance_of(args, inputs))
+                                provenance=_provenance_of(args, inputs=inputs))
     rio.write_output(output, content)
     return table
 
 
-def _read_beyond(args, inputs: dict) -> dict:
-    """--history, --catalog, --item-features (read by recmetrics.io) and the beyond options."""
+def _beyond(args, plan: list[rio.Input], frames: list[pd.DataFrame], inputs: dict) -> dict:
+    """--history, --catalog, --item-features (read with the other inputs) and the beyond
+    options, as evaluate's keyword arguments."""
     beyond = {"head_share": args.head_share, "unseen": args.unseen, "baselines": args.baselines}
-    ids = {"user": args.user_col, "item": args.item_col}
-    if args.history:
-        beyond["history"] = rio.read_scores(args.history, columns=ids, sep=args.sep,
-                                            encoding=args.encoding)
-        inputs["history"] = _describe_input(args.history, beyond["history"], args)
-    if args.catalog:
-        catalog = rio.read_scores(args.catalog, columns={"item": args.item_col}, sep=args.sep,
-                                  encoding=args.encoding)
+    history = _frame_of(plan, frames, "history")
+    if history is not None:
+        beyond["history"] = history
+        inputs["history"] = _describe_input(args.history, history, args)
+    catalog = _frame_of(plan, frames, "catalog")
+    if catalog is not None:
         beyond["catalog"] = catalog[args.item_col]
-    if args.item_features:
-        names = _header(args.item_features, args)
-        features = {f"feature {name}": name for name in names if name != args.item_col}
-        frame = rio.read_scores(args.item_features, columns={"item": args.item_col, **features},
-                                numbers=tuple(features), sep=args.sep, encoding=args.encoding)
-        beyond["item_features"] = frame
+    features = _frame_of(plan, frames, "item_features")
+    if features is not None:
+        beyond["item_features"] = features
     return beyond
-
-
-def _header(path, args) -> list[str]:
-    """The column names of a CSV or Parquet file."""
-    kind, compression, sep = rio.input_kind(path)
-    if not Path(path).is_file():
-        raise UsageError(f"{path}: no such file")
-    if kind == "parquet":
-        import pyarrow.parquet as pq
-        return list(pq.read_schema(path).names)
-    return list(pd.read_csv(path, nrows=0, sep=args.sep or sep, engine="python",
-                            compression=compression,
-                            encoding=args.encoding or "utf-8-sig").columns)
 
 
 def cmd_evaluate(args) -> None:
@@ -834,26 +828,25 @@ def cmd_evaluate(args) -> None:
     _check_evaluation_gates(args)
     progress = _progress.for_command(args, 3 + bool(args.truth))
     try:
-        pred = _read(args.pred, args, progress)
+        plan = _input_plan(args)
+        frames = _read_inputs(plan, progress)
+        pred, truth = frames[0], _frame_of(plan, frames, "truth")
         inputs = {"pred": _describe_input(args.pred, pred, args)}
-        digests = {"pred": pred.attrs.get("sha256")}
-        truth = None
-        if args.truth:
-            truth = _read(args.truth, args, progress, truth=True)
+        if truth is not None:
             inputs["truth"] = _describe_input(args.truth, truth, args, truth=True)
-            digests["truth"] = truth.attrs.get("sha256")
-        beyond = _read_beyond(args, inputs)
+        beyond = _beyond(args, plan, frames, inputs)
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()), n_rows=len(pred))
         progress.stage(f"bootstrapping intervals ({args.n_resamples:,} resamples)" if args.ci
                        else f"computing {_metric_rows(args)} metrics")
-        sliced = _slicing(args, pred)
-        table = evaluate(pred, truth, ci=args.ci, n_resamples=args.n_resamples, seed=args.seed,
-                         bootstrap=args.bootstrap, **sliced, **_options(args), **beyond)
-        del pred, truth
+        arguments = dict(pred=pred, truth=truth, ci=args.ci, n_resamples=args.n_resamples,
+                         seed=args.seed, bootstrap=args.bootstrap,
+                         **_slicing(args, plan, frames), **_options(args), **beyond)
+        table = evaluate(**arguments)
+        provenance = _provenance_of(args, plan, frames, call=("evaluate", arguments))
+        del pred, truth, frames, arguments
         progress.stage("writing")
         content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
-                                    args.seed, bootstrap=args.bootstrap,
-                                    provenance=_provenance_of(args, inputs, digests))
+                                    args.seed, bootstrap=args.bootstrap, provenance=provenance)
         rio.write_output(output, content)
     finally:
         progress.close()
@@ -886,40 +879,15 @@ def _role(position: int) -> str:
     return chr(ord("a") + position) if position < 26 else f"model_{position + 1}"
 
 
-def _read_attributes(path, columns: list[str] | None, args) -> pd.DataFrame:
-    """Attribute columns of a file, as text (ids such as ``007`` stay as written)."""
-    if str(path).endswith((".parquet", ".pq")):
-        return pd.read_parquet(path, columns=columns)
-    sep = args.sep if args.sep is not None else ("\t" if str(path).endswith((".tsv", ".txt"))
-                                                 else ",")
-    try:
-        return pd.read_csv(path, usecols=columns, dtype=str, sep=sep, encoding=args.encoding,
-                           keep_default_na=False)
-    except ValueError as error:
-        raise UsageError(f"{path}: {error}; check --by and --users") from None
-
-
-def _slicing(args, pred: pd.DataFrame, *, path=None, activity: bool = True) -> dict:
-    """--by / --users / --min-slice-size as evaluate's by=, users= and min_slice_size=.
-
-    The scores file is read with its id, score and label columns only, so a --by column of
-    PRED (model A's file for compare; not in --users) is read from it again, as text."""
+def _slicing(args, plan: list[rio.Input], frames: list[pd.DataFrame]) -> dict:
+    """--by / --users / --min-slice-size as evaluate's by=, users= and min_slice_size= (the
+    --by columns of the scores file, model A's for compare, were read with it, as text)."""
     if not args.by:
         if args.users:
             raise UsageError("--users gives attributes to slice by; name them with --by COL")
         return {}
-    users = _read_attributes(args.users, None, args) if args.users else None
-    path = args.pred if path is None else path
-    wanted = [c for c in args.by if (users is None or c not in users.columns)
-              and (c != "activity" or not activity)]
-    if wanted:
-        extra = _read_attributes(path, wanted, args)
-        if len(extra) != len(pred):
-            raise UsageError(f"{path}: read {len(extra):,} rows of --by columns but "
-                             f"{len(pred):,} scored rows; put the attributes in --users FILE")
-        for column in wanted:
-            pred[column] = extra[column].to_numpy()
-    return {"by": list(args.by), "users": users, "min_slice_size": args.min_slice_size}
+    return {"by": list(args.by), "users": _frame_of(plan, frames, "users"),
+            "min_slice_size": args.min_slice_size}
 
 
 def cmd_compare(args) -> None:
@@ -939,16 +907,15 @@ def cmd_compare(args) -> None:
     output = _plan(args)
     progress = _progress.for_command(args, 3 + len(names) + bool(args.truth))
     try:
-        frames, inputs, digests = {}, {}, {}
+        plan = _input_plan(args, by_activity=False)
+        read = _read_inputs(plan, progress)
+        frames = {spec.model: frame for spec, frame in zip(plan, read) if spec.role == "scores"}
+        inputs = {}
         for model, (name, path) in enumerate(zip(names, args.models)):
-            frames[name] = _read(path, args, progress, model=model)
             inputs[_role(model)] = {**_describe_input(path, frames[name], args), "model": name}
-            digests[_role(model)] = frames[name].attrs.get("sha256")
-        truth = None
-        if args.truth:
-            truth = _read(args.truth, args, progress, truth=True)
+        truth = _frame_of(plan, read, "truth")
+        if truth is not None:
             inputs["truth"] = _describe_input(args.truth, truth, args, truth=True)
-            digests["truth"] = truth.attrs.get("sha256")
         _check_memory(args, n_users=max(d["users"] for d in inputs.values()),
                       n_rows=max(len(f) for f in frames.values()), command="compare")
         progress.stage(f"paired tests over users ({args.n_resamples:,} resamples)")
@@ -957,17 +924,19 @@ def cmd_compare(args) -> None:
                 raise UsageError("--by compares two models; give two scores files, or compare "
                                  "many models without --by")
             first, second = names
-            sliced = _slicing(args, frames[first], path=args.models[0], activity=False)
-            table = compare(frames[first], frames[second], truth, n_resamples=args.n_resamples,
-                            seed=args.seed, alpha=args.alpha, **sliced, **_options(args))
+            arguments = dict(pred_a=frames[first], pred_b=frames[second], truth=truth,
+                             n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha,
+                             **_slicing(args, plan, read), **_options(args))
         else:
-            table = compare(frames, truth=truth, n_resamples=args.n_resamples, seed=args.seed,
-                            alpha=args.alpha, baseline=args.baseline,
-                            correction=args.correction, **_options(args))
-        del frames, truth
+            arguments = dict(pred_a=frames, truth=truth, n_resamples=args.n_resamples,
+                             seed=args.seed, alpha=args.alpha, baseline=args.baseline,
+                             correction=args.correction, **_options(args))
+        table = compare(**arguments)
+        provenance = _provenance_of(args, plan, read, call=("compare", arguments))
+        del frames, truth, read, arguments
         progress.stage("writing")
         content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
-                                    args.seed, provenance=_provenance_of(args, inputs, digests))
+                                    args.seed, provenance=provenance)
         rio.write_output(output, content)
     finally:
         progress.close()
@@ -982,12 +951,9 @@ def _check_report(args) -> None:
     if several and (args.by or args.users):
         raise UsageError("--by slices the report of one model; give one scores file, or compare "
                          "the models per slice with recmetrics compare --by")
-    if several and (args.history or args.baselines or args.catalog):
-        raise UsageError("--history, --catalog and --baselines go with the report of one model; "
-                         "give one scores file")
-    if args.item_features:
-        raise UsageError("--item-features is not in the report yet; use recmetrics evaluate "
-                         "--item-features for diversity and serendipity from item features")
+    if several and (args.history or args.baselines or args.catalog or args.item_features):
+        raise UsageError("--history, --catalog, --item-features and --baselines go with the "
+                         "report of one model; give one scores file")
     beyond = bool(args.metrics) and bool(set(args.metrics) & set(BEYOND_METRICS))
     if (args.by or args.users) and (args.baselines or beyond):
         raise UsageError("--by with --baselines or the beyond-accuracy metrics is not supported "
@@ -1012,30 +978,23 @@ def cmd_report(args) -> None:
     try:
         # Check everything the notebook will need before starting it, so that bad
         # input gets a one-line message here rather than a failed cell there.
-        frames = [_read(path, args, progress) for path in args.models]
-        truth = _read(args.truth, args, progress, truth=True) if args.truth else None
-        users = max(f[args.user_col].nunique() for f in frames)
-        if truth is not None:
-            users = max(users, truth[args.user_col].nunique())
-        _check_memory(args, n_users=int(users), n_rows=max(len(f) for f in frames))
-        inputs = {}
-        for model, (path, frame) in enumerate(zip(args.models, frames)):
-            role = "pred" if len(names) == 1 else _role(model)
-            inputs[role] = {"path": path, "rows": len(frame),
-                            "users": int(frame[args.user_col].nunique())}
-            if len(names) > 1:
-                inputs[role]["model"] = names[model]
-        if truth is not None:
-            inputs["truth"] = {"path": args.truth, "rows": len(truth),
-                               "users": int(truth[args.user_col].nunique())}
-        _slicing(args, frames[0], path=args.models[0])   # --by columns and --users: readable
-        beyond = _read_beyond(args, inputs)
-        if args.users:
-            inputs["users"] = {"path": args.users}
-        resolved = [str(Path(path).resolve()) for path in args.models]
+        plan = _input_plan(args)
+        frames = _read_inputs(plan, progress)
+        users = max(f[args.user_col].nunique() for spec, f in zip(plan, frames)
+                    if spec.role in ("scores", "truth"))
+        _check_memory(args, n_users=int(users), n_rows=max(
+            len(f) for spec, f in zip(plan, frames) if spec.role == "scores"))
+        _slicing(args, plan, frames)   # --users without --by: refused here
+        provenance = _provenance_of(args, plan, frames)
+        del frames
+        # the notebook runs in the output's folder: every file by its absolute path
+        plan = [replace(spec, path=str(Path(spec.path).resolve())) for spec in plan]
+        paths = {spec.role: spec.path for spec in plan}
+        resolved = [spec.path for spec in plan if spec.role == "scores"]
         parameters = {
+            "inputs": [spec.as_dict() for spec in plan],
             "pred_path": resolved[0],
-            "truth_path": str(Path(args.truth).resolve()) if args.truth else None,
+            "truth_path": paths.get("truth"),
             "pred_name": args.models[0] if len(names) == 1 else names[0],
             "truth_name": args.truth,
             "title": args.title,
@@ -1046,24 +1005,18 @@ def cmd_report(args) -> None:
             "conventions": _conventions(args),
             "ci": args.ci, "n_resamples": args.n_resamples, "seed": args.seed,
             "bootstrap": args.bootstrap,
-            "sep": args.sep, "encoding": _file_encoding(args, truth=False),
-            "truth_encoding": _file_encoding(args, truth=True),
             "models": dict(zip(names, resolved)) if len(names) > 1 else None,
             "by": list(args.by) if args.by else None,
-            "users_path": str(Path(args.users).resolve()) if args.users else None,
+            "users_path": paths.get("users"),
             "min_slice_size": args.min_slice_size,
-            "history_path": str(Path(args.history).resolve()) if args.history else None,
-            "catalog_path": str(Path(args.catalog).resolve()) if args.catalog else None,
+            "history_path": paths.get("history"),
+            "catalog_path": paths.get("catalog"),
+            "item_features_path": paths.get("item_features"),
             "head_share": args.head_share, "unseen": args.unseen, "baselines": args.baselines,
+            "provenance": provenance,
         }
-        del frames, truth, beyond
-        parameters["provenance"] = _provenance_of(args, inputs)
-        if args.by:
-            parameters["provenance"]["options"].update(by=list(args.by),
-                                                       min_slice_size=args.min_slice_size)
-        if len(names) > 1:  # compared at compare's default level and correction
-            parameters.update(alpha=0.05, correction="holm")
-            parameters["provenance"]["options"].update(alpha=0.05, correction="holm")
+        if len(names) > 1:  # the comparison's level and correction, as compare's
+            parameters.update(alpha=args.alpha, correction=args.correction)
         progress.stage("running the report notebook", total=report.template_cells(),
                        unit="cell")
         workdir = Path(output.real_path).parent if output.real_path else Path.cwd()
@@ -1424,6 +1377,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="user attributes for --by: the user column and one column per attribute")
     rps.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",
                      help="slices of fewer users are kept but marked small (default: 30)")
+    rpc = rp.add_argument_group("comparison (two or more models)")
+    rpc.add_argument("--alpha", type=_level, default=0.05,
+                     help="significance level of the comparison's verdicts (default: 0.05)")
+    rpc.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"),
+                     default="holm",
+                     help="multiple-testing correction of the comparison's p-values over all "
+                          "its rows (default: holm)")
     rp.add_argument("--title", help="title of the report (default: from the file name)")
     rp.add_argument("-o", "--output", metavar="OUT", default="report.html",
                     help="HTML file to write (default: report.html)")

@@ -24,7 +24,14 @@ checks it, naming the file and the **line** of the file in every message:
   (an unquoted decimal comma ``0,876`` is the usual cause), never silently cut.
 * Line numbers are those of the file as an editor shows them: blank lines and
   quoted values that span lines are counted.
-* Parquet (``.parquet``, ``.pq``) is read with pyarrow; columns keep their types.
+* Parquet (``.parquet``, ``.pq``) is read with pyarrow; columns keep their types, except
+  ids stored as BINARY, read as their UTF-8 text.
+
+Every input file (scores, truth, users, history, catalog, item features; CSV, Parquet or
+TREC) is described by :data:`INPUT_ROLES` and planned by :func:`plan_inputs` into
+:class:`Input` records (each file's columns, separator, encoding and format), which
+:func:`read_input` / :func:`read_inputs` read: the command line, the report template and the
+provenance record all use them, so no caller has its own suffix rules.
 
 Writing
 -------
@@ -58,9 +65,10 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import _ids
@@ -68,7 +76,8 @@ from ._validation import (check_unique_pairs, id_column, likely_column, missing_
                           numeric_column)
 
 __all__ = ["FileProblem", "read_scores", "parquet_dataset", "input_kind", "Output", "plan_output", "write_output",
-           "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS"]
+           "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS", "INPUT_ROLES", "INPUT_FORMATS",
+           "TREC_SUFFIXES", "Input", "plan_inputs", "read_input", "read_inputs", "input_columns"]
 
 
 class FileProblem(ValueError):
@@ -264,7 +273,7 @@ def _first_bad_byte(path: Path, compression, encoding: str) -> tuple[int, bytes]
     """(line, the bad bytes) of the first byte ``encoding`` cannot decode, or None."""
     factory = codecs.getincrementaldecoder(encoding)
     decoder = factory()
-    line = 1
+    line, after_cr = 1, False
     with _open_binary(path, compression) as stream:
         while True:
             block = stream.read(1 << 20)
@@ -275,11 +284,19 @@ def _first_bad_byte(path: Path, compression, encoding: str) -> tuple[int, bytes]
             except UnicodeDecodeError as error:
                 before = factory()
                 before.setstate(state)
-                line += before.decode(block[:error.start], final=False).count("\n")
+                line += _line_ends(before.decode(block[:error.start], final=False), after_cr)
                 return line, block[error.start:error.end]
-            line += text.count("\n")
+            line += _line_ends(text, after_cr)
+            after_cr = text.endswith("\r") if text else after_cr
             if final:
                 return None
+
+
+def _line_ends(text: str, after_cr: bool = False) -> int:
+    """Line ends in ``text``: \\n, \\r\\n and \\r alone (old Mac files) count one each; a
+    \\n that follows a \\r ending the text before (``after_cr``) was counted there."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n") \
+        - (after_cr and text.startswith("\n"))
 
 
 def _text_lines(path: Path, compression, encoding: str):
@@ -351,7 +368,7 @@ def _read_header(path: Path, compression, encoding: str | None, sep: str | None)
     try:
         decoded = text.decode(head, final=False)
     except UnicodeDecodeError as error:
-        line = head[:error.start].count(b"\n") + 1
+        line = _line_ends(head[:error.start].decode("latin-1")) + 1
         bad = head[error.start:error.end].hex(" ")
         raise FileProblem(f"{path}: byte {bad} in line {line} cannot be read as "
                           f"{encoding or 'UTF-8'}; {_encoding_advice(encoding)}") from None
@@ -366,7 +383,8 @@ def _read_header(path: Path, compression, encoding: str | None, sep: str | None)
         raise FileProblem(f"{path} is empty; a CSV file needs a header line naming its columns")
     if sep is None:
         sep = _sniff_separator(lines[0])
-    first = next(csv.reader(_io.StringIO(decoded.lstrip("\r\n")), delimiter=sep, quotechar='"'),
+    first = next(csv.reader(_io.StringIO(decoded.lstrip("\r\n"), newline=""), delimiter=sep,
+                           quotechar='"'),
                  [])
     return _CsvSource(path, compression, used, sep, [c for c in first])
 
@@ -421,8 +439,8 @@ def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
     return None, ragged[0] if ragged else None, failed, None
 
 
-def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades, *, sep, encoding,
-              hints, report) -> tuple[pd.DataFrame, Callable[[int], str]]:
+def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades, texts=(), *,
+              sep, encoding, hints, report) -> tuple[pd.DataFrame, Callable[[int], str]]:
     import pyarrow as pa
 
     source = _read_header(path, compression, encoding, sep)
@@ -436,16 +454,52 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
     _check_columns(path, present, columns, hints, sep=source.sep, given_sep=sep)
     wanted = list(dict.fromkeys(columns.values()))
     id_columns = {columns[r] for r in ("user", "item") if r in columns}
-    types = {c: (pa.string() if c in id_columns else pa.float64()) for c in wanted}
+    text_columns = id_columns | {columns[r] for r in texts if r in columns}
+    types = {c: (pa.string() if c in text_columns else pa.float64()) for c in wanted}
     table, ragged, error, digest = _arrow_csv(source, wanted, types, report)
     if table is None:
         frame = _read_as_text(source, error, ragged, encoding, types, columns, numbers, grades)
     else:
         frame = _ids.arrow_frame(table, id_columns)
     frame = frame[wanted]
+    _refuse_line_breaks(source, frame, [c for c in wanted if c in text_columns])
+    for name in text_columns - id_columns:  # as written: an empty value is the empty string
+        frame[name] = frame[name].fillna("").astype("str")
     if digest is not None:
         frame.attrs["sha256"] = digest
     return frame, source.where
+
+
+def _refuse_line_breaks(source: _CsvSource, frame: pd.DataFrame, names: list[str]) -> None:
+    """Refuse an id or text value whose later lines look like rows of the file (as many
+    separators as the header): a quote opened and not closed where it should be, which
+    swallows the rows up to the next quote into one value. A quoted value with a line
+    break and no such line is legal CSV and kept."""
+    width = len(source.header)
+
+    def swallowed(value: str) -> bool:
+        return any(line.count(source.sep) >= width - 1 for line in value.splitlines()[1:])
+
+    for name in names:
+        values = frame[name]
+        distinct = values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype) \
+            else values.dropna()
+        if not len(distinct):
+            continue
+        broken = pd.Series(distinct).astype("str").str.contains("[\r\n]", regex=True)
+        if broken.any():
+            broken &= pd.Series(distinct).astype("str").map(swallowed).astype(bool)
+        if not broken.any():
+            continue
+        value = str(pd.Series(distinct)[broken.to_numpy()].iloc[0])
+        row = int(np.flatnonzero((values.astype("str") == value).to_numpy())[0])
+        spans = len(value.splitlines()) or 1
+        shown = " ".join(value.split())
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise FileProblem(f"{source.path} {source.where(row)}: the {name} value {shown!r} runs "
+                          f"over {spans} lines, so {spans - 1} row(s) after it were read into it: "
+                          "a quote (\") opened there is not closed; close the quote, or remove "
+                          "the line break from the value")
 
 
 def _read_as_text(source: _CsvSource, error, ragged, encoding, types, columns, numbers,
@@ -462,6 +516,10 @@ def _read_as_text(source: _CsvSource, error, ragged, encoding, types, columns, n
         if found is not None:
             line, fields = found
             width = len(source.header)
+            if any("\n" in f or "\r" in f for f in fields):
+                raise FileProblem(f"{path} line {line}: a quote (\") opened on this line is not "
+                                  "closed, so the lines after it were read into one value up to "
+                                  "the next quote or the end of the file; close the quote")
             shown = source.sep.join(fields)
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             sep_name = _SEP_NAMES.get(source.sep, repr(source.sep))
@@ -540,7 +598,7 @@ def _present_columns(path: Path, kind: str, compression, sep, encoding) -> list[
         return []
 
 
-def _read_parquet(path: Path, columns: dict[str, str], hints, report):
+def _read_parquet(path: Path, columns: dict[str, str], hints, report, texts=()):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -562,7 +620,41 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report):
     if report is not None:
         report(path.stat().st_size)
     ids = {columns[r] for r in ("user", "item") if r in columns}
+    table = _binary_as_text(path, table, [columns[r] for r in ("user", "item", *texts)
+                                          if r in columns])
     return _ids.arrow_frame(table, ids)[wanted], (lambda row: f"row {row + 1}")
+
+
+def _is_binary(kind) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+                or pa.types.is_fixed_size_binary(kind))
+
+
+def _binary_as_text(path: Path, table, names: list[str]):
+    """Id columns stored as BINARY (bytes; Parquet writers without a UTF-8 annotation) read
+    as the text they hold, so that b"u1" meets the id u1 of another file; bytes that are not
+    UTF-8 text are refused (they could match nothing)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name in names:
+        column = table.column(name)
+        if not _is_binary(column.type):
+            continue
+        if pa.types.is_dictionary(column.type):
+            column = pc.cast(column, column.type.value_type)
+        try:
+            text = pc.cast(column, pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise FileProblem(f"{path}: column {name!r} holds values stored as bytes that are "
+                              "not UTF-8 text, which match no id or value of another file; store "
+                              "them as strings (UTF-8) or integers") from None
+        table = table.set_column(table.schema.get_field_index(name), name, text)
+    return table
 
 
 def _dictionary_encoded(path: Path, names: list[str]) -> list[str]:
@@ -647,6 +739,12 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
         raise FileProblem(f"{files[0]} is not a readable Parquet file ({_first_line(error)}); "
                           "check its format") from None
     _check_columns(Path(files[0]), list(schema.names), columns, hints or {})
+    for role in ("user", "item"):
+        if role in columns and _is_binary(schema.field(columns[role]).type):
+            raise FileProblem(f"{files[0]}: column {columns[role]!r} holds ids stored as bytes "
+                              "(BINARY), which the Dask and Spark engines would compare as "
+                              "bytes, matching no text id; store the ids as strings or "
+                              "integers, or use the default engine, which reads them as text")
     return files
 
 
@@ -662,7 +760,7 @@ def _first_line(error: BaseException) -> str:
 
 def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                 grades: tuple[str, ...] = (), optional: tuple[str, ...] = (),
-                hints: dict[str, str] | None = None,
+                texts: tuple[str, ...] = (), hints: dict[str, str] | None = None,
                 sep: str | None = None, encoding: str | None = None,
                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet file of (user, item, ...) rows and check it, naming file and line.
@@ -682,6 +780,9 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     optional : tuple of str
         Roles whose column may be absent: the frame then lacks it (a truth file of
         positives only has no label column).
+    texts : tuple of str
+        Roles read as text, kept as written (attributes such as a country, for slices): from
+        CSV an empty value is the empty string; Parquet keeps its types.
     hints : dict, optional
         Role -> how to point at another column (default ``pass --<role>-col NAME``).
     sep : str, optional
@@ -747,7 +848,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     if kind == "csv":
         try:
             try:
-                frame, where = _read_csv(path, compression, columns, numbers, grades,
+                frame, where = _read_csv(path, compression, columns, numbers, grades, texts,
                                          sep=sep if sep is not None else default_sep,
                                          encoding=encoding, hints=hints, report=report)
             except FileProblem:
@@ -758,7 +859,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
             raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
                               "its format") from None
     else:
-        frame, where = _read_parquet(path, columns, hints, report)
+        frame, where = _read_parquet(path, columns, hints, report, texts)
     if len(frame) == 0:
         raise FileProblem(f"{path} has no data rows; it needs at least one scored (user, item)")
     digest = frame.attrs.get("sha256")
@@ -791,6 +892,312 @@ def _release_arrow_memory() -> None:
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()
+
+
+# --------------------------------------------------------------------------- the table of inputs
+#
+# Every file the kit reads is an input of one role. INPUT_ROLES says what each role feeds and
+# which columns it reads; INPUT_FORMATS which file names are read how. plan_inputs turns the
+# files and options of a run into Input records (every per-file option of every file), and
+# read_input / read_inputs read them. The command line, the report and the provenance record
+# all go through these: a role or an option is added here, once.
+
+
+@dataclass(frozen=True)
+class InputRole:
+    """One kind of input file: what it feeds and which of its columns are read, and how."""
+
+    name: str               # the role, as Input.role names it
+    keyword: str            # the argument of recmetrics.evaluate / compare it feeds
+    option: str             # how the command line gives the file
+    ids: tuple[str, ...]    # the id columns read ("user", "item"): as text from CSV
+    rest: str               # the other columns: "scores" (score or rank, and the label when
+    #                         there is no truth file), "label" (may be absent: positives only),
+    #                         "text" / "numbers" (every other column), "" (none)
+    trec: str | None        # what a TREC file of this role is ("run", "qrels"); None: not TREC
+    encoding: str | None    # the option that gives this role's files their own encoding
+
+
+INPUT_ROLES: dict[str, InputRole] = {r.name: r for r in (
+    InputRole("scores", "pred", "PRED", ("user", "item"), "scores", "run", "pred_encoding"),
+    InputRole("truth", "truth", "--truth", ("user", "item"), "label", "qrels", "truth_encoding"),
+    InputRole("users", "users", "--users", ("user",), "text", None, None),
+    InputRole("history", "history", "--history", ("user", "item"), "", None, None),
+    InputRole("catalog", "catalog", "--catalog", ("item",), "", None, None),
+    InputRole("item_features", "item_features", "--item-features", ("item",), "numbers", None,
+              None),
+)}
+
+#: Input formats and the file name endings that select them (``format_in="auto"``).
+INPUT_FORMATS: dict[str, tuple[str, ...]] = {"csv": CSV_SUFFIXES, "parquet": PARQUET_SUFFIXES,
+                                             "trec": (".run", ".qrels", ".trec")}
+TREC_SUFFIXES = INPUT_FORMATS["trec"]
+
+_LABEL_HINT = "pass --label-col NAME, or give the labels in a separate file with --truth FILE"
+
+
+@dataclass(frozen=True)
+class Input:
+    """One file to read, with every option that changes what is read from it.
+
+    Plain values only: :meth:`as_dict` is what the report receives as a parameter and what
+    the provenance record lists under ``read``; ``read_input(Input(**record))`` reads the
+    file again the same way.
+    """
+
+    role: str                       # a key of INPUT_ROLES
+    path: str
+    format: str                     # "csv", "parquet" or "trec"
+    columns: dict[str, str]         # column role (user, item, score or rank, label) -> name
+    sep: str | None = None          # CSV field separator (None: from the name, or sniffed)
+    encoding: str | None = None     # CSV text encoding (None: UTF-8; a byte-order mark wins)
+    text: tuple[str, ...] = ()      # more columns read as text (--by columns of a scores file)
+    model: str | None = None        # the model's name (several scores files)
+
+    def as_dict(self) -> dict:
+        return {"role": self.role, "path": self.path, "format": self.format,
+                "columns": dict(self.columns), "sep": self.sep, "encoding": self.encoding,
+                "text": list(self.text), "model": self.model}
+
+    @classmethod
+    def of(cls, spec) -> Input:
+        if isinstance(spec, Input):
+            return spec
+        return cls(**{**spec, "text": tuple(spec.get("text") or ())})
+
+
+def _input_format(path, role: InputRole, format_in: str, trec_scores: bool) -> str:
+    if role.trec is not None and (format_in == "trec" or trec_scores and role.trec == "qrels"
+                                  or Path(path).suffix.lower() in TREC_SUFFIXES):
+        return "trec"
+    return input_kind(path)[0]
+
+
+def _one_per_file(value, index: int):
+    """A column name given once for every file, or one per file (compare's --score-col)."""
+    if value is None or isinstance(value, str):
+        return value
+    return list(value)[min(index, len(value) - 1)]
+
+
+def plan_inputs(files: dict, *, user: str = "user", item: str = "item", score="score",
+                rank=None, label: str = "label", sep: str | None = None,
+                encoding: str | None = None, encodings: dict | None = None,
+                format_in: str = "auto", by=None, by_activity: bool = True,
+                models=None) -> list[Input]:
+    """The :class:`Input` of every file of a run, with its per-file options.
+
+    Parameters
+    ----------
+    files : dict
+        Role (a key of :data:`INPUT_ROLES`) -> path, or None; ``"scores"`` may be a list of
+        paths (one per model).
+    user, item, label : str
+        Column names. ``score`` and ``rank`` may be one name per scores file.
+    sep, encoding : str, optional
+        Of every CSV file; ``encodings`` maps a role's own encoding option
+        (``pred_encoding``, ``truth_encoding``) to the encoding that overrides ``encoding``.
+    format_in : {"auto", "trec"}
+        ``"trec"``: the scores files are TREC runs and the truth file qrels; ``"auto"``: from
+        the names (``.run``, ``.qrels``, ``.trec``; the truth file also when the scores files
+        are TREC runs).
+    by : list of str, optional
+        Slice columns: those not in the users file (and not ``"activity"`` when
+        ``by_activity``) are read as text from the first scores file.
+    models : list of str, optional
+        The models' names, one per scores file.
+    """
+    encodings = encodings or {}
+    scores = files.get("scores")
+    scores = [scores] if isinstance(scores, (str, os.PathLike)) else list(scores or ())
+    trec_scores = bool(scores) and all(
+        _input_format(p, INPUT_ROLES["scores"], format_in, False) == "trec" for p in scores)
+    plan: list[Input] = []
+    for name, role in INPUT_ROLES.items():
+        paths = scores if name == "scores" else [files.get(name)]
+        for index, path in enumerate(paths):
+            if path is None:
+                continue
+            fmt = _input_format(path, role, format_in, trec_scores)
+            columns = {key: value for key, value in (("user", user), ("item", item))
+                       if key in role.ids}
+            if role.rest == "scores":
+                ranks = _one_per_file(rank, index)
+                columns.update({"rank": ranks} if ranks else {"score": _one_per_file(score, index)})
+                if files.get("truth") is None:
+                    if fmt == "trec":
+                        raise FileProblem(f"{path} is a TREC run, which holds no labels; pass "
+                                          "the judgements with --truth QRELS")
+                    columns["label"] = label
+            elif role.rest == "label":
+                columns["label"] = label
+            own = encodings.get(role.encoding) if role.encoding else None
+            trec = fmt == "trec"  # TREC files: white space between fields, ASCII ids
+            plan.append(Input(name, os.fspath(path), fmt, columns,
+                              sep=None if trec else sep,
+                              encoding=None if trec else (own if own is not None else encoding),
+                              model=list(models)[index] if models and name == "scores" else None))
+    if by and plan and plan[0].role == "scores":
+        users = next((i for i in plan if i.role == "users"), None)
+        known = set(input_columns(users)) if users is not None else set()
+        text = tuple(c for c in by if c not in known and not (by_activity and c == "activity"))
+        if text:
+            plan[0] = replace(plan[0], text=text)
+    return plan
+
+
+def input_columns(spec) -> list[str]:
+    """The column names of an input file (its header or schema)."""
+    spec = Input.of(spec)
+    path = Path(spec.path)
+    if spec.format == "trec":
+        return list(spec.columns.values())
+    if not path.is_file():
+        raise FileProblem(f"{path}: no such file; check the path")
+    kind, compression, default_sep = input_kind(path)
+    if kind == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            return list(pq.read_schema(path).names)
+        except (pa.ArrowException, OSError) as error:
+            raise FileProblem(f"{path} is not a readable Parquet file ({_first_line(error)}); "
+                              "check its format") from None
+    if path.stat().st_size == 0:
+        raise FileProblem(f"{path} is empty; a CSV file needs a header line naming its columns")
+    _check_encoding_name(spec.encoding)
+    return list(_read_header(path, compression, spec.encoding,
+                             spec.sep if spec.sep is not None else default_sep).header)
+
+
+def read_input(spec, *, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Read one input file as its role and per-file options say.
+
+    Parameters
+    ----------
+    spec : Input or dict
+        From :func:`plan_inputs` (or :meth:`Input.as_dict`, as the report and provenance
+        carry it).
+    progress : callable, optional
+        Called as ``progress(bytes_read, file_size)`` while a CSV or Parquet file is read.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of ``spec.columns`` under their names (ids as :func:`read_scores` gives
+        them), then the role's other columns: every other column as text (``users``) or as
+        numbers (``item_features``), and the ``text`` columns as text.
+
+    Raises
+    ------
+    FileProblem
+        One line naming the file, the line and what to do.
+    """
+    spec = Input.of(spec)
+    role = INPUT_ROLES[spec.role]
+    if spec.format == "trec":
+        return _read_trec(spec, role)
+    columns = dict(spec.columns)
+    numbers: tuple[str, ...] = ()
+    grades: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    hints: dict[str, str] = {}
+    if role.rest == "scores":
+        numbers = ("rank",) if "rank" in columns else ("score",)
+        if "label" in columns:
+            grades, hints = ("label",), {"label": _LABEL_HINT}
+    elif role.rest == "label":
+        grades = ("label",)
+        optional = ("label",) if columns.get("label") == "label" else ()
+    extra = list(spec.text)
+    if role.rest in ("text", "numbers") or extra:
+        present = input_columns(spec)
+        missing = [c for c in extra if c not in present]
+        if missing:
+            raise FileProblem(f"{spec.path} has no column {missing[0]!r} (its columns: "
+                              f"{', '.join(repr(c) for c in present)}); --by names a column of "
+                              f"the scores file or of --users")
+        if role.rest in ("text", "numbers"):
+            _check_columns(Path(spec.path), present, columns, {})
+            extra += [c for c in present if c not in columns.values() and c not in extra]
+    named = {f"{'feature' if role.rest == 'numbers' else 'text'} {c}": c for c in extra
+             if c not in columns.values()}
+    columns.update(named)
+    if role.rest == "numbers":
+        numbers = tuple(named)
+    else:
+        texts = tuple(named)
+    return read_scores(spec.path, columns=columns, numbers=numbers, grades=grades,
+                       optional=optional, texts=texts, hints=hints, sep=spec.sep,
+                       encoding=spec.encoding, progress=progress)
+
+
+def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
+    """A TREC run or qrels file under the column names of ``spec`` (ids as text)."""
+    from .trec import read_trec_qrels, read_trec_run  # loaded for TREC files only (the
+    # command reading CSV loads no more than it runs: tests/test_imports.py)
+
+    path = Path(spec.path)
+    if not path.is_file():
+        raise FileProblem(f"{path}: no such file; check the path")
+    if spec.text:
+        raise FileProblem(f"{path} is a TREC run, which has no column {spec.text[0]!r}; give "
+                          "the slice columns in --users FILE")
+    columns = spec.columns
+    try:
+        if role.trec == "qrels":  # the pooled but unjudged lines (grade < 0) left out
+            qrels = read_trec_qrels(path)
+            return pd.DataFrame({columns["user"]: qrels["user"], columns["item"]: qrels["item"],
+                                 columns["label"]: qrels["label"]})
+        run = read_trec_run(path)
+    except FileProblem:
+        raise
+    except UnicodeDecodeError as error:
+        raise FileProblem(f"{path} is not UTF-8 text ({_first_line(error)}); TREC files are "
+                          "read as UTF-8: save it as UTF-8") from None
+    except OSError as error:
+        raise FileProblem(f"{path} is not a readable TREC file ({_first_line(error)}); check "
+                          "its format") from None
+    except ValueError as error:
+        raise FileProblem(str(error)) from None
+    ordering = "rank" if "rank" in columns else "score"
+    return pd.DataFrame({columns["user"]: run["user"], columns["item"]: run["item"],
+                         columns[ordering]: run[ordering]})
+
+
+def read_inputs(plan, *, progress: Callable[[Input], Callable | None] | None = None
+                ) -> list[pd.DataFrame]:
+    """Read every input of a run (:func:`plan_inputs`), checking what spans files: ids of TREC
+    files, which are text (trec_eval compares them as strings), must not meet under the id
+    policy of CSV files ("7.0" read as "7"). ``progress(spec)`` returns the byte callback of
+    each file, or None."""
+    plan = [Input.of(spec) for spec in plan]
+    frames = [read_input(spec, progress=progress(spec) if progress else None) for spec in plan]
+    _check_trec_ids(plan, frames)
+    return frames
+
+
+def _check_trec_ids(plan: list[Input], frames: list[pd.DataFrame]) -> None:
+    """Refuse TREC ids that are different text but one id under the id policy (``7`` and
+    ``7.0``): trec_eval tells them apart, recmetrics.evaluate would not."""
+    trec = [(spec, frame) for spec, frame in zip(plan, frames) if spec.format == "trec"]
+    for key, what in (("user", "query"), ("item", "document")):
+        seen: dict[str, tuple[str, str]] = {}
+        for spec, frame in trec:
+            distinct = pd.unique(frame[spec.columns[key]].astype("str"))
+            canonical = _ids.canonical_ids(pd.Series(distinct))[0]
+            for text, same in zip(distinct, np.asarray(canonical, dtype=object)):
+                earlier = seen.setdefault(same, (text, spec.path))
+                if earlier[0] != text:
+                    raise FileProblem(
+                        f"{spec.path}: {what} id {text!r} and {what} id {earlier[0]!r} of "
+                        f"{earlier[1]} are two ids in TREC files (trec_eval compares ids as "
+                        "text), but recmetrics reads ids as numbers where they are whole "
+                        "numbers, so one would stand for the other; write each id the same way "
+                        "in every file, or rename one")
+
 
 
 # --------------------------------------------------------------------------- writing

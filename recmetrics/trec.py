@@ -23,6 +23,11 @@ Conventions that change the number, spelled out:
   ``ties="trec"`` it uses trec_eval's order, so that its numbers are
   trec_eval's (``gain="linear"`` for ``ndcg_cut``; tested on trec_eval's own
   test collection). :func:`read_trec_run` keeps ``rank`` for reference only.
+* **Ids are text.** trec_eval compares ids as strings, so a qrels document
+  ``7.0`` does not judge a run's document ``7``. :func:`recmetrics.evaluate`
+  compares ids by its id policy (``7.0`` and ``7`` are one id); the command
+  line and :func:`recmetrics.io.read_inputs` refuse TREC files holding two
+  such spellings of one id rather than let one judge the other.
 * **Negative grades.** trec_eval reads a negative grade as "in the pool but
   not judged": neither relevant nor judged non-relevant (it matters for
   bpref and ``judged_only``). :func:`read_trec_qrels` leaves those lines out

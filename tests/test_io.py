@@ -673,3 +673,84 @@ def test_a_quoted_newline_across_pyarrows_block_cut_is_read_not_split(tmp_path):
     assert frame["item"].astype(str).tolist() == expected["item"].tolist()
     assert frame["score"].tolist() == expected["score"].tolist()
     assert frame["item"].astype(str).iloc[n_before] == "new" + "x" * pad + "\nline"
+
+
+# --------------------------------------------------------------------------- issue 35: older cases
+
+
+def test_a_file_whose_lines_end_in_cr_only_is_read_right_issue_35(tmp_path, capsys):
+    """Bug: a file saved by old Mac Excel (lines ending in CR alone) ended in a csv.Error
+    traceback while its header was parsed."""
+    path = tmp_path / "mac.csv"
+    path.write_bytes(text(newline="\r").encode())
+    code, out, err = run(["evaluate", path, "--metrics", "auc", "mrr", "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    assert numbers(out) == pytest.approx({"auc": AUC, "mrr": MRR})
+    frame = rio.read_scores(path, columns=COLUMNS, numbers=("score",), grades=("label",))
+    assert list(frame["item"]) == ["a", "b", "c", "a", "d"]
+
+
+@pytest.mark.parametrize("content, line", [
+    # the quote closes three lines later: the two rows between vanished into one item id
+    ('user,item,score,label\nu1,"a,0.9,1\nu1,b,0.2,0\nu2,a",0.5,1\nu2,d,0.3,1\n', 2),
+    # the quote never closes: every later line ran into the value
+    ('user,item,score,label\nu1,a,0.9,1\nu1,"b,0.2,0\nu2,a,0.85,0\nu2,d,0.3,1\n', 3),
+], ids=["closed later", "never closed"])
+def test_an_unclosed_quote_is_refused_naming_file_and_line_issue_35(content, line, tmp_path,
+                                                                      capsys):
+    """Bug: a quote opened and not closed swallowed the rows up to the next quote into one id,
+    silently (exit 0, two rows fewer)."""
+    path = tmp_path / "quoted.csv"
+    path.write_text(content)
+    code, out, err = run(["evaluate", path], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert f"{path} line {line}" in err and "quote" in err and "Traceback" not in err
+    with pytest.raises(rio.FileProblem, match=f"line {line}.*quote"):
+        rio.read_scores(path, columns=COLUMNS, numbers=("score",), grades=("label",))
+
+
+def _binary_parquet(path, users, items=("a", "b", "c", "a", "d")):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"user": pa.array(users, pa.binary()),
+                             "item": pa.array([i.encode() for i in items], pa.binary()),
+                             "score": [float(r[2]) for r in ROWS]}), path)
+
+
+def test_parquet_ids_stored_as_binary_are_read_as_their_text_issue_35(tmp_path, capsys):
+    """Bug: ids stored as BINARY (bytes) became "b'u1'" under the id policy and matched no id
+    of the truth file: NaN AUC and zero precision, exit status 0."""
+    pred = tmp_path / "pred.parquet"
+    _binary_parquet(pred, [r[0].encode() for r in ROWS])
+    truth = tmp_path / "truth.csv"
+    truth.write_text("user,item,label\n" + "".join(f"{r[0]},{r[1]},{r[3]}\n" for r in ROWS))
+    code, out, err = run(["evaluate", pred, "--truth", truth, "--metrics", "auc", "mrr",
+                          "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    assert numbers(out) == pytest.approx({"auc": AUC, "mrr": MRR})
+
+
+def test_parquet_ids_stored_as_bytes_that_are_not_text_are_refused_issue_35(tmp_path, capsys):
+    pred = tmp_path / "pred.parquet"
+    _binary_parquet(pred, [b"\xff\xfe", b"u1", b"u1", b"u2", b"u2"])
+    code, out, err = run(["evaluate", pred, "--truth", pred], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert f"{pred}: column 'user' holds values stored as bytes that are not UTF-8" in err
+    # the Dask and Spark engines read the files themselves: refused before they start
+    _binary_parquet(pred, [r[0].encode() for r in ROWS])
+    with pytest.raises(rio.FileProblem, match="stored as bytes"):
+        rio.parquet_dataset(pred, columns={"user": "user", "item": "item", "score": "score"})
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "\n"], ids=["CR", "CRLF", "LF"])
+@pytest.mark.parametrize("rows", [3, 40_000], ids=["in the header block", "after it"])
+def test_a_bad_byte_is_named_by_its_line_whatever_the_line_ends_issue_35(newline, rows,
+                                                                          tmp_path, capsys):
+    """Bug: lines ending in CR alone were not counted, so every bad byte was "in line 1"."""
+    lines = ["user,item,score,label"] + [f"u{i},a,0.5,1" for i in range(rows)] + \
+        ["u9,b\xe9,0.2,0"]
+    path = tmp_path / "latin.csv"
+    path.write_bytes(newline.join(lines).encode("latin-1") + newline.encode())
+    code, out, err = run(["evaluate", path], capsys)
+    assert code == 2 and f"byte e9 in line {rows + 2} cannot be read as UTF-8" in err, err

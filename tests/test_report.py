@@ -439,8 +439,9 @@ REPORT_REFUSALS = [  # (what, extra arguments, start of the one-line message)
     ("--by with --baselines", ["--by", "activity", "--baselines", "--history",
                                str(rm.DATA_DIR / "sample_history.csv")],
      "--by with --baselines or the beyond-accuracy metrics is not supported yet"),
-    ("--item-features", ["--item-features", str(rm.DATA_DIR / "sample_history.csv")],
-     "--item-features is not in the report yet"),
+    ("--item-features for several models", [str(rm.DATA_DIR / "sample_model_b.csv"),
+                                            "--item-features", str(rm.DATA_DIR / "x.csv")],
+     "--history, --catalog, --item-features and --baselines go with the report of one model"),
     ("--by with the multinomial bootstrap", ["--by", "activity", "--bootstrap", "multinomial"],
      "--by with --bootstrap multinomial"),
 ]
