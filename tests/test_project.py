@@ -161,7 +161,7 @@ def test_tasks_report_installs_no_jupyterlab_which_the_lab_extra_holds():
                 installed.add(_name(requirement))
         assert "jupyterlab" not in installed, command
     assert "jupyterlab" in {_name(r) for r in extras["lab"]}
-    assert "'.[lab]'" in (ROOT / "README.md").read_text()
+    assert "'.[lab]'" in (ROOT / "docs" / "guide" / "contributing.md").read_text()
 
 
 def test_tasks_pip_says_something_while_pip_is_silent(monkeypatch, capsys):
