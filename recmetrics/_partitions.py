@@ -27,7 +27,6 @@ the placements of DeLong's test, :func:`compare_finish`).
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from . import _beyond, _engine, _kernels, slices
 from ._engine import BOOTSTRAPS, Prepared, Summary, check_options, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
+from ._output import directory_output
 from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
                           check_seed)
 from .stats import DeLongResult, _delong_result
@@ -548,14 +548,15 @@ def beyond_setup(b, o: Options, pred, truth, names: dict, distinct_items, *, ci:
                                      user=names["user"], item=item, engine=engine)
 
 
-def per_user_plan(o: Options, per_user_path) -> tuple[Options, str | None]:
+def per_user_plan(o: Options, per_user_path, inputs=()) -> tuple[Options, directory_output | None]:
     """The options of a distributed evaluate_per_user (no AUC, which has no per-user value)
-    and its output directory, made if given (None: the tables are gathered)."""
-    path = None
+    and its output folder (None: the tables are gathered), checked before any work: not one of
+    ``inputs`` (the files the engine reads) nor inside one, new or empty; the parts are written
+    to a temporary folder beside it, renamed onto it when all are written."""
+    folder = None
     if per_user_path is not None:
-        path = os.fspath(per_user_path)
-        os.makedirs(path, exist_ok=True)
-    return o.replace(metrics=tuple(m for m in o.metrics if m != "auc")), path
+        folder = directory_output(per_user_path, inputs=inputs, option="per_user_path")
+    return o.replace(metrics=tuple(m for m in o.metrics if m != "auc")), folder
 
 
 def user_rows(tables: list) -> pd.DataFrame:

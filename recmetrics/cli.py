@@ -583,9 +583,22 @@ def _provenance_of(args, inputs: dict, digests: dict | None = None) -> dict:
                               options=options)
 
 
-def _inputs(args) -> list[str]:
-    return [p for p in (getattr(args, "pred", None), *getattr(args, "models", ()), args.truth)
-            if p is not None]
+#: Every input file option of the commands, by the name used in messages (the output guard
+#: refuses to write over any of them).
+_INPUT_OPTIONS = (("truth", "--truth"), ("history", "--history"), ("users", "--users"),
+                  ("catalog", "--catalog"), ("item_features", "--item-features"))
+
+
+def _inputs(args) -> dict[str, list[str]]:
+    """Every file the command reads, of every role: role name -> paths."""
+    scores = [p for p in (getattr(args, "pred", None), *getattr(args, "models", ()))
+              if p is not None]
+    inputs = {"scores": scores}
+    for name, flag in _INPUT_OPTIONS:
+        given = getattr(args, name, None)
+        if given is not None:
+            inputs[flag] = [given]
+    return inputs
 
 
 def _plan(args) -> rio.Output:

@@ -59,6 +59,7 @@ from ._engine import (BOOTSTRAPS, DEFAULT_METRICS, METRICS, POSITIVES_ONLY,
                       PROBABILITY_METRICS, Prepared, check_options, check_rank,
                       labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
 from ._options import ECE_BINS, conventions_of
+from ._output import write_parquet
 from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           Unseen, check_n_resamples, check_option,
                           check_probability, check_seed)
@@ -548,7 +549,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     table = _engine.user_table(prep, columns, user)
     if per_user_path is None:
         return table
-    table.to_parquet(per_user_path, index=False)
+    write_parquet(table, per_user_path)   # whole or not at all
     return None
 
 
