@@ -351,7 +351,8 @@ def slice_plan(keys: list[list], summaries: list[list], by: list[str], activity:
             codes_ = bucket[at]
         else:
             distinct_values = pd.unique(pd.Series(values, dtype=object))
-            value_codes, names_ = slices._column_codes(np.asarray(distinct_values, dtype=object))
+            value_codes, names_ = slices._column_codes(np.asarray(distinct_values, dtype=object),
+                                                       by[j])
             codes_ = value_codes[pd.Index(distinct_values).get_indexer(
                 pd.Series(values, dtype=object))]
         per_column.append(codes_)
