@@ -58,8 +58,8 @@ class ResultDisplay:
         one column per shown column, headed as shown.
     caption : tuple of str
         The lines said once under the table: conventions, tests, notes.
-    kind : {"evaluate", "compare"}
-        Which function's table it is.
+    kind : {"evaluate", "compare", "table"}
+        Which function's table it is ("table": any other).
     digits : int
         Decimals shown.
     """
@@ -356,8 +356,13 @@ def show(table: pd.DataFrame, *, digits: int = 4) -> ResultDisplay:
       ``attrs["notes"]``, and each row's ``note`` when any row has one.
 
     Any other column (a slice, ``model``, a column you added) is shown as
-    text, numbers rounded. A filtered or reordered table is shown as it is;
-    a missing number is an em dash.
+    text, numbers rounded. Any other table the package returns
+    (:func:`recmetrics.disparity`, :func:`recmetrics.evaluate_per_user`,
+    :func:`recmetrics.beyond_accuracy`, ...) is shown column by column the
+    same way (``kind="table"``). A filtered or reordered table is shown as it
+    is; a missing number is an em dash. Text from the data is escaped for
+    each output (:mod:`recmetrics._present`): HTML-escaped, control characters
+    as escapes in text, ``|`` and line breaks harmless in Markdown.
 
     Parameters
     ----------
@@ -372,8 +377,8 @@ def show(table: pd.DataFrame, *, digits: int = 4) -> ResultDisplay:
     Returns
     -------
     ResultDisplay
-        ``.to_html()``, ``.to_string()``, ``.cells`` (the shown text as a
-        DataFrame) and ``.caption``.
+        ``.to_html()``, ``.to_string()``, ``.to_markdown()``, ``.to_latex()``,
+        ``.cells`` (the shown text as a DataFrame) and ``.caption``.
 
     Notes
     -----

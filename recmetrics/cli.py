@@ -970,8 +970,13 @@ def _check_report(args) -> None:
     """What the report template cannot do, refused before any file is read."""
     several = len(args.models) > 1
     if several and (args.by or args.users):
-        raise UsageError("--by slices the report of one model; give one scores file, or compare "
-                         "the models per slice with recmetrics compare --by")
+        if len(args.models) != 2:
+            raise UsageError("--by compares two models per slice; give two scores files, or "
+                             "report on many models without --by")
+        if "activity" in (args.by or ()):
+            raise UsageError("--by activity (quartiles of each user's scored rows) slices the "
+                             "report of one model; two models scored different rows, so slice "
+                             "them by a user attribute (a column of the first file or of --users)")
     if several and (args.history or args.baselines or args.catalog):
         raise UsageError("--history, --catalog and --baselines go with the report of one model; "
                          "give one scores file")
@@ -1061,7 +1066,8 @@ def cmd_report(args) -> None:
     finally:
         progress.close()
     if not args.quiet and output.mode == "atomic" and output.real_path is not None:
-        print(f"wrote {output.target} ({Path(output.real_path).stat().st_size / 1024:,.0f} KiB)")
+        print(f"wrote {present.terminal(output.target)} "
+              f"({Path(output.real_path).stat().st_size / 1024:,.0f} KiB)")
 
 
 # --------------------------------------------------------------------------- arguments
@@ -1407,11 +1413,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="scores file (.csv, .tsv, .txt or .parquet); two or more compare the "
                          "models (each named by its file name without extension)")
     _add_common(rp, k_default=[10], n_resamples=1000, ci_default=0.95, beyond=True)
-    rps = rp.add_argument_group("slices (one model)")
+    rps = rp.add_argument_group("slices")
     rps.add_argument("--by", nargs="+", metavar="COL",
-                     help="a section per slice of users: per-user columns of PRED or of --users, "
-                          "or 'activity' (quartiles of scored rows per user); several columns "
-                          "give their crossing")
+                     help="a section per slice of users: per-user columns of PRED (the first "
+                          "file) or of --users, or for one model 'activity' (quartiles of "
+                          "scored rows per user); several columns give their crossing; with two "
+                          "scores files, the comparison per slice (Holm across slices)")
     rps.add_argument("--users", metavar="FILE",
                      help="user attributes for --by: the user column and one column per attribute")
     rps.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",

@@ -240,3 +240,38 @@ def test_numbers_are_formatted_one_way_in_the_command_line_and_rm_show():
     assert present.interval(row.ci_low, row.ci_high) in text
     assert f"{present.number(row.value)} {present.interval(row.ci_low, row.ci_high)}" in \
         rm.show(table).to_string()
+
+
+# --------------------------------------------------------------------------- what the footnotes say
+
+def test_compare_by_footnotes_say_what_was_computed(tmp_path, capsys):
+    """Bug (issue 37): compare --by's footnotes contradicted each other: Holm across the
+    slices, then "after no correction over all N rows", and a 'p adjusted' column that the
+    sliced table does not have. They now name the column shown and the one correction run."""
+    users = pd.DataFrame({"user": pd.unique(pd.read_csv(DATA / "sample_model_a.csv").user)})
+    users["region"] = np.where(np.arange(len(users)) % 3 == 0, "north", "south")
+    users.to_csv(tmp_path / "users.csv", index=False)
+    argv = ["compare", DATA / "sample_model_a.csv", DATA / "sample_model_b.csv", "--truth",
+            DATA / "sample_truth.csv", "--by", "region", "--users", tmp_path / "users.csv",
+            "--metrics", "ndcg", "--n-resamples", "200", "-q"]
+    assert cli.main([str(a) for a in argv]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "p (Holm, slices)" in out
+    assert "'p (Holm, slices)' is the randomization p-value (DeLong's for AUC) adjusted by " \
+           "Holm's step-down across the slices of each metric" in out
+    assert "'p adjusted'" not in out and "no correction" not in out
+    assert "p (Holm)'" not in out
+    code = cli.main([str(a) for a in argv + ["--correction", "bonferroni"]])
+    err = capsys.readouterr().err
+    assert code == 2 and "--correction bonferroni: with --by the p-values are adjusted by " \
+                          "Holm's step-down" in err
+
+
+def test_compare_without_by_still_names_its_correction(capsys):
+    argv = ["compare", DATA / "sample_model_a.csv", DATA / "sample_model_b.csv", "--truth",
+            DATA / "sample_truth.csv", "--metrics", "ndcg", "--n-resamples", "200", "-q",
+            "--correction", "bonferroni"]
+    assert cli.main([str(a) for a in argv]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "'p adjusted' is the randomization p-value (DeLong's for AUC) after Bonferroni " \
+           "correction over all" in out
