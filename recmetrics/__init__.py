@@ -19,7 +19,7 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 if _typing.TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ below imports these
     from . import plots, sampling
     from ._compare import results_table_from_comparison
-    from ._display import ResultDisplay, show
+    from ._display import ResultDisplay, show, to_csv
     from ._validation import RecmetricsWarning
     from .auc import GroupAUC, group_auc, group_auc_details, roc_auc, roc_curve
     from .beyond import BEYOND_METRICS, beyond_accuracy, beyond_accuracy_per_user, most_popular
@@ -59,7 +59,7 @@ __all__ = [
     "DeLongResult", "delong_test", "paired_bootstrap_test", "adjust_p_values",
     "paired_sample_size", "minimum_detectable_effect", "ab_sample_size",
     "ResultsTable", "results_table", "LOWER_IS_BETTER", "results_table_from_comparison",
-    "ResultDisplay", "show",
+    "ResultDisplay", "show", "to_csv",
     "evaluate", "evaluate_per_user", "compare", "disparity", "sampling", "plots",
     "beyond_accuracy", "beyond_accuracy_per_user", "most_popular", "BEYOND_METRICS",
 ]
@@ -87,7 +87,7 @@ _HOME = {name: module for module, names in {
     "frame": ["compare", "evaluate", "evaluate_per_user"],
     "slices": ["disparity"],
     "_compare": ["results_table_from_comparison"],
-    "_display": ["ResultDisplay", "show"],
+    "_display": ["ResultDisplay", "show", "to_csv"],
     "beyond": ["BEYOND_METRICS", "beyond_accuracy", "beyond_accuracy_per_user", "most_popular"],
 }.items() for name in names}
 

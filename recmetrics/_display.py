@@ -22,7 +22,6 @@ pandas version (a stored notebook output stays comparable).
 """
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -30,12 +29,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from . import _present as present
+from ._output import plan_output, write_output
+from ._present import MISSING
 from ._validation import check_whole
 
-__all__ = ["ResultDisplay", "show"]
-
-#: How a missing number is shown.
-MISSING = "\u2014"
+__all__ = ["ResultDisplay", "show", "to_csv"]
 
 #: Columns folded into another shown column, or said once under the table.
 _EVALUATE_FOLDED = {"k", "ci_low", "ci_high", "conventions"}
@@ -59,8 +58,8 @@ class ResultDisplay:
         one column per shown column, headed as shown.
     caption : tuple of str
         The lines said once under the table: conventions, tests, notes.
-    kind : {"evaluate", "compare"}
-        Which function's table it is.
+    kind : {"evaluate", "compare", "table"}
+        Which function's table it is ("table": any other).
     digits : int
         Decimals shown.
     """
@@ -68,46 +67,66 @@ class ResultDisplay:
     table: pd.DataFrame
     cells: pd.DataFrame
     caption: tuple[str, ...]
-    kind: Literal["evaluate", "compare"]
+    kind: Literal["evaluate", "compare", "table"]
     digits: int
 
     def _numeric(self) -> list[bool]:
         """Per shown column: right-aligned (numbers) or not."""
-        return [bool(self.cells[c].map(_looks_numeric).all()) and len(self.cells) > 0
-                for c in self.cells.columns]
+        return [bool(self.cells.iloc[:, i].map(_looks_numeric).all()) and len(self.cells) > 0
+                for i in range(self.cells.shape[1])]
+
+    def _rows(self) -> list[list[str]]:
+        return [[str(v) for v in row] for row in self.cells.itertuples(index=False)]
 
     def to_html(self) -> str:
         """An HTML ``<table>``, the caption under it; every cell is HTML-escaped."""
         right = self._numeric()
 
-        def cell(tag: str, text: str, i: int) -> str:
+        def cell(tag: str, text, i: int) -> str:
             style = ' style="text-align:right"' if right[i] else ' style="text-align:left"'
-            return f"<{tag}{style}>{html.escape(str(text))}</{tag}>"
+            return f"<{tag}{style}>{present.html(text)}</{tag}>"
 
         head = "".join(cell("th", c, i) for i, c in enumerate(self.cells.columns))
         body = "".join("<tr>" + "".join(cell("td", v, i) for i, v in enumerate(row)) + "</tr>"
-                       for row in self.cells.itertuples(index=False))
-        caption = "<br>".join(html.escape(line) for line in self.caption)
+                       for row in self._rows())
+        caption = "<br>".join(present.html(line) for line in self.caption)
         caption = (f'<caption style="caption-side:bottom;text-align:left">{caption}</caption>'
                    if caption else "")
         return (f'<table class="recmetrics-{self.kind}">{caption}<thead><tr>{head}</tr></thead>'
                 f"<tbody>{body}</tbody></table>")
 
     def to_string(self) -> str:
-        """Plain text: columns padded (numbers to the right), then the caption lines."""
-        right = self._numeric()
-        columns = [str(c) for c in self.cells.columns]
-        rows = [[str(v) for v in row] for row in self.cells.itertuples(index=False)]
-        widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(columns)]
-
-        def line(values: list[str]) -> str:
-            return "  ".join(v.rjust(w) if r else v.ljust(w)
-                             for v, w, r in zip(values, widths, right)).rstrip()
-
-        lines = [line(columns), *(line(r) for r in rows)]
+        """Plain text: columns padded (numbers to the right), then the caption lines; control
+        characters in any text are shown as escapes (``\\x1b``), never sent to the terminal."""
+        right = {i for i, r in enumerate(self._numeric()) if r}
+        lines = [present.text_table([str(c) for c in self.cells.columns], self._rows(), right,
+                                    rule=False)]
         if self.caption:
-            lines += [""] + list(self.caption)
+            lines += [""] + [present.terminal(line) for line in self.caption]
         return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """A Markdown (GitHub) table, then the caption lines as a paragraph; every cell
+        escaped for Markdown (``|`` and line breaks cannot end a cell or a row)."""
+        right = self._numeric()
+        lines = ["| " + " | ".join(present.markdown(c) for c in self.cells.columns) + " |",
+                 "| " + " | ".join("--:" if r else ":--" for r in right) + " |"]
+        lines += ["| " + " | ".join(present.markdown(v) for v in row) + " |"
+                  for row in self._rows()]
+        if self.caption:
+            lines += [""] + [present.markdown(line) + "  " for line in self.caption]
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        r"""A LaTeX ``tabular`` with booktabs rules; every cell escaped for LaTeX."""
+        right = self._numeric()
+        spec = "".join("r" if r else "l" for r in right)
+        lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
+                 " & ".join(present.latex(c) for c in self.cells.columns) + r" \\",
+                 "\\midrule"]
+        lines += [" & ".join(present.latex(v) for v in row) + r" \\" for row in self._rows()]
+        lines += ["\\bottomrule", "\\end{tabular}"]
+        return "\n".join(lines) + "\n"
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -122,43 +141,19 @@ def _looks_numeric(text: str) -> bool:
 
 
 def _number(value, digits: int) -> str:
-    return MISSING if pd.isna(value) else f"{float(value):.{digits}f}"
-
-
-def _count(value) -> str:
-    if pd.isna(value):
-        return MISSING
-    number = float(value)
-    return f"{int(number):,}" if number.is_integer() else f"{number:,.4f}"
-
-
-def _p_value(value, digits: int) -> str:
-    """A p-value as shown: ``<0.0001`` below the last decimal shown, else rounded."""
-    if pd.isna(value):
-        return MISSING
-    floor = 10.0 ** -digits
-    return f"<{floor:.{digits}f}" if float(value) < floor else f"{float(value):.{digits}f}"
+    return present.number(value, digits)
 
 
 def _generic(series: pd.Series, digits: int) -> pd.Series:
     """A column this module does not know: numbers rounded, flags as yes/no, the rest as text."""
     if pd.api.types.is_bool_dtype(series):
         return series.map(lambda v: MISSING if pd.isna(v) else ("yes" if v else "no"))
-    if pd.api.types.is_integer_dtype(series):
-        return series.map(_count)
+    if pd.api.types.is_integer_dtype(series):  # ids, years, slice values: as written
+        return series.map(lambda v: MISSING if pd.isna(v) else str(int(v)))
     if pd.api.types.is_float_dtype(series):
         return series.map(lambda v: _number(v, digits))
     return series.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v))
                       else str(v))
-
-
-def _labels(table: pd.DataFrame) -> pd.Series:
-    """The metric with its cut-off, as ``metric@k`` (just the metric where k is missing)."""
-    metric = table["metric"].map(str)
-    if "k" not in table.columns:
-        return metric
-    return pd.Series([m if pd.isna(k) else f"{m}@{int(k)}" for m, k in zip(metric, table["k"])],
-                     index=table.index)
 
 
 def _conventions(table: pd.DataFrame) -> str:
@@ -185,12 +180,12 @@ def _shared_cell(shown: dict, table: pd.DataFrame, column: str, digits: int) -> 
     """Put ``column`` in ``shown`` as every table shows it: the metric labels, the notes (only
     where some row has one), counts, and any other column as it comes."""
     if column == "metric":
-        shown["metric"] = _labels(table)
+        shown["metric"] = present.metric_labels(table)
     elif column == "note":
         if table["note"].map(lambda n: isinstance(n, str) and bool(n.strip())).any():
             shown["note"] = _generic(table["note"], digits)
     elif column.startswith("n_") or column == "slice_size":
-        shown[column] = table[column].map(_count)
+        shown[column] = table[column].map(present.count)
     else:
         shown[column] = _generic(table[column], digits)
 
@@ -204,7 +199,7 @@ def _evaluate_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
         if column == "value" and has_ci:
             shown["value [interval]"] = pd.Series(
                 [_number(v, digits) if pd.isna(lo) or pd.isna(hi) else
-                 f"{_number(v, digits)} [{_number(lo, digits)}, {_number(hi, digits)}]"
+                 f"{_number(v, digits)} {present.interval(lo, hi, digits)}"
                  for v, lo, hi in zip(table["value"], table["ci_low"], table["ci_high"])],
                 index=table.index)
         elif column == "value":
@@ -218,6 +213,19 @@ def _evaluate_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
                        + (f", {float(level):.0%} level" if isinstance(level, (int, float))
                           else "") + ".")
     return shown, caption
+
+
+def _table_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
+    """Any other table: the metric with its cut-off, counts, numbers rounded, flags as yes/no,
+    the rest as text."""
+    shown: dict[str, pd.Series] = {}
+    for column in table.columns:
+        if column == "k" and "metric" in table.columns:
+            continue
+        if column in ("conventions",):
+            continue
+        _shared_cell(shown, table, column, digits)
+    return shown, []
 
 
 def _model_names(table: pd.DataFrame) -> tuple[str, str] | None:
@@ -243,10 +251,10 @@ def _compare_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
         elif column == "value_b":
             shown[b if names else "value_b"] = table[column].map(lambda v: _number(v, digits))
         elif column == "difference":
-            signed = table[column].map(lambda v: MISSING if pd.isna(v) else f"{float(v):+.{digits}f}")
+            signed = table[column].map(lambda v: present.number(v, digits, signed=True))
             if {"ci_low", "ci_high"} <= set(table.columns):  # the interval beside the difference
                 signed = pd.Series([s if pd.isna(lo) or pd.isna(hi) else
-                                    f"{s} [{float(lo):+.{digits}f}, {float(hi):+.{digits}f}]"
+                                    f"{s} {present.interval(lo, hi, digits, signed=True)}"
                                     for s, lo, hi in zip(signed, table["ci_low"], table["ci_high"])],
                                    index=table.index)
             shown[f"{b} \u2212 {a}" if names else "difference"] = signed
@@ -255,7 +263,7 @@ def _compare_cells(table: pd.DataFrame, digits: int) -> tuple[dict, list[str]]:
     caption = []
     p = _verdict_p(table)
     if p is not None:
-        shown["p"] = p.map(lambda v: _p_value(v, digits))
+        shown["p"] = p.map(lambda v: present.p_value(v, digits))
     if verdict_column in table.columns:
         shown["verdict"] = pd.Series(
             [_verdict_text(v, ma, mb) for v, ma, mb in zip(
@@ -348,8 +356,13 @@ def show(table: pd.DataFrame, *, digits: int = 4) -> ResultDisplay:
       ``attrs["notes"]``, and each row's ``note`` when any row has one.
 
     Any other column (a slice, ``model``, a column you added) is shown as
-    text, numbers rounded. A filtered or reordered table is shown as it is;
-    a missing number is an em dash.
+    text, numbers rounded. Any other table the package returns
+    (:func:`recmetrics.disparity`, :func:`recmetrics.evaluate_per_user`,
+    :func:`recmetrics.beyond_accuracy`, ...) is shown column by column the
+    same way (``kind="table"``). A filtered or reordered table is shown as it
+    is; a missing number is an em dash. Text from the data is escaped for
+    each output (:mod:`recmetrics._present`): HTML-escaped, control characters
+    as escapes in text, ``|`` and line breaks harmless in Markdown.
 
     Parameters
     ----------
@@ -364,8 +377,8 @@ def show(table: pd.DataFrame, *, digits: int = 4) -> ResultDisplay:
     Returns
     -------
     ResultDisplay
-        ``.to_html()``, ``.to_string()``, ``.cells`` (the shown text as a
-        DataFrame) and ``.caption``.
+        ``.to_html()``, ``.to_string()``, ``.to_markdown()``, ``.to_latex()``,
+        ``.cells`` (the shown text as a DataFrame) and ``.caption``.
 
     Notes
     -----
@@ -393,19 +406,62 @@ def show(table: pd.DataFrame, *, digits: int = 4) -> ResultDisplay:
         raise ValueError(f"table must be a pandas DataFrame returned by recmetrics.evaluate or "
                          f"recmetrics.compare, got {type(table).__name__}")
     columns = set(table.columns)
-    kind: Literal["evaluate", "compare"]
+    kind: Literal["evaluate", "compare", "table"]
     if {"value_a", "value_b"} <= columns:
         kind = "compare"
         shown, caption = _compare_cells(table, digits)
     elif {"metric", "value"} <= columns:
         kind = "evaluate"
         shown, caption = _evaluate_cells(table, digits)
-    else:
-        raise ValueError("table has neither the columns 'metric' and 'value' "
-                         "(recmetrics.evaluate) nor 'value_a' and 'value_b' "
-                         f"(recmetrics.compare); its columns are {list(table.columns)}")
+    else:  # disparity, evaluate_per_user, beyond_accuracy, most_popular, a table of yours
+        kind = "table"
+        shown, caption = _table_cells(table, digits)
     conventions = _conventions(table)
     lines = ([f"Conventions: {conventions}."] if conventions else []) + caption + _notes(table)
     cells = pd.DataFrame(shown, index=table.index)
     return ResultDisplay(table=table, cells=cells, caption=tuple(lines), kind=kind,
                          digits=digits)
+
+
+def to_csv(table: pd.DataFrame, path=None, *, sep: str = ",", raw: bool = False) -> str | None:
+    r"""A results table as CSV (or TSV with ``sep="\t"``), as ``recmetrics evaluate -o t.csv``
+    writes it: every column at full precision, no index, and text cells neutralised against
+    formula (CSV) injection.
+
+    A text cell (an id, a slice value, a model name, a column name) that starts with ``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return is written with a leading ``'``, so that a
+    spreadsheet opening the file shows it as text instead of running it as a formula (OWASP's
+    rule). Numbers are never changed (a -0.5 stays -0.5, in a numeric column or as text
+    that is wholly a number). ``raw=True`` writes the text as it is.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Any table (of :func:`recmetrics.evaluate`, :func:`recmetrics.compare`, ...).
+    path : str or path, optional
+        Write the text there (atomically, through recmetrics' output guard) and return None;
+        without it the text is returned.
+    sep : str, default ","
+        The field separator.
+    raw : bool, default False
+        Write text cells as they are, not neutralised.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"country": ["=1+2", "fr"], "metric": ["ndcg", "ndcg"],
+    ...                       "value": [-0.5, 0.25]})
+    >>> print(to_csv(table), end="")
+    country,metric,value
+    '=1+2,ndcg,-0.5
+    fr,ndcg,0.25
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise ValueError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    if not isinstance(sep, str) or len(sep) != 1:
+        raise ValueError(f"sep={sep!r} must be one character such as ',' or '\\t'")
+    text = present.csv_text(table, sep=sep, raw=bool(raw))
+    if path is None:
+        return text
+    output = plan_output(path, allowed=("csv", "tsv", "table"), option="path")
+    write_output(output, text)
+    return None

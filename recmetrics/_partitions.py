@@ -27,7 +27,6 @@ the placements of DeLong's test, :func:`compare_finish`).
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from ._engine import BOOTSTRAPS, Prepared, Summary, check_options, check_rank, r
 from ._ids import keyed_users, user_hash
 from ._metrics import METRICS
 from ._options import Options
+from ._output import directory_output
 from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
                           check_seed)
 from ._delong import DeLongResult, delong_result
@@ -352,7 +352,8 @@ def slice_plan(keys: list[list], summaries: list[list], by: list[str], activity:
             codes_ = bucket[at]
         else:
             distinct_values = pd.unique(pd.Series(values, dtype=object))
-            value_codes, names_ = slices._column_codes(np.asarray(distinct_values, dtype=object))
+            value_codes, names_ = slices._column_codes(np.asarray(distinct_values, dtype=object),
+                                                       by[j])
             codes_ = value_codes[pd.Index(distinct_values).get_indexer(
                 pd.Series(values, dtype=object))]
         per_column.append(codes_)
@@ -549,14 +550,15 @@ def beyond_setup(b, o: Options, pred, truth, names: dict, distinct_items, *, ci:
                                      user=names["user"], item=item, engine=engine)
 
 
-def per_user_plan(o: Options, per_user_path) -> tuple[Options, str | None]:
+def per_user_plan(o: Options, per_user_path, inputs=()) -> tuple[Options, directory_output | None]:
     """The options of a distributed evaluate_per_user (no AUC, which has no per-user value)
-    and its output directory, made if given (None: the tables are gathered)."""
-    path = None
+    and its output folder (None: the tables are gathered), checked before any work: not one of
+    ``inputs`` (the files the engine reads) nor inside one, new or empty; the parts are written
+    to a temporary folder beside it, renamed onto it when all are written."""
+    folder = None
     if per_user_path is not None:
-        path = os.fspath(per_user_path)
-        os.makedirs(path, exist_ok=True)
-    return o.replace(metrics=tuple(m for m in o.metrics if m != "auc")), path
+        folder = directory_output(per_user_path, inputs=inputs, option="per_user_path")
+    return o.replace(metrics=tuple(m for m in o.metrics if m != "auc")), folder
 
 
 def user_rows(tables: list) -> pd.DataFrame:

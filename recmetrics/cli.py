@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from . import _memory, _metrics, _progress, _provenance
+from . import _present as present
 from . import io as rio
 from ._options import CONVENTIONS
 from ._progress import Progress
@@ -177,35 +178,24 @@ def _check_memory(args, *, n_users: int, n_rows: int, command: str = "evaluate")
 # --------------------------------------------------------------------------- formatting
 
 
+# Numbers, p-values, names and text tables come from the one presentation module, _present;
+# these names keep the command line's own look (an empty cell for a missing value, "-" for a
+# p-value not computed).
+
+
 def _number(value, digits: int = 4) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) \
-        else f"{value:.{digits}f}"
+    return present.number(value, digits, missing="")
 
 
-def _percent(level: float) -> str:
-    """A level as a percentage with the digits it needs: 0.95 -> '95%', 0.999 -> '99.9%'."""
-    return f"{level * 100:.10g}%"
+_percent = present.percent
+_metric_name = present.metric_label
 
 
 def _p_value(p) -> str:
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "-"
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+    return present.p_value(p, missing="-")
 
 
-def _metric_name(metric: str, k) -> str:
-    return metric if pd.isna(k) else f"{metric}@{int(k)}"
-
-
-def _text_table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
-    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
-    lines = []
-    for row in [header] + rows:
-        cells = [str(c).rjust(w) if i in right else str(c).ljust(w)
-                 for i, (c, w) in enumerate(zip(row, widths))]
-        lines.append("  ".join(cells).rstrip())
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+_text_table = present.text_table
 
 
 def _conventions_line(conventions: dict) -> str:
@@ -229,11 +219,12 @@ def _jsonable(value):
     return value
 
 
-def _tidy(table: pd.DataFrame, fmt: str):
-    """The table itself: CSV or TSV text, or the DataFrame for Parquet."""
+def _tidy(table: pd.DataFrame, fmt: str, raw: bool = False):
+    """The table itself: CSV or TSV text (text cells neutralised against formula injection
+    unless ``raw``: :func:`recmetrics._present.csv_text`), or the DataFrame for Parquet."""
     if fmt == "parquet":
         return table.reset_index(drop=True)
-    return table.to_csv(index=False, sep="\t" if fmt == "tsv" else ",", lineterminator="\n")
+    return present.csv_text(table, sep="\t" if fmt == "tsv" else ",", raw=raw)
 
 
 def _records(table: pd.DataFrame) -> list[dict]:
@@ -243,10 +234,12 @@ def _records(table: pd.DataFrame) -> list[dict]:
 
 def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | None,
                       n_resamples: int, seed: int, bootstrap: str = "poisson",
-                      provenance: dict | None = None) -> str:
+                      provenance: dict | None = None, *, raw: bool = False) -> str:
+    """The table of ``evaluate`` as ``fmt`` writes it (``raw``: CSV/TSV text cells as they
+    are, not neutralised against formula injection)."""
     conventions = table.attrs["conventions"]
     if fmt in ("csv", "tsv", "parquet"):
-        return _tidy(table, fmt)
+        return _tidy(table, fmt, raw)
     if fmt == "json":
         document = {"command": "evaluate", "inputs": inputs, "conventions": conventions,
                     "ci": ci, "n_resamples": n_resamples if ci else None,
@@ -267,25 +260,25 @@ def format_evaluation(table: pd.DataFrame, inputs: dict, fmt: str, ci: float | N
             ([row.model] if models else []) + [_metric_name(row.metric, row.k),
                                                _number(row.value)]
         if ci:
-            cells.append("" if math.isnan(row.ci_low)
-                         else f"[{row.ci_low:.4f}, {row.ci_high:.4f}]")
+            cells.append(present.interval(row.ci_low, row.ci_high))
         cells += [f"{row.n_users:,}", f"{row.n_skipped:,}", f"{row.n_without_predictions:,}"]
         rows.append(cells)
     right = set(range(len(lead) + 1, len(header))) | ({len(by)} if by else set())
     described = " against ".join(
-        f"{d['path']} ({d['rows']:,} rows, {d['users']:,} users"
+        f"{present.terminal(d['path'])} ({d['rows']:,} rows, {d['users']:,} users"
         + ("; no label column: every row is a relevant item" if "labels" in d else "") + ")"
         for role, d in inputs.items() if role != "history")
     if "history" in inputs:
         d = inputs["history"]
-        described += f"; history {d['path']} ({d['rows']:,} rows, {d['users']:,} users)"
+        described += (f"; history {present.terminal(d['path'])} ({d['rows']:,} rows, "
+                      f"{d['users']:,} users)")
     notes = [
         f"evaluated: {described}",
         "",
         _text_table(header, rows, right=right),
         "",
-        *[textwrap.fill(note, width=100) for note in table.attrs.get("notes", [])
-          if by],
+        *[textwrap.fill(present.terminal(note), width=100)
+          for note in table.attrs.get("notes", []) if by],
         _conventions_paragraph(conventions),
         textwrap.fill("skipped: users with no relevant item (left out of the ranking means; for "
                       "GAUC, users with one class only); no predictions: users with relevant "
@@ -312,10 +305,13 @@ def _provenance_line(provenance: dict) -> str:
 
 
 def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
-                      n_resamples: int, seed: int, provenance: dict | None = None) -> str:
+                      n_resamples: int, seed: int, provenance: dict | None = None, *,
+                      raw: bool = False) -> str:
+    """The table of ``compare`` as ``fmt`` writes it (``raw``: CSV/TSV text cells as they
+    are, not neutralised against formula injection)."""
     conventions = table.attrs["conventions"]
     if fmt in ("csv", "tsv", "parquet"):
-        return _tidy(table, fmt)
+        return _tidy(table, fmt, raw)
     if fmt in ("markdown", "latex", "html"):
         from ._compare import results_table_from_comparison
 
@@ -359,31 +355,42 @@ def format_comparison(table: pd.DataFrame, inputs: dict, fmt: str, alpha: float,
     for role in models:
         d = inputs[role]
         label = role.upper() if two else d.get("model", role)
-        lines.append(f"{label}: {d['path']} ({d['rows']:,} rows, {d['users']:,} users)")
+        lines.append(f"{present.terminal(label)}: {present.terminal(d['path'])} "
+                     f"({d['rows']:,} rows, {d['users']:,} users)")
     if "truth" in inputs:
         d = inputs["truth"]
-        lines.append(f"truth: {d['path']} ({d['rows']:,} rows, {d['users']:,} users)")
-    correction = table.attrs.get("correction", "none")
-    adjusted = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
-                "none": "no"}[correction]
+        lines.append(f"truth: {present.terminal(d['path'])} ({d['rows']:,} rows, "
+                     f"{d['users']:,} users)")
+    tests = ("p-values are two-sided and paired over the users every model is evaluated on: a "
+             f"paired t-test and a sign-flip randomization test ({n_resamples:,} resamples, "
+             f"seed {seed}), and a paired bootstrap test; global AUC, not a mean over users, "
+             "gets DeLong's test on the rows both models scored.")
+    if by:  # compare_sliced: Holm within each metric's slices, nothing across metrics
+        adjustment = (
+            "'p (Holm, slices)' is the randomization p-value (DeLong's for AUC) adjusted by "
+            "Holm's step-down across the slices of each metric (each p-value column the same "
+            "way; --format csv or json gives them all); the rows of all users are not in that "
+            "family and show their own p-value, and metrics are not corrected against each "
+            f"other. The verdict reads it at alpha={alpha:g}.")
+    else:
+        correction = table.attrs.get("correction", "none")
+        adjusted = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+                    "none": "no"}[correction]
+        adjustment = (
+            "'p adjusted' is the randomization p-value (DeLong's for AUC) after "
+            f"{adjusted} correction over all {len(table)} rows of the table (each p-value "
+            "column is corrected the same way; --format csv or json gives them all); the "
+            "verdict uses it. Were all models equally good, about "
+            f"{_percent(alpha)} of the rows tested would come out 'significant' by chance "
+            "without a correction.")
     lines += [
         "",
         _text_table(header, rows, right=right),
         "",
         summary,
-        *([textwrap.fill("sliced: each slice's rows compare the slice's users alone; 'p (Holm)' is "
-                         "the randomization p-value adjusted by Holm's step-down across the slices of "
-                         "each metric, and the verdict reads it", width=100)] if by else []),
-        textwrap.fill(
-            "p-values are two-sided and paired over the users every model is evaluated on: a "
-            f"paired t-test and a sign-flip randomization test ({n_resamples:,} resamples, "
-            f"seed {seed}), and a paired bootstrap test; global AUC, not a mean over users, gets "
-            "DeLong's test on the rows both models scored. 'p adjusted' is the randomization "
-            f"p-value (DeLong's for AUC) after {adjusted} correction over all {len(table)} rows "
-            "of the table (each p-value column is corrected the same way; --format csv or json "
-            "gives them all); the verdict uses it. Were all models equally good, about "
-            f"{_percent(alpha)} of the rows tested would come out 'significant' by chance "
-            "without a correction.", width=100),
+        *([textwrap.fill("sliced: each slice's rows compare the slice's users alone.",
+                         width=100)] if by else []),
+        textwrap.fill(f"{tests} {adjustment}", width=100),
         _conventions_paragraph(conventions),
     ]
     if provenance is not None:
@@ -632,9 +639,22 @@ def _recorded_arguments(arguments: dict, plan, frames, keys) -> dict:
     return {name: plain(name, value) for name, value in arguments.items()}
 
 
-def _inputs(args) -> list[str]:
-    return [p for p in (getattr(args, "pred", None), *getattr(args, "models", ()), args.truth)
-            if p is not None]
+#: Every input file option of the commands, by the name used in messages (the output guard
+#: refuses to write over any of them).
+_INPUT_OPTIONS = (("truth", "--truth"), ("history", "--history"), ("users", "--users"),
+                  ("catalog", "--catalog"), ("item_features", "--item-features"))
+
+
+def _inputs(args) -> dict[str, list[str]]:
+    """Every file the command reads, of every role: role name -> paths."""
+    scores = [p for p in (getattr(args, "pred", None), *getattr(args, "models", ()))
+              if p is not None]
+    inputs = {"scores": scores}
+    for name, flag in _INPUT_OPTIONS:
+        given = getattr(args, name, None)
+        if given is not None:
+            inputs[flag] = [given]
+    return inputs
 
 
 def _plan(args) -> rio.Output:
@@ -791,7 +811,7 @@ def _evaluate_on_engine(args, output, progress: Progress) -> pd.DataFrame:
     progress.stage("writing")
     content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
                                 args.seed, bootstrap="poisson",
-                                provenance=_provenance_of(args, inputs=inputs))
+                                provenance=_provenance_of(args, inputs=inputs), raw=args.raw_csv)
     rio.write_output(output, content)
     return table
 
@@ -846,7 +866,8 @@ def cmd_evaluate(args) -> None:
         del pred, truth, frames, arguments
         progress.stage("writing")
         content = format_evaluation(table, inputs, output.format, args.ci, args.n_resamples,
-                                    args.seed, bootstrap=args.bootstrap, provenance=provenance)
+                                    args.seed, bootstrap=args.bootstrap, provenance=provenance,
+                                    raw=args.raw_csv)
         rio.write_output(output, content)
     finally:
         progress.close()
@@ -902,6 +923,10 @@ def cmd_compare(args) -> None:
         if isinstance(given, list) and len(given) not in (1, len(names)):
             raise UsageError(f"{option}: give one column name for every file, or one per file "
                              f"({len(names)}); got {len(given)}")
+    if (args.by or args.users) and args.correction != "holm":
+        raise UsageError(f"--correction {args.correction}: with --by the p-values are adjusted by "
+                         "Holm's step-down across the slices of each metric; leave out "
+                         "--correction")
     gates = _check_gates([g for group in args.fail_if_worse or () for g in group], args,
                          "--fail-if-worse")
     output = _plan(args)
@@ -936,7 +961,7 @@ def cmd_compare(args) -> None:
         del frames, truth, read, arguments
         progress.stage("writing")
         content = format_comparison(table, inputs, output.format, args.alpha, args.n_resamples,
-                                    args.seed, provenance=provenance)
+                                    args.seed, provenance=provenance, raw=args.raw_csv)
         rio.write_output(output, content)
     finally:
         progress.close()
@@ -949,8 +974,13 @@ def _check_report(args) -> None:
     """What the report template cannot do, refused before any file is read."""
     several = len(args.models) > 1
     if several and (args.by or args.users):
-        raise UsageError("--by slices the report of one model; give one scores file, or compare "
-                         "the models per slice with recmetrics compare --by")
+        if len(args.models) != 2:
+            raise UsageError("--by compares two models per slice; give two scores files, or "
+                             "report on many models without --by")
+        if "activity" in (args.by or ()):
+            raise UsageError("--by activity (quartiles of each user's scored rows) slices the "
+                             "report of one model; two models scored different rows, so slice "
+                             "them by a user attribute (a column of the first file or of --users)")
     if several and (args.history or args.baselines or args.catalog or args.item_features):
         raise UsageError("--history, --catalog, --item-features and --baselines go with the "
                          "report of one model; give one scores file")
@@ -1024,7 +1054,8 @@ def cmd_report(args) -> None:
     finally:
         progress.close()
     if not args.quiet and output.mode == "atomic" and output.real_path is not None:
-        print(f"wrote {output.target} ({Path(output.real_path).stat().st_size / 1024:,.0f} KiB)")
+        print(f"wrote {present.terminal(output.target)} "
+              f"({Path(output.real_path).stat().st_size / 1024:,.0f} KiB)")
 
 
 # --------------------------------------------------------------------------- arguments
@@ -1261,6 +1292,12 @@ _OUT_HELP = ("write to this file instead of standard output ('-'); the extension
              "format: .txt (table), .json, .csv, .tsv, .csv.gz/.bz2/.xz/.zst, .parquet")
 
 
+_RAW_HELP = ("CSV and TSV output: write text cells as they are; by default a text cell starting "
+             "with = + - @, a tab or a carriage return gets a leading ' so that a spreadsheet "
+             "does not run it as a formula (OWASP's rule against CSV injection; numbers are "
+             "never changed)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Evaluate recommender / ranking model scores from "
                                             "CSV or Parquet files.",
@@ -1278,6 +1315,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=FORMATS,
                     help="output format (default: from -o's extension, else table)")
     ev.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP)
+    ev.add_argument("--raw-csv", action="store_true", help=_RAW_HELP)
     ev.add_argument("--fail-under", type=_threshold, nargs="+", metavar="METRIC=VALUE",
                     help="quality gate: after writing the output, exit with status 3 when a "
                          "metric is below its threshold, e.g. --fail-under ndcg@10=0.30 "
@@ -1348,6 +1386,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "latex and html write the results table: models by metrics, best in "
                          "bold, significant wins as superscript letters")
     cp.add_argument("-o", "--output", metavar="OUT", help=_OUT_HELP + ", .md, .tex, .html")
+    cp.add_argument("--raw-csv", action="store_true", help=_RAW_HELP)
     cp.add_argument("--fail-if-worse", type=_worse_metrics, nargs="+", metavar="METRICS",
                     help="quality gate: after writing the output, exit with status 3 when a model "
                          "is significantly worse than the first file (or --baseline) on one of "
@@ -1368,11 +1407,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="scores file (.csv, .tsv, .txt or .parquet); two or more compare the "
                          "models (each named by its file name without extension)")
     _add_common(rp, k_default=[10], n_resamples=1000, ci_default=0.95, beyond=True)
-    rps = rp.add_argument_group("slices (one model)")
+    rps = rp.add_argument_group("slices")
     rps.add_argument("--by", nargs="+", metavar="COL",
-                     help="a section per slice of users: per-user columns of PRED or of --users, "
-                          "or 'activity' (quartiles of scored rows per user); several columns "
-                          "give their crossing")
+                     help="a section per slice of users: per-user columns of PRED (the first "
+                          "file) or of --users, or for one model 'activity' (quartiles of "
+                          "scored rows per user); several columns give their crossing; with two "
+                          "scores files, the comparison per slice (Holm across slices)")
     rps.add_argument("--users", metavar="FILE",
                      help="user attributes for --by: the user column and one column per attribute")
     rps.add_argument("--min-slice-size", type=_workers, default=30, metavar="N",
@@ -1405,7 +1445,8 @@ def _as_flags(message: str) -> str:
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"{PROG}: warning: {_as_flags(' '.join(str(message).split()))}", file=sys.stderr)
+    print(f"{PROG}: warning: {present.terminal(_as_flags(' '.join(str(message).split())))}",
+          file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1421,13 +1462,16 @@ def main(argv: list[str] | None = None) -> int:
             args.argv = [PROG, *typed]
             args.run(args)
     except UsageError as error:
-        print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
+        print(f"{PROG}: error: {present.terminal(' '.join(str(error).split()))}",
+              file=sys.stderr)
         return 2
     except GateFailed as error:
-        print(f"{PROG}: gate failed: {' '.join(str(error).split())}", file=sys.stderr)
+        print(f"{PROG}: gate failed: {present.terminal(' '.join(str(error).split()))}",
+              file=sys.stderr)
         return 3
     except ValueError as error:
-        print(f"{PROG}: error: {_as_flags(' '.join(str(error).split()))}", file=sys.stderr)
+        print(f"{PROG}: error: {present.terminal(_as_flags(' '.join(str(error).split())))}",
+              file=sys.stderr)
         return 2
     except MemoryError:
         print(f"{PROG}: error: out of memory; use fewer --n-resamples, a smaller --k, or a "

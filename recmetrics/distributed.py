@@ -377,11 +377,36 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
-    o_users, path = _partitions.per_user_plan(o, per_user_path)
-    _, tables, _ = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
-                     npartitions=npartitions, users="collect" if path is None else "write",
-                     path=path)
-    return None if path is not None else _partitions.user_rows(tables)
+    o_users, folder = _partitions.per_user_plan(o, per_user_path, _input_files(pred, truth))
+    if folder is None:
+        _, tables, _ = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
+                            npartitions=npartitions, users="collect")
+        return _partitions.user_rows(tables)
+    with folder as path:
+        _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
+             npartitions=npartitions, users="write", path=path)
+    return None
+
+
+def _input_files(*frames) -> list[str]:
+    """The files and folders the Dask DataFrames read (their read_parquet / read_csv paths),
+    as far as the expression tells; the per-user output must not be one of them."""
+    found: list[str] = []
+    for frame in frames:
+        expr = getattr(frame, "expr", None)
+        if expr is None:
+            continue
+        for node in expr.walk():
+            for name in ("path", "filename", "urlpath"):
+                try:
+                    given = node.operand(name)
+                except (KeyError, AttributeError, ValueError, IndexError):
+                    continue
+                for path in [given] if isinstance(given, (str, os.PathLike)) else (
+                        given if isinstance(given, (list, tuple)) else ()):
+                    if isinstance(path, (str, os.PathLike)):
+                        found.append(os.fspath(path))
+    return found
 
 
 def _standard(part: pd.DataFrame, *, order: int, partition_info=None, **kwargs) -> pd.DataFrame:

@@ -60,6 +60,7 @@ from ._engine import (BOOTSTRAPS, POSITIVES_ONLY, Prepared, check_options, check
                       labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
 from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRICS, PROBABILITY_METRICS
 from ._options import conventions_of
+from ._output import write_parquet
 from ._validation import (Adjustment, Denominator, PrDenominator,
                           EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           Unseen, check_n_resamples, check_option,
@@ -536,7 +537,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     table = _engine.user_table(prep, columns, user)
     if per_user_path is None:
         return table
-    table.to_parquet(per_user_path, index=False)
+    write_parquet(table, per_user_path)   # whole or not at all
     return None
 
 

@@ -35,18 +35,11 @@ provenance record all use them, so no caller has its own suffix rules.
 
 Writing
 -------
-:func:`plan_output` checks an output target *before* any computation (the format
-its extension names, that it is not one of the inputs, that it can be written)
-and :func:`write_output` writes it:
-
-* a regular file (new or existing) is written to a temporary file in the same
-  folder and renamed into place at the end, so a failure never leaves a
-  half-written file; an existing file keeps its permission bits (and its owner
-  where the system allows);
-* a symlink is followed: the file it points to is replaced, the link stays;
-* a FIFO, a character device such as ``/dev/stdout`` or anything under ``/dev``
-  or ``/proc`` is opened and written through, never replaced;
-* ``-`` means standard output.
+:func:`plan_output` and :func:`write_output` (from :mod:`recmetrics._output`, the one output
+guard) check a target before any computation (its format, that it is none of the run's
+inputs of any role, a hard link or a symlink to one included, that it can be written) and
+write it atomically: a temporary file beside it, ``fsync``-ed, renamed into place; a failure
+leaves the target as it was. ``-`` means standard output.
 
 Every problem is a :class:`FileProblem` (a ``ValueError``) whose message names the
 file and what to do; the command line prints it as one line.
@@ -55,15 +48,11 @@ from __future__ import annotations
 
 import codecs
 import csv
-import fnmatch
 import glob
 import hashlib
 import io as _io
 import json
 import os
-import stat
-import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -72,16 +61,15 @@ import numpy as np
 import pandas as pd
 
 from . import _ids
+from ._output import (OUTPUT_FORMATS, FileProblem, Output, atomic_file, plan_output,
+                      refuse_inputs, write_output)
 from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
                           numeric_column)
 
 __all__ = ["FileProblem", "read_scores", "parquet_dataset", "input_kind", "Output", "plan_output", "write_output",
+           "refuse_inputs", "atomic_file",
            "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS", "INPUT_ROLES", "INPUT_FORMATS",
            "TREC_SUFFIXES", "Input", "plan_inputs", "read_input", "read_inputs", "input_columns"]
-
-
-class FileProblem(ValueError):
-    """A file that cannot be read or written as asked; the message says which and what to do."""
 
 
 # --------------------------------------------------------------------------- file kinds
@@ -1201,260 +1189,7 @@ def _check_trec_ids(plan: list[Input], frames: list[pd.DataFrame]) -> None:
 
 
 # --------------------------------------------------------------------------- writing
-
-#: format -> the extensions that name it (compression suffixes allowed for csv and tsv)
-OUTPUT_FORMATS = {"csv": (".csv",), "tsv": (".tsv",), "json": (".json",),
-                  "parquet": (".parquet", ".pq"), "table": (".txt", ""), "html": (".html", ".htm"),
-                  "markdown": (".md",), "latex": (".tex",)}
-_OUTPUT_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
-
-
-@dataclass(frozen=True)
-class Output:
-    """Where and how to write one output (from :func:`plan_output`)."""
-
-    target: str | None     # None: standard output
-    format: str            # "table", "json", "csv", "tsv", "parquet" or "html"
-    compression: str | None
-    mode: str              # "stdout", "atomic" (regular file) or "through" (FIFO, device)
-    real_path: str | None  # the file replaced in atomic mode (symlinks followed)
-
-
-def _format_from_name(option: str, target: str, allowed: tuple[str, ...]) -> tuple[str | None, str | None]:
-    path = Path(target)
-    suffixes = [s.lower() for s in path.suffixes if len(s) <= 9 and " " not in s]
-    compression = None
-    if suffixes and suffixes[-1] in _OUTPUT_COMPRESSIONS:
-        compression = _OUTPUT_COMPRESSIONS[suffixes.pop()]
-    base = suffixes[-1] if suffixes else ""
-    for fmt, endings in OUTPUT_FORMATS.items():
-        if base in endings and fmt in allowed:
-            if compression is not None and fmt not in ("csv", "tsv"):
-                break
-            return (None if base == "" else fmt), compression
-    names = ", ".join(s for fmt in allowed for s in OUTPUT_FORMATS[fmt] if s)
-    if "csv" in allowed:
-        names += " (.csv and .tsv also compressed: .gz, .bz2, .xz, .zst)"
-    shown = "".join(path.suffixes) or "no extension"
-    raise FileProblem(f"{option} {target}: cannot write {shown!s} files; name the file {names}")
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _inside(path: str, folder: str) -> bool:
-    real, base = os.path.realpath(path), os.path.realpath(folder)
-    return os.path.commonpath([real, base]) == base
-
-
-def _outside_dataset(option: str, target: str, given: str) -> None:
-    """Refuse a target that is a file of an input dataset (a directory or a glob) or lies in it."""
-    if any(c in given for c in "*?["):
-        matched = [f for f in glob.glob(given, recursive=True)
-                   if os.path.exists(target) and _same_file(f, target)]
-        pattern = os.path.abspath(given)
-        if matched or fnmatch.fnmatchcase(os.path.abspath(target), pattern) \
-                or fnmatch.fnmatchcase(os.path.realpath(target), pattern):
-            raise FileProblem(f"{option} {target}: is a file of the input dataset {given}; writing "
-                              "there would replace or add to what is read, so choose a name "
-                              "outside it")
-    elif os.path.isdir(given) and _inside(target, given):
-        raise FileProblem(f"{option} {target}: lies inside the input dataset directory {given}; "
-                          "writing there would replace or add to what is read, so choose a path "
-                          "outside it")
-
-
-def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o",
-                allowed: tuple[str, ...] = ("table", "json", "csv", "tsv", "parquet")) -> Output:
-    """Check an output target before any work is done; returns how to write it.
-
-    Parameters
-    ----------
-    target : str or Path or None
-        A file name, ``-`` or None for standard output.
-    fmt : str, optional
-        The format asked for explicitly (``--format``); it must agree with the extension.
-    inputs : sequence of paths
-        Files, directories and globs the command reads: writing over one of their files, or
-        anywhere inside an input directory, is refused.
-    option : str
-        How the target was given, for messages (``-o``).
-    allowed : tuple of str
-        Formats this command can write.
-    """
-    if target is None or str(target) == "-":
-        if fmt == "parquet":
-            raise FileProblem(f"{option} -: Parquet is binary; write it to a file ending in "
-                              ".parquet")
-        return Output(None, fmt or ("table" if "table" in allowed else allowed[0]), None,
-                      "stdout", None)
-    target = str(target)
-    if target.endswith(os.sep) or os.path.isdir(target):
-        raise FileProblem(f"{option} {target}: is a folder; give a file name such as "
-                          f"{os.path.join(target, 'out')}")
-    for given in inputs:
-        if given is not None and os.path.exists(str(given)) and os.path.exists(target) \
-                and _same_file(str(given), target) \
-                or given is not None and os.path.realpath(str(given)) == os.path.realpath(target):
-            raise FileProblem(f"{option} {target}: is the input file {given}; writing there would "
-                              "destroy it, so choose another name")
-        if given is not None:
-            _outside_dataset(option, target, os.fspath(given))
-    special = os.path.abspath(target).startswith(("/dev/", "/proc/"))
-    exists = os.path.exists(target)
-    info = os.stat(target) if exists else None
-    if info is not None and not stat.S_ISREG(info.st_mode) or special:
-        # FIFO, terminal, /dev/stdout...: opened and written through, never replaced
-        if not os.access(target, os.W_OK):
-            raise FileProblem(f"{option} {target}: permission denied; choose a file you may write")
-        named, compression = _format_from_name(option, target, allowed) \
-            if Path(target).suffix else (None, None)
-        chosen = _agree(option, target, named, fmt, allowed)
-        return Output(target, chosen, compression, "through", None)
-    named, compression = _format_from_name(option, target, allowed)
-    chosen = _agree(option, target, named, fmt, allowed)
-    real = os.path.realpath(target)
-    folder = os.path.dirname(real) or "."
-    if not os.path.isdir(folder):
-        raise FileProblem(f"{option} {target}: folder {os.path.dirname(target) or '.'} does not "
-                          "exist; create it first")
-    if exists and not os.access(real, os.W_OK):
-        raise FileProblem(f"{option} {target}: the file is read-only; make it writable or choose "
-                          "another name")
-    try:  # the only sure test that the rename will work: make a file there, and remove it
-        handle, probe = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.",
-                                         suffix=".probe")
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as error:
-        raise FileProblem(f"{option} {target}: cannot write in {folder} "
-                          f"({error.strerror or error}); choose another folder") from None
-    return Output(target, chosen, compression, "atomic", real)
-
-
-def _agree(option: str, target: str, named: str | None, fmt: str | None,
-           allowed: tuple[str, ...]) -> str:
-    if fmt is not None and named is not None and fmt != named \
-            and not (named == "table" and fmt != "parquet"):
-        raise FileProblem(f"{option} {target} names a {named.upper()} file but --format {fmt} was "
-                          "given; drop --format or rename the file")
-    if fmt is not None:
-        return fmt
-    if named is not None:
-        return named
-    return "table" if "table" in allowed else allowed[0]
-
-
-def _encode(content, output: Output) -> bytes:
-    if isinstance(content, pd.DataFrame):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        sink = pa.BufferOutputStream()
-        pq.write_table(pa.Table.from_pandas(content, preserve_index=False), sink)
-        return sink.getvalue().to_pybytes()
-    data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-    if output.compression == "gzip":
-        import gzip
-        return gzip.compress(data, mtime=0)
-    if output.compression == "bz2":
-        import bz2
-        return bz2.compress(data)
-    if output.compression == "xz":
-        import lzma
-        return lzma.compress(data)
-    if output.compression == "zstd":
-        return _zstd(data)
-    return data
-
-
-def _zstd(data: bytes) -> bytes:
-    import pyarrow as pa
-
-    sink = pa.BufferOutputStream()
-    with pa.CompressedOutputStream(sink, "zstd") as stream:
-        stream.write(data)
-    return sink.getvalue().to_pybytes()
-
-
-def write_output(output: Output, content) -> None:
-    """Write ``content`` (text, bytes, or a DataFrame for Parquet) as ``output`` says."""
-    data = _encode(content, output)
-    if output.mode == "stdout":
-        if isinstance(content, str) and output.compression is None:
-            sys.stdout.write(content)
-            sys.stdout.flush()
-        else:
-            sys.stdout.buffer.write(data)
-            sys.stdout.flush()
-        return
-    if output.mode == "through":
-        if output.target is None:
-            raise ValueError("a 'through' Output needs a target; build it with plan_output")
-        try:
-            with open(output.target, "wb") as handle:
-                handle.write(data)
-        except OSError as error:
-            raise FileProblem(f"-o {output.target}: cannot write ({error.strerror or error})") \
-                from None
-        return
-    if output.real_path is None:
-        raise ValueError("an 'atomic' Output needs a real_path; build it with plan_output")
-    with atomic_file(output.real_path) as handle:
-        handle.write(data)
-
-
-class atomic_file:
-    """Context manager: a binary temporary file beside ``path``, renamed onto it on success.
-
-    An existing file keeps its permission bits (and owner and group, where permitted); a
-    new one gets the usual ``0o666 & ~umask``. On any exception the temporary file is
-    removed and ``path`` is left as it was.
-    """
-
-    def __init__(self, path: str):
-        self.path = os.path.realpath(path)
-
-    def __enter__(self):
-        folder = os.path.dirname(self.path) or "."
-        try:
-            fd, self.temp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.path)}.",
-                                             suffix=".part")
-        except OSError as error:
-            raise FileProblem(f"-o {self.path}: cannot write in {folder} "
-                              f"({error.strerror or error}); choose another folder") from None
-        self.handle = os.fdopen(fd, "wb")
-        return self.handle
-
-    def __exit__(self, kind, value, traceback):
-        try:
-            self.handle.close()
-            if kind is not None:
-                return False
-            try:
-                old = os.stat(self.path)
-            except FileNotFoundError:
-                old = None
-            if old is not None:
-                os.chmod(self.temp, stat.S_IMODE(old.st_mode))
-                try:
-                    os.chown(self.temp, old.st_uid, old.st_gid)
-                except (PermissionError, OSError):
-                    pass
-            else:
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(self.temp, 0o666 & ~umask)  # temporary files are private; outputs not
-            os.replace(self.temp, self.path)
-            self.temp = None
-            return False
-        finally:
-            if getattr(self, "temp", None):
-                Path(self.temp).unlink(missing_ok=True)
+# (recmetrics._output: plan_output, write_output, atomic_file, refuse_inputs)
 
 
 def to_json(document: dict) -> str:

@@ -109,14 +109,47 @@ def _labels_and_scores(y_true, y_score, *, probabilities: bool = False):
 
 
 def _legend_below(ax: Axes, ncol: int) -> None:
-    """Legend centred under the x axis label, a fixed distance below the Axes in points."""
-    from matplotlib.transforms import offset_copy
+    """Legend a fixed distance (in points) below the Axes, in as many of ``ncol`` columns as
+    fit in the figure's width, centred under the Axes but moved sideways as far as needed to
+    stay inside the figure: long tick labels on the left shift the Axes to the right, and a
+    legend sticking out of the figure cannot be brought back by a layout engine, so savefig
+    would cut it off."""
+    from matplotlib.transforms import blended_transform_factory, offset_copy
 
     # matplotlib's stub types fig as Figure; offset_copy reads only fig.dpi_scale_trans, which a
     # SubFigure (what ax.figure may be) has as well
     below = offset_copy(ax.transAxes, fig=ax.figure, y=-38, units="points")  # type: ignore[arg-type]
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below, ncol=ncol,
-              frameon=False)
+    left, right = 0.0, 1.0                   # the Axes' share of the figure's width
+    spec = ax.get_subplotspec() if hasattr(ax, "get_subplotspec") else None
+    if spec is not None:
+        n_columns = spec.get_gridspec().ncols
+        left, right = spec.colspan.start / n_columns, spec.colspan.stop / n_columns
+
+    def place(columns: int, x: float | None = None):
+        if x is None:                        # centred under the Axes
+            return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below,
+                             ncol=columns, frameon=False)
+        return ax.legend(loc="upper center", bbox_to_anchor=(x, 0), frameon=False, ncol=columns,
+                         bbox_transform=blended_transform_factory(ax.figure.transSubfigure,
+                                                                  below))
+
+    legend = place(ncol)
+    renderer = getattr(ax.figure.canvas, "get_renderer", None)
+    if renderer is None or legend is None:
+        return
+    engine = getattr(ax.figure, "get_layout_engine", lambda: None)()
+    if engine is not None:                   # where the layout will put the Axes
+        engine.execute(ax.figure)
+    figure = ax.figure.get_window_extent()
+    while ncol > 1 and legend.get_window_extent(renderer()).width > \
+            0.98 * figure.width * (right - left):
+        ncol -= 1
+        legend = place(ncol)
+    extent = legend.get_window_extent(renderer())
+    x0, x1 = ((extent.x0 - figure.x0) / figure.width, (extent.x1 - figure.x0) / figure.width)
+    if x0 < left or x1 > right:              # sticks out: moved sideways into its share
+        half = (x1 - x0) / 2
+        place(ncol, min(max((x0 + x1) / 2, left + half + 0.005), right - half - 0.005))
 
 
 def _no_curve(ax: Axes, labels: np.ndarray, what: str, needs: str) -> str:
@@ -494,7 +527,9 @@ def score_distributions(y_true, y_score, ax: Axes | None = None, *, bins: int = 
     y_true : sequence of 0/1
     y_score : sequence of float
         Infinite scores are legal: they have no place on a histogram's axis,
-        so they are left out and counted in the legend and the x label.
+        so they are left out of the bars and counted in the x label. The
+        legend counts every row of each class and gives its median over all
+        of them; "(N drawn)" when some are left out (infinite, or trimmed).
         Scores of 1e100 or more in size are drawn in units of
         :math:`10^e` (named in the x label): bin edges of ``-1.7e308`` and
         ``1.7e308`` would overflow.
@@ -542,22 +577,25 @@ def score_distributions(y_true, y_score, ax: Axes | None = None, *, bins: int = 
         low, high = np.quantile(scores[finite], [trim, 1 - trim])
         kept = finite & (scores >= low) & (scores <= high)
     values, e = _scaled(scores[kept])
+    every_label = labels
     labels = labels[kept]
     edges = np.histogram_bin_edges(values, bins)
     ax = _axes(ax, figsize=(6.5, 4.2))
     summary = []
     for i, (value, what) in enumerate(((1, "relevant (label 1)"), (0, "not relevant (label 0)"))):
         chosen = values[labels == value]
-        if chosen.size == 0:
+        every = scores[every_label == value]     # the class's rows, trimmed or infinite too
+        if every.size == 0:
             summary.append(f"no {what} row")
             continue
         heights = np.histogram(chosen, edges, density=stat == "density")[0]
         color = ("C1", "C0")[i]
-        median = float(np.median(chosen)) * 10.0 ** e
+        median = float(np.median(every))
+        shown = "" if chosen.size == every.size else f" ({chosen.size:,} drawn)"
         ax.stairs(heights, edges, fill=True, color=color, alpha=0.3)
         ax.stairs(heights, edges, color=color, lw=1.8,
-                  label=f"{what}: {chosen.size:,} rows, median {median:.3g}")
-        summary.append(f"{what} {chosen.size:,} rows with median score {median:.3g}")
+                  label=f"{what}: {every.size:,} rows{shown}, median {median:.3g}")
+        summary.append(f"{what} {every.size:,} rows{shown} with median score {median:.3g}")
     left_out = [f"{n_infinite:,} infinite" if n_infinite else "",
                 f"{trim:.3g} of each tail cut" if trim else ""]
     left_out = [x for x in left_out if x]

@@ -96,7 +96,9 @@ def matplotlib_fonts() -> list[str]:
     matplotlib (3.6+) falls back glyph by glyph along ``font.family``, so Latin
     text keeps DejaVu Sans and Chinese, Japanese or Korean text in titles and
     legends is drawn with the first CJK font installed instead of as empty boxes
-    (with a "Glyph missing" warning). Returns the list set.
+    (with a "Glyph missing" warning). Also turns mathtext off (``text.parse_math``): the
+    report's labels come from the data, and a ``$`` in a name is shown as written. Returns
+    the list set.
     """
     import matplotlib as mpl
     from matplotlib import font_manager
@@ -118,6 +120,9 @@ def matplotlib_fonts() -> list[str]:
         cjk = find()
     families = ["DejaVu Sans"] + cjk[:1]
     mpl.rcParams["font.family"] = families
+    # The report's labels are data (file, model and slice names): shown as written, a "$" in
+    # them is not the start of mathtext (which could also fail to parse and stop the report).
+    mpl.rcParams["text.parse_math"] = False
     return families
 
 

@@ -103,6 +103,9 @@ __all__ = ["disparity", "ALL", "MISSING", "ACTIVITY", "ACTIVITY_BUCKETS", "MIN_S
 ALL = "(all)"
 #: Slice value of users without a value of the attribute.
 MISSING = "(missing)"
+#: The kit's own slice labels, and what they stand for; no slice value of the data may be
+#: written as one of them (refused, so that they cannot collide).
+KIT_LABELS = {ALL: "the row of all users", MISSING: "the users without a value"}
 #: The derived slicing by number of scored rows.
 ACTIVITY = "activity"
 #: Quantile buckets of ``"activity"``.
@@ -229,9 +232,13 @@ def _is_missing(values: np.ndarray) -> np.ndarray:
     return pd.isna(values)
 
 
-def _column_codes(values: np.ndarray) -> tuple[np.ndarray, list]:
+def _column_codes(values: np.ndarray, column: str = "by") -> tuple[np.ndarray, list]:
     """Codes of per-user values in sorted order (order of appearance if they do not sort),
-    with ``"(missing)"`` last."""
+    with ``"(missing)"`` last.
+
+    A value written exactly as one of the kit's own labels, :data:`ALL` or :data:`MISSING`,
+    is refused: its slice could not be told from the row of all users or from the users
+    without a value (disparity would drop the one or report the other twice)."""
     missing = _is_missing(values)
     present = values[~missing]
     try:
@@ -241,6 +248,13 @@ def _column_codes(values: np.ndarray) -> tuple[np.ndarray, list]:
     out = np.full(values.size, len(uniques), dtype=np.intp)
     out[~missing] = codes_
     labels = [plain(u) for u in uniques]
+    taken = [u for u in labels if isinstance(u, str) and u in KIT_LABELS]
+    if taken:
+        raise ValueError(
+            f"by column {column!r} holds the value {taken[0]!r}, which is how recmetrics "
+            f"labels {KIT_LABELS[taken[0]]}: the two could not be told apart in the table; "
+            f"rename that value first (e.g. frame[{column!r}].replace({taken[0]!r}, "
+            f"{taken[0].strip('()')!r}))")
     return out, labels + ([MISSING] if missing.any() else [])
 
 
@@ -272,9 +286,9 @@ def slicing(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFr
     where activity is not offered); ``shown`` the ids as messages name them.
     """
     per_column, dims, labels = [], [], []
-    for values in user_values(ids, by, sources, users, user, n_rows, shown):
+    for column, values in zip(by, user_values(ids, by, sources, users, user, n_rows, shown)):
         codes_, names = activity_codes(values) if values.dtype != object else \
-            _column_codes(values)
+            _column_codes(values, column)
         per_column.append(codes_)
         dims.append(max(len(names), 1))
         labels.append(names)

@@ -52,6 +52,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import urllib.parse
 import pickle
 import re
 import sys
@@ -505,12 +506,29 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     check_rank(rank, o)
     truth, _ = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
-    o_users, path = _partitions.per_user_plan(o, per_user_path)
-    with _quiet():
-        _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
-                         npartitions=npartitions, users="collect" if path is None else "write",
-                         path=path)
-    return None if path is not None else _partitions.user_rows(tables)
+    o_users, folder = _partitions.per_user_plan(o, per_user_path, _input_files(pred, truth))
+    if folder is None:
+        with _quiet():
+            _, tables = _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0,
+                             seed=0, npartitions=npartitions, users="collect")
+        return _partitions.user_rows(tables)
+    with folder as path, _quiet():
+        _run(pred, truth, o=o_users, names=names, ci=None, n_resamples=0, seed=0,
+             npartitions=npartitions, users="write", path=path)
+    return None
+
+
+def _input_files(*frames) -> list[str]:
+    """The files the Spark DataFrames read (``DataFrame.inputFiles``, local paths); the
+    per-user output must not be one of them."""
+    found: list[str] = []
+    for frame in frames:
+        if frame is None or not hasattr(frame, "inputFiles"):
+            continue
+        for uri in frame.inputFiles():
+            parsed = urllib.parse.urlparse(uri)
+            found.append(urllib.parse.unquote(parsed.path) if parsed.scheme == "file" else uri)
+    return found
 
 
 #: What the steps of a comparison return: a kind, three integer keys and a pickled payload.

@@ -13,7 +13,6 @@ with :func:`recmetrics.adjust_p_values`.
 """
 from __future__ import annotations
 
-import html
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from . import _present as present
 from ._metrics import LOWER_IS_BETTER
 from ._validation import as_p_values, as_tidy_frame, check_probability, check_whole, is_real_number
 
@@ -30,20 +30,10 @@ __all__ = ["LOWER_IS_BETTER", "ResultsTable", "results_table"]
 LETTERS = string.ascii_lowercase + string.ascii_uppercase
 
 #: How a missing value (NaN, or no row for that model and metric) is written.
-MISSING = {"markdown": "\u2014", "latex": "---", "html": "&mdash;"}
+MISSING = {"markdown": present.MISSING, "latex": "---", "html": "&mdash;"}
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
-_MARKDOWN_SPECIAL = set("\\`*_[]<>|")
-
-
-def _latex(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
-
-
-def _markdown(text: str) -> str:
-    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
+_latex = present.latex
+_markdown = present.markdown
 
 
 @dataclass(frozen=True)
@@ -83,7 +73,7 @@ class ResultsTable:
                 if pd.isna(value):
                     row.append(missing)
                     continue
-                text = f"{value:.{self.digits}f}"
+                text = present.number(value, self.digits)
                 if self.best.at[model, column]:
                     text = bold(text)
                 marks = self.beats.at[model, column]
@@ -99,8 +89,9 @@ class ResultsTable:
 
     def to_markdown(self) -> str:
         """A Markdown (GitHub) table: best values in ``**bold**``, wins as ``<sup>ab</sup>``,
-        missing values as an em dash; model names and headers have Markdown's special
-        characters backslash-escaped."""
+        missing values as an em dash; model names and headers escaped for Markdown
+        (:func:`recmetrics._present.markdown`: special characters and ``|`` backslash-escaped,
+        line breaks as spaces)."""
         head = self._head() + [str(c) for c in self.frame.columns]
         align = [":--"] * len(self._head()) + ["--:"] * len(self.frame.columns)
         lines = ["| " + " | ".join(_markdown(h) for h in head) + " |",
@@ -114,7 +105,7 @@ class ResultsTable:
     def to_latex(self) -> str:
         r"""A LaTeX ``tabular`` with booktabs rules (``\usepackage{booktabs}``): best values in
         ``\textbf``, wins as ``$^{ab}$``, missing values as ``---``; LaTeX's special
-        characters (``\ & % $ # _ { } ~ ^``) in names are escaped."""
+        characters (``\ & % $ # _ { } ~ ^``) in names are escaped, line breaks made spaces."""
         head = self._head()
         spec = "l" * len(head) + "r" * len(self.frame.columns)
         titles = [_latex(h) for h in head] + [_latex(str(c)) for c in self.frame.columns]
@@ -133,12 +124,12 @@ class ResultsTable:
         def row(tag, cells):
             return "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
 
-        head = [html.escape(h) for h in self._head()]
-        head += [html.escape(str(c)) for c in self.frame.columns]
+        head = [present.html(h) for h in self._head()]
+        head += [present.html(c) for c in self.frame.columns]
         lines = ["<table>", "<thead>", row("th", head), "</thead>", "<tbody>"]
         cells = self._cells(lambda t: f"<b>{t}</b>", lambda m: f"<sup>{m}</sup>", MISSING["html"])
         for model, values in zip(self.frame.index, cells):
-            lines.append(row("td", [html.escape(h) for h in self._row_head(model)] + values))
+            lines.append(row("td", [present.html(h) for h in self._row_head(model)] + values))
         lines += ["</tbody>", "</table>"]
         return "\n".join(lines) + "\n"
 
@@ -149,8 +140,9 @@ class ResultsTable:
         return self.to_markdown()
 
 
-def _labels(name: str, frame: pd.DataFrame) -> pd.Series:
-    """Column label of each row: the metric, with "@k" when the row has a cut-off."""
+def _checked_labels(name: str, frame: pd.DataFrame) -> pd.Series:
+    """Column label of each row (:func:`recmetrics._present.metric_label`: the metric, with
+    "@k" when the row has a cut-off), the cut-offs checked."""
     metric = frame["metric"].map(str)
     if "k" not in frame.columns:
         return metric
@@ -162,7 +154,7 @@ def _labels(name: str, frame: pd.DataFrame) -> pd.Series:
         if not is_real_number(cut) or cut < 1 or not float(cut).is_integer():
             raise ValueError(f"{name} column 'k' holds {cut!r} in row {i}; a cut-off is a whole "
                              "number >= 1, or missing (NaN) for a metric without one")
-        labels.iat[i] = f"{m}@{int(cut)}"
+        labels.iat[i] = present.metric_label(m, cut)
     return labels
 
 
@@ -258,7 +250,7 @@ def results_table(values, pairwise=None, *, alpha: float = 0.05, digits: int = 4
     except (TypeError, ValueError):
         raise ValueError("values column 'value' must hold numbers (NaN for a value not "
                          "computed); convert it with pandas.to_numeric") from None
-    labels = _labels("values", values)
+    labels = _checked_labels("values", values)
     keys = pd.DataFrame({"model": values["model"].to_numpy(), "label": labels.to_numpy()})
     repeated = keys.duplicated().to_numpy()
     if repeated.any():
@@ -316,7 +308,7 @@ def _wins(pairwise, frame: pd.DataFrame, models, lower_column: np.ndarray,
                              f"{flag.dtype}; convert it with .astype(bool) after filling "
                              "missing values")
         significant = flag.to_numpy(dtype=bool)
-    labels = _labels("pairwise", pw).to_numpy()
+    labels = _checked_labels("pairwise", pw).to_numpy()
     index = {model: i for i, model in enumerate(models)}
     where = {label: j for j, label in enumerate(frame.columns)}
     a, b = pw["model_a"].to_numpy(), pw["model_b"].to_numpy()

@@ -588,3 +588,47 @@ def test_import_recmetrics_and_reaching_plots_import_no_matplotlib():
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_score_distributions_legend_counts_every_row_even_when_tails_are_trimmed(sample):
+    """Bug (issue 37): with trim the legend counted the rows left after cutting 0.1% of each
+    tail (9,389 relevant rows instead of 9,576); it counts every row and says how many are
+    drawn, and the median is over every row of the class."""
+    y, scores = sample["y"], sample["scores"]["model A"]
+    ax = plots.score_distributions(y, scores, ax=new_axes(), bins=10, trim=0.01)
+    low, high = np.quantile(scores, [0.01, 0.99])
+    drawn = (scores >= low) & (scores <= high)
+    texts = legend_texts(ax)
+    for label, text in ((1, texts[0]), (0, texts[1])):
+        every = scores[y == label]
+        assert text.endswith(f": {every.size:,} rows ({int((drawn & (y == label)).sum()):,} "
+                             f"drawn), median {np.median(every):.3g}"), text
+    untrimmed = legend_texts(plots.score_distributions(y, scores, ax=new_axes(), bins=10))
+    assert "drawn" not in " ".join(untrimmed)
+
+
+@pytest.mark.parametrize("layout", ["constrained", None, "side by side"])
+def test_comparison_legend_is_inside_the_saved_figure(layout, tmp_path):
+    """Bug (issue 37): plots.comparison saved with savefig cut its legend off (centred under
+    Axes that long tick labels pushed to the right, it stuck out of the figure)."""
+    table = pd.DataFrame({"metric": ["auc", "precision", "precision", "hit_rate"],
+                          "k": pd.array([None, 5, 10, 10], dtype="Int64"),
+                          "value_a": [0.67, 0.26, 0.19, 0.97], "value_b": [0.72, 0.29, 0.2, 0.96],
+                          "difference": [0.05, 0.03, 0.01, -0.01],
+                          "p_randomization": [np.nan, 0.01, 0.2, 0.5],
+                          "ci_low": [0.03, 0.02, -0.01, -0.02], "ci_high": [0.07, 0.04, 0.03, 0.0]})
+    if layout == "side by side":
+        fig, axes = plt.subplots(1, 2, figsize=(12, 5), layout="constrained")
+    else:
+        fig, ax = plt.subplots(figsize=(8, 4), layout=layout)
+        axes = [ax]
+    for ax in axes:
+        plots.comparison(table, ax=ax, names=("a model", "another model"))
+    fig.savefig(tmp_path / "c.png")
+    renderer = fig.canvas.get_renderer()
+    boxes = [ax.get_legend().get_window_extent(renderer) for ax in axes]
+    for box in boxes:
+        assert 0 <= box.x0 and box.x1 <= fig.bbox.x1, (box, fig.bbox)
+    if len(boxes) == 2:
+        assert boxes[0].x1 <= boxes[1].x0            # side by side, not on top of each other
+    plt.close(fig)

@@ -433,8 +433,12 @@ def test_a_report_with_baselines_shows_random_and_most_popular_beside_the_model(
 
 
 REPORT_REFUSALS = [  # (what, extra arguments, start of the one-line message)
-    ("--by for several models", [str(rm.DATA_DIR / "sample_model_b.csv"), "--by", "activity"],
-     "--by slices the report of one model"),
+    ("--by activity for two models", [str(rm.DATA_DIR / "sample_model_b.csv"), "--by",
+                                      "activity"],
+     "--by activity (quartiles of each user's scored rows) slices the report of one model"),
+    ("--by for three models", [str(rm.DATA_DIR / "sample_model_b.csv"),
+                               str(rm.DATA_DIR / "sample_model_b.csv"), "--by", "activity"],
+     "--by compares two models per slice"),
     ("--baselines without --history", ["--baselines"], "--baselines needs --history FILE"),
     ("--by with --baselines", ["--by", "activity", "--baselines", "--history",
                                str(rm.DATA_DIR / "sample_history.csv")],
@@ -456,3 +460,83 @@ def test_report_refuses_what_it_cannot_do_in_one_line(what, extra, message, tmp_
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(f"recmetrics: error: {message}"), err
     assert len(err.splitlines()) == 1 and not (tmp_path / "r.html").exists()
+
+
+def _region_users(tmp_path):
+    import pandas as pd
+
+    pred = pd.read_csv(rm.DATA_DIR / "sample_model_a.csv")
+    users = pd.DataFrame({"user": sorted(pred["user"].unique())})
+    users["region"] = ["north" if i % 3 == 0 else "south" for i in range(len(users))]
+    users.to_csv(tmp_path / "users.csv", index=False)
+    return users
+
+
+def test_a_report_of_two_models_by_slice_shows_compare_by(tmp_path):
+    """Bug (issue 37): `report a.csv b.csv --by gender` was refused though `compare --by`
+    works. The report now has the sliced comparison, the very table rm.show gives of
+    rm.compare(a, b, truth, by=...)."""
+    import html
+
+    import pandas as pd
+
+    users = _region_users(tmp_path)
+    page = _render([str(rm.DATA_DIR / "sample_model_a.csv"), str(rm.DATA_DIR / "sample_model_b.csv"),
+                    "--truth", str(rm.DATA_DIR / "sample_truth.csv"), "--by", "region", "--users",
+                    str(tmp_path / "users.csv"), "--metrics", "auc", "mrr", "ndcg",
+                    "--n-resamples", "200"], tmp_path / "by.html")
+    expected = rm.show(rm.compare(pd.read_csv(rm.DATA_DIR / "sample_model_a.csv"),
+                                  pd.read_csv(rm.DATA_DIR / "sample_model_b.csv"),
+                                  pd.read_csv(rm.DATA_DIR / "sample_truth.csv"), k=[10],
+                                  metrics=["auc", "mrr", "ndcg"], n_resamples=200, seed=0,
+                                  alpha=0.05, by="region", users=users, min_slice_size=30)
+                       .assign(model_a="sample_model_a", model_b="sample_model_b"))
+    table = re.search(r'<div class="report slices"><table class="recmetrics-compare">(.*?)'
+                      r"</table>", page, re.S).group(1)
+    head = [html.unescape(h) for h in re.findall(r"<th(?: [^>]*)?>(.*?)</th>", table, re.S)]
+    assert head == list(expected.cells.columns)
+    assert "sample_model_b \u2212 sample_model_a" in head
+    body = [[html.unescape(c) for c in re.findall(r"<td(?: [^>]*)?>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]]
+    assert body == [list(r) for r in expected.cells.itertuples(index=False)]
+    assert {r[0] for r in body} == {"(all)", "north", "south"}
+    text = html.unescape(" ".join(re.sub(r"<[^>]+>", " ", page).split()))
+    assert "adjusted by Holm's step-down across the slices of each metric" in text
+
+
+@pytest.mark.parametrize("bootstrap, said", [
+    ("poisson", "each user weighs a Poisson(1) count drawn from a hash of (user, seed, "
+                "resample), the Poisson bootstrap"),
+    ("multinomial", "users are drawn with replacement and each metric is recomputed")])
+def test_the_report_says_which_bootstrap_it_ran(bootstrap, said, tmp_path):
+    """Bug (issue 37): the one-model report said "users are drawn with replacement" while it
+    ran the Poisson bootstrap."""
+    page = _render([str(rm.DATA_DIR / "sample_model_a.csv"), "--truth",
+                    str(rm.DATA_DIR / "sample_truth.csv"), "--metrics", "auc", "ndcg",
+                    "--n-resamples", "100", "--bootstrap", bootstrap], tmp_path / "b.html")
+    text = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    assert said in text and "95% percentile bootstrap over users (100 resamples, seed 0)" in text
+    other = "drawn with replacement" if bootstrap == "poisson" else "Poisson(1)"
+    assert other not in text
+
+
+def test_hostile_file_names_and_titles_are_escaped_in_the_report(tmp_path):
+    """Bug (issue 35): a scores file named `<img src=x onerror=alert(1)>.csv` was written
+    unescaped into the report's provenance table (stored script injection)."""
+    import pandas as pd
+
+    hostile = "<img src=x onerror=alert(1)>"
+    scores = tmp_path / f"{hostile}.csv"
+    pred = pd.read_csv(rm.DATA_DIR / "sample_model_a.csv")
+    pred.to_csv(scores, index=False)
+    users = pd.DataFrame({"user": sorted(pred["user"].unique())})
+    users["region"] = [(hostile, "$\\frac{$ 50%", "=1+2")[i % 3] for i in range(len(users))]
+    users.to_csv(tmp_path / "users.csv", index=False)
+    page = _render([str(scores), "--truth", str(rm.DATA_DIR / "sample_truth.csv"), "--metrics",
+                    "auc", "ndcg", "--n-resamples", "100", "--title", f"{hostile} \x1b[31m",
+                    "--by", "region", "--users", str(tmp_path / "users.csv")],
+                   tmp_path / "h.html")   # a "$" in a slice name: text, not (broken) mathtext
+    assert "<img src=x" not in page and "onerror=alert(1)>" not in page
+    assert "region=&lt;img src=x onerror=alert(1)&gt;" in page
+    provenance = re.search(r'<table class="report provenance">(.*?)</table>', page, re.S)
+    assert "&lt;img src=x onerror=alert(1)&gt;.csv" in provenance.group(1)

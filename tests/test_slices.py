@@ -1,5 +1,6 @@
 """Slices: every slice row equals evaluate / compare on the slice's users alone; Holm; disparity."""
 import io
+import re
 import warnings
 
 import numpy as np
@@ -366,3 +367,41 @@ def test_cli_compare_by_writes_holm_adjusted_columns(tmp_path, capsys):
     assert written.cohort.tolist() == expected.cohort.tolist()
     np.testing.assert_allclose(written.p_randomization_adjusted,
                                expected.p_randomization_adjusted, rtol=1e-12)
+
+
+@pytest.mark.parametrize("taken", ["(all)", "(missing)"])
+@pytest.mark.parametrize("where", ["pred", "users"])
+def test_a_slice_value_written_as_the_kits_own_label_is_refused(taken, where):
+    """Bug (issue 35): slice values literally "(all)" or "(missing)" could not be told from
+    the kit's own rows: rm.disparity dropped the real "(all)" slice and reported "(missing)"
+    (the data's and the users without a value) as both the best and the worst slice. Such a
+    value is now refused, naming the column and how to rename it; renamed, it is a slice."""
+    pred = pd.DataFrame({"user": [1, 1, 2, 2, 3, 3], "item": [1, 2] * 3,
+                         "score": [0.9, 0.1, 0.2, 0.8, 0.7, 0.6], "label": [1, 0] * 3})
+    values = {1: taken, 2: "b", 3: None}
+    options: dict = {"metrics": ["mrr"], "by": "group", "min_slice_size": 1}
+    if where == "pred":
+        pred["group"] = pred.user.map(values)
+    else:
+        options["users"] = pd.DataFrame({"user": [1, 2, 3], "group": [taken, "b", None]})
+    with pytest.raises(ValueError, match=rf"by column 'group' holds the value "
+                                         rf"'{re.escape(taken)}'.*rename that value first"):
+        rm.evaluate(pred, **options)
+    if where == "pred":
+        pred["group"] = pred["group"].replace(taken, taken.strip("()"))
+    else:
+        options["users"]["group"] = options["users"]["group"].replace(taken, taken.strip("()"))
+    table = rm.evaluate(pred, **options)
+    assert table.group.tolist() == ["(all)", taken.strip("()"), "b", "(missing)"] \
+        if taken == "(all)" else table.group.tolist() == ["(all)", "b", "missing", "(missing)"]
+    gaps = rm.disparity(table)
+    assert gaps.n_slices.tolist() == [3]
+    assert gaps.largest.iloc[0] != gaps.smallest.iloc[0]
+
+
+def test_compare_by_refuses_the_kits_own_label_too():
+    pred = pd.DataFrame({"user": [1, 1, 2, 2], "item": [1, 2] * 2, "score": [0.9, 0.1, 0.2, 0.8],
+                         "label": [1, 0] * 2, "group": ["(all)", "(all)", "b", "b"]})
+    with pytest.raises(ValueError, match="by column 'group' holds the value '\\(all\\)'"):
+        rm.compare(pred, pred.assign(score=-pred.score), by="group", min_slice_size=1,
+                   n_resamples=100)
