@@ -8,6 +8,14 @@ a built file or an anchor that exists, no assert line, traceback or machine path
 answers folded, and the glossary is a real table. Screenshots of every page are saved to
 build/site-screenshots/ for a human to look at.
 
+After the notebooks come the user guide (docs/guide/*.md) and the API reference written from the
+docstrings, which must name every public name. The pages carry their fonts: a second browser
+sees only fonts with neither Chinese characters nor a MATH table (fontconfig limited to them, as
+on a machine with no Chinese or math font installed), and Chinese text must still be drawn, with
+the embedded subset (Chromium's own account of the fonts it used, and a screenshot that differs
+from the same page without the embedded font), and formulas laid out with the embedded math font
+(the cases brace stretched to its rows, the bar over NDCG as wide as the word, names upright).
+
 Beside it, without a browser: the notebooks keep their check-only cells tagged (tools/tag_cells.py)
 and the glossary (notebooks/glossary.csv) covers the package's public functions.
 """
@@ -16,7 +24,9 @@ from __future__ import annotations
 import copy
 import csv
 import inspect
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -35,7 +45,9 @@ import book  # noqa: E402  (tools/book.py)
 import tag_cells  # noqa: E402  (tools/tag_cells.py)
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
-PAGES = ["index", *(p.stem for p in book.site_order(NOTEBOOKS))]     # reading order
+GUIDE_PAGES = [f"guide-{p.stem}" for p in book.guide_paths()]
+PAGES = ["index", *(p.stem for p in book.site_order(NOTEBOOKS)),      # reading order
+         *GUIDE_PAGES, book.REFERENCE]
 SCREENSHOTS = ROOT / "build" / "site-screenshots"
 GLOSSARY = ROOT / "notebooks" / "glossary.csv"
 
@@ -122,6 +134,7 @@ def pages(site, chromium) -> dict[str, dict]:
                 blocked.clear()
                 errors.clear()
                 page.goto((site / f"{name}.html").as_uri(), wait_until="load")
+                page.evaluate("document.fonts.ready.then(() => true)")
                 page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
                 facts = page.evaluate(COLLECT)
                 first_formula = page.locator("math[display=block]").first
@@ -139,7 +152,8 @@ def pages(site, chromium) -> dict[str, dict]:
     return seen
 
 
-def test_every_notebook_has_a_page_and_nothing_else_is_built(site):
+def test_every_notebook_and_guide_page_has_a_page_and_nothing_else_is_built(site):
+    assert GUIDE_PAGES, "docs/guide/ has no page"
     assert sorted(p.stem for p in site.glob("*.html")) == sorted(PAGES)
     assert not list(site.glob("*.part")), "a page was left half-written"
 
@@ -275,6 +289,230 @@ def test_glossary_is_a_real_table(pages):
     assert tables[0]["header"] == ["中文", "English", "page", "formula", "recmetrics"]
 
 
+def test_the_reference_names_every_public_name(pages):
+    """The API reference has an entry (a heading with its anchor) for every name of
+    recmetrics.__all__, and for the public names of the submodules in it (rm.plots, rm.sampling)."""
+    ids = set(pages[book.REFERENCE]["ids"])
+    wanted = {name: book._api_reference.anchor(name) for name in rm.__all__}
+    for name in rm.__all__:
+        module = getattr(rm, name)
+        if inspect.ismodule(module):
+            wanted |= {f"{name}.{m}": book._api_reference.anchor(f"{name}.{m}") for m in module.__all__}
+    missing = sorted(name for name, anchor in wanted.items() if anchor not in ids)
+    assert not missing, f"the API reference has no entry for {missing}"
+    assert pages[book.REFERENCE]["maths"], "the reference's formulas are not typeset"
+
+
+def test_the_index_lists_the_guide_and_the_reference(pages):
+    for stem in [*GUIDE_PAGES, book.REFERENCE]:
+        assert f"{stem}.html" in pages["index"]["hrefs"], f"the index does not list {stem}"
+
+
+# --- the fonts a page carries -----------------------------------------------------------------
+
+FONTS = book._fonts                       # tools/site_fonts.py
+CJK_TEXT = re.compile(FONTS.CJK.pattern + "+")
+
+
+def _cjk_of(path: Path) -> set[str]:
+    return set(FONTS.CJK.findall(path.read_text(encoding="utf-8")))
+
+
+def test_the_cjk_subset_covers_the_sources():
+    """Every Chinese character the site's sources hold has a glyph in the committed subset; when
+    this fails, run tools/site_fonts.py (see its docstring) and commit the new subset."""
+    missing = FONTS.site_characters() - FONTS.font_characters(FONTS.CJK_FONT)
+    assert not missing, f"the Chinese font subset lacks {''.join(sorted(missing))!r}: run tools/site_fonts.py"
+
+
+def test_the_cjk_subset_covers_every_chinese_character_of_the_pages(site):
+    shown = set().union(*(_cjk_of(path) for path in site.glob("*.html")))
+    assert len(shown) > 100, "the pages show (almost) no Chinese: is the site built?"
+    missing = shown - FONTS.font_characters(FONTS.CJK_FONT)
+    assert not missing, f"the Chinese font subset lacks {''.join(sorted(missing))!r}: run tools/site_fonts.py"
+
+
+def test_fonts_are_embedded_where_needed(site):
+    for path in site.glob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        body = text.split("<body", 1)[1]
+        cjk = bool(FONTS.CJK.search(re.sub(r"<[^>]*>", "", body)))
+        assert (f'font-family: "{FONTS.CJK_FAMILY}"; ' in text) == cjk, path.name
+        assert (f'font-family: "{FONTS.MATH_FAMILY}"; ' in text) == ("<math" in body), path.name
+
+
+@pytest.fixture(scope="session")
+def bare_fonts(tmp_path_factory) -> Path:
+    """A fontconfig file that shows the browser only the installed fonts without Chinese glyphs
+    and without a MATH table (DejaVu Sans and the like), as on a machine with neither."""
+    folder = tmp_path_factory.mktemp("bare-fonts")
+    listed = subprocess.run(["fc-list", "--format", "%{file}\n"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    chinese = set(subprocess.run(["fc-list", ":lang=zh", "--format", "%{file}\n"], capture_output=True,
+                                 text=True, check=True).stdout.split())
+    kept = [Path(f) for f in listed if f not in chinese and "math" not in Path(f).name.lower()
+            and Path(f).suffix.lower() in (".ttf", ".otf")]
+    assert kept, "no installed font without Chinese glyphs or a MATH table to test with"
+    fonts = folder / "fonts"
+    fonts.mkdir()
+    for i, path in enumerate(kept):
+        (fonts / f"{i}-{path.name}").symlink_to(path)
+    config = folder / "fonts.conf"
+    config.write_text('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>'
+                      f"<dir>{fonts}</dir><cachedir>{folder / 'cache'}</cachedir></fontconfig>\n")
+    return config
+
+
+def _without_font(site: Path, name: str, family: str, into: Path) -> Path:
+    """A copy of a page whose embedded ``family`` is gone (the control)."""
+    text = (site / f"{name}.html").read_text(encoding="utf-8")
+    face = re.compile(r'@font-face \{ font-family: "' + re.escape(family) + r'";[^}]*\}')
+    assert face.search(text), f"{name} embeds no {family}"
+    into.mkdir(parents=True, exist_ok=True)
+    copy_ = into / f"{name}.html"
+    copy_.write_text(face.sub("", text), encoding="utf-8")
+    return copy_
+
+
+def _fonts_of(cdp, selector: str) -> list[tuple[str, list[dict]]]:
+    """For each element matching ``selector``: its text and the fonts Chromium drew it with."""
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    found = []
+    for node in cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": selector})["nodeIds"]:
+        html = cdp.send("DOM.getOuterHTML", {"nodeId": node})["outerHTML"]
+        text = re.sub(r"<[^>]*>", "", html)
+        found.append((text, cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]))
+    return found
+
+
+@pytest.fixture
+def bare_browser(chromium, bare_fonts):
+    """Headless Chromium that sees the fonts of ``bare_fonts`` only (one per test: a session-wide
+    one would hold playwright's loop while the ``pages`` fixture starts its own)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
+                                    env={**os.environ, "FONTCONFIG_FILE": str(bare_fonts)})
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _families(config: Path) -> set[str]:
+    """The font families a fontconfig file shows."""
+    listed = subprocess.run(["fc-list", "--format", "%{family}\n"], capture_output=True, text=True,
+                            check=True, env={**os.environ, "FONTCONFIG_FILE": str(config)}).stdout
+    return {name for line in listed.splitlines() for name in line.split(",")}
+
+
+GLOSSARY_CELLS = "#glossary-under-test td:first-child"
+MARK_GLOSSARY = """() => {
+  const table = Array.from(document.querySelectorAll('table')).find(
+      t => t.querySelector('th') && t.querySelector('th').textContent.trim() === '中文');
+  table.id = 'glossary-under-test';
+  table.scrollIntoView();
+}"""
+
+
+def _open(browser, path: Path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+               else route.abort())
+    page.goto(path.as_uri(), wait_until="load")
+    page.evaluate("document.fonts.ready.then(() => true)")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    return page, cdp
+
+
+def test_chinese_text_is_drawn_without_a_chinese_font_installed(site, bare_browser, bare_fonts,
+                                                               tmp_path):
+    """The glossary's Chinese terms are drawn with the embedded subset, one glyph per character,
+    by a browser that sees no Chinese font; without the embedded font they are drawn with the
+    installed fonts only (empty boxes: compare the two screenshots in build/site-screenshots/)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    installed = _families(bare_fonts)
+    assert installed and not installed & {"Noto Sans CJK SC", "WenQuanYi Micro Hei"}, installed
+    name, cells = "00-start-here", GLOSSARY_CELLS
+    page, cdp = _open(bare_browser, site / f"{name}.html")
+    page.evaluate(MARK_GLOSSARY)
+    terms = [(text, fonts) for text, fonts in _fonts_of(cdp, cells) if FONTS.CJK.search(text)]
+    assert len(terms) > 20, f"the glossary has {len(terms)} Chinese terms"
+    for text, fonts in terms:
+        embedded = [f for f in fonts if f["isCustomFont"] and f["familyName"] == FONTS.CJK_FAMILY]
+        assert embedded, f"{text!r} is not drawn with the embedded font: {fonts}"
+        assert embedded[0]["glyphCount"] == len(FONTS.CJK.findall(text)), (text, fonts)
+    glossary = page.locator("#glossary-under-test")
+    page.screenshot(path=str(SCREENSHOTS / f"{name}-glossary-no-cjk-font.png"))
+    shown = glossary.screenshot()
+    page.close()
+
+    control, cdp = _open(bare_browser, _without_font(site, name, FONTS.CJK_FAMILY, tmp_path))
+    control.evaluate(MARK_GLOSSARY)
+    used = {f["familyName"] for _, fonts in _fonts_of(cdp, cells) for f in fonts}
+    assert used and FONTS.CJK_FAMILY not in used and used <= installed, used
+    control.screenshot(path=str(SCREENSHOTS / f"{name}-glossary-font-blocked.png"))
+    assert control.locator("#glossary-under-test").screenshot() != shown, \
+        "the page looks the same without its Chinese font"
+    control.close()
+
+
+BOXES = r"""() => {
+  const boxes = {};
+  const cases = Array.from(document.querySelectorAll('math')).find(
+      m => (m.getAttribute('alttext') || '').includes('\\begin{cases}'));
+  if (cases) {
+    cases.scrollIntoView();
+    const brace = cases.querySelector('mo[fence="true"][form="prefix"]');
+    boxes.brace = brace.getBoundingClientRect().height;
+    boxes.rows = brace.nextElementSibling.getBoundingClientRect().height;
+  }
+  const bar = document.querySelector('math .site-overline');
+  if (bar) {
+    const style = getComputedStyle(bar);
+    boxes.barWidth = parseFloat(style.borderTopWidth);
+    boxes.barStyle = style.borderTopStyle;
+    boxes.overlined = bar.getBoundingClientRect().width;
+    boxes.content = bar.firstElementChild.getBoundingClientRect().width;
+  }
+  return boxes;
+}"""
+
+
+def test_formulas_are_laid_out_with_the_embedded_math_font(site, bare_browser):
+    """On a browser with no math font: every formula is drawn with the embedded one, the cases
+    brace of NDCG's gain stretches over both rows, the bar over NDCG covers the whole word, and
+    no page sets a metric's name letter by letter (D C G in italics)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page, cdp = _open(bare_browser, site / "05-ndcg.html")
+    page.evaluate("() => { for (const d of document.querySelectorAll('details')) d.open = true; }")
+    tokens = [(text, fonts) for text, fonts in _fonts_of(cdp, "math mi, math mo, math mn, math mtext")
+              if text.strip()]
+    assert len(tokens) > 100
+    for text, fonts in tokens:
+        families = {f["familyName"] for f in fonts}
+        assert families and families <= {FONTS.MATH_FAMILY, FONTS.CJK_FAMILY}, \
+            f"{text!r} is drawn with {families}"
+    boxes = page.evaluate(BOXES)
+    assert boxes["brace"] >= 0.9 * boxes["rows"], f"the cases brace does not stretch: {boxes}"
+    assert boxes["barStyle"] == "solid" and boxes["barWidth"] > 0, boxes
+    assert boxes["overlined"] >= boxes["content"] > 0, boxes
+    for alttext, shot in (("begin{cases}", "cases"), ("overline{", "overline")):
+        formula = page.locator(f'math[alttext*="{alttext}"]').first
+        formula.scroll_into_view_if_needed()
+        formula.screenshot(path=str(SCREENSHOTS / f"05-ndcg-formula-{shot}.png"))
+    page.close()
+    letters = re.compile("".join(rf"<mi>{c}</mi>" for c in "DCG"))
+    for name in PAGES:
+        text = (site / f"{name}.html").read_text(encoding="utf-8")
+        assert not letters.search(text), f"{name} sets DCG letter by letter"
+    assert "<mi>NDCG</mi>" in (site / "05-ndcg.html").read_text(encoding="utf-8")
+
+
+
 # --- without a browser ------------------------------------------------------------------------
 
 
@@ -367,7 +605,23 @@ def test_alt_text_reads_matplotlib_formulas_as_words(label, read):
 
 
 @pytest.mark.parametrize("tex, wanted, unwanted", [
-    (r"\overline{NDCG}", 'stretchy="true" accent="true">&#x0203E;', "&#x02015;"),   # bar over all four
+    # the bar over all four letters: a rule over the mrow (site.css), not a fixed-width dash
+    (r"\overline{\mathrm{NDCG}}", '<mrow class="site-overline"><mrow><mrow><mi mathvariant="normal">NDCG</mi>',
+     "&#x02015;"),
+    (r"\overline{x + \overline{y}}", '<mrow class="site-overline"><mrow><mi>x</mi><mo>&#x0002B;</mo>'
+     '<mrow class="site-overline">', "mover"),
+    # names written as letters come out as one upright <mi>, with their scripts kept
+    (r"DCG_u@k", "<msub><mi>DCG</mi><mi>u</mi></msub>", "<mi>D</mi>"),
+    (r"\frac{TP}{TP + FN}", "<mi>TP</mi><mo>&#x0002B;</mo><mi>FN</mi>", "<mi>T</mi>"),
+    (r"IDCG_u^2", "<msubsup><mi>IDCG</mi><mi>u</mi><mn>2</mn></msubsup>", None),
+    (r"\mathrm{rel}_i", '<mi mathvariant="normal">rel</mi>', None),
+    # ... but products and indices are not names
+    (r"\frac{1}{PN}", "<mi>P</mi><mi>N</mi>", "<mi>PN</mi>"),
+    (r"\frac{2PR}{P+R}", "<mi>P</mi><mi>R</mi>", "<mi>PR</mi>"),
+    (r"U_H", "<msub><mi>U</mi><mi>H</mi></msub>", None),
+    (r"A_P", "<msub><mi>A</mi><mi>P</mi></msub>", "<mi>AP</mi>"),
+    # \Big\{ is a brace, not a backslash
+    (r"\Big\{ x \Big\}", 'maxsize="1.623em">&#x0007B;</mo>', ">\\{</mo>"),
     (r"\log n", '<mi>log</mi><mspace width="0.1667em"></mspace><mi>n</mi>', None),    # operator spacing
     (r"\ln p", '<mi>ln</mi><mspace width="0.1667em"></mspace><mi>p</mi>', None),
     (r"\log_2 x", '</msub><mspace width="0.1667em"></mspace><mi>x</mi>', None),
@@ -378,6 +632,13 @@ def test_formula_fixes(tex, wanted, unwanted):
     mathml = book.tex_to_mathml(tex, display=False)
     assert wanted in mathml, mathml
     assert unwanted is None or unwanted not in mathml, mathml
+
+
+def test_links_out_of_the_site_become_text():
+    body = ('<a href="https://github.com/usnistgov/trec_eval">https://github.com/usnistgov/trec_eval</a>, '
+            '<a href="https://docs.dask.org">Dask</a>, <a href="05-ndcg.html#x">NDCG</a>')
+    assert book.unlink_external(body) == ('https://github.com/usnistgov/trec_eval, '
+                                          'Dask (https://docs.dask.org), <a href="05-ndcg.html#x">NDCG</a>')
 
 
 def _glossary() -> list[dict[str, str]]:

@@ -549,10 +549,10 @@ def font_face_css(path: Path, family: str, ranges: list[tuple[int, int]] | None 
 def embedded_fonts(body: str) -> str:
     """The @font-face rules a page needs: the Chinese font if it shows a Chinese character, the
     math font if it holds a formula."""
-    css = ""
-    if _fonts.CJK.search(re.sub(r"<[^>]*>", "", body)):
+    css, shown = "", body.split("<body", 1)[-1]
+    if _fonts.CJK.search(re.sub(r"<[^>]*>", "", shown)):
         css += font_face_css(_fonts.CJK_FONT, _fonts.CJK_FAMILY, _fonts.CJK_RANGES)
-    if "<math" in body:
+    if "<math" in shown:
         css += font_face_css(_fonts.MATH_FONT, _fonts.MATH_FAMILY)
     return css
 
@@ -571,10 +571,20 @@ def render_page(nb: nbformat.NotebookNode, title: str, prev, nxt, pages: set[str
     return link_pages(body, pages)
 
 
+def unlink_external(body: str) -> str:
+    """A link out of the site becomes its text and, when they differ, the address after it:
+    the site is read offline, and every link on it resolves on the disk."""
+    def replace(match: re.Match) -> str:
+        href, text = html.unescape(match.group(1)), match.group(2)
+        shown = html.unescape(re.sub(r"<[^>]+>", "", text)).strip()
+        return text if shown in (href, href.split("://", 1)[-1]) else f"{text} ({html.escape(href)})"
+    return re.sub(r'<a href="((?:https?|ftp|mailto):[^"]*)"[^>]*>(.*?)</a>', replace, body, flags=re.S)
+
+
 def markdown_page(markdown: str, title: str, prev, nxt, pages: set[str], folder: Path) -> str:
     """A Markdown document (a guide page, the reference) as a page, like a notebook's."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)])
-    return embed_images(render_page(nb, title, prev, nxt, pages), folder)
+    return unlink_external(embed_images(render_page(nb, title, prev, nxt, pages), folder))
 
 
 def guide_paths(folder: Path = GUIDE) -> list[Path]:
@@ -696,7 +706,8 @@ def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS) -> list[Path]:
               flush=True)
     first = (info[0][0], plain_text(info[0][1])) if info else None
     index_nb = index_notebook(info[:len(paths)], info[len(paths):])
-    index = render_page(index_nb, plain_text(title_and_summary(index_nb)[0]), None, first, stems)
+    index = unlink_external(render_page(index_nb, plain_text(title_and_summary(index_nb)[0]),
+                                        None, first, stems))
     _write(out / "index.html", index)
     print(f"wrote the index and {len(written)} page(s) ({len(paths)} notebooks, "
           f"{len(documents)} of the guide and reference) in {time.perf_counter() - started:.0f} s")
