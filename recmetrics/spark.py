@@ -69,7 +69,8 @@ from ._options import Options, conventions_of
 from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
                           Unseen)
 
-__all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect",
+           "from_recommendations"]
 
 #: Score quantiles taken of the whole input to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 256
@@ -158,6 +159,68 @@ def _worker_errors():
         if found:
             raise ValueError(found[-1]) from None
         raise
+
+
+def from_recommendations(df, *, user: str | None = None,
+                         recommendations: str = "recommendations") -> DataFrame:
+    """The long (user, item, score) Spark frame of ALS's ``recommendForAllUsers`` output.
+
+    Spark ML's ``ALSModel.recommendForAllUsers(k)`` (and
+    ``recommendForUserSubset``) returns one row per user: the user column
+    (named as the model's ``userCol``) and ``recommendations``, an array of
+    (item, rating) structs, best first. This explodes it, on the Spark engine
+    (no row leaves Spark), into one row per recommended pair: columns
+    ``user``, ``item`` (the struct's first field, named as the model's
+    ``itemCol``) and ``score`` (its second, ALS's predicted rating), which
+    :func:`recmetrics.evaluate` takes with a truth frame. Null items are
+    dropped.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        ``recommendForAllUsers`` output.
+    user : str, optional
+        The user column; default: the one column besides ``recommendations``.
+    recommendations : str, default "recommendations"
+        The array column of (item, rating) structs.
+
+    Examples
+    --------
+    >>> recs = als_model.recommendForAllUsers(100)            # doctest: +SKIP
+    >>> table = recmetrics.evaluate(from_recommendations(recs), truth, k=10)  # doctest: +SKIP
+    """
+    if not isinstance(df, DataFrame):
+        raise ValueError(f"df must be a Spark DataFrame (ALS recommendForAllUsers output), not "
+                         f"{type(df).__name__}; for pandas lists use recmetrics.from_topk")
+    columns = df.columns
+    if recommendations not in columns:
+        raise ValueError(f"df has no column {recommendations!r} (its columns: "
+                         f"{', '.join(repr(c) for c in columns)}); pass recommendations= the "
+                         "array column of (item, rating) structs")
+    others = [c for c in columns if c != recommendations]
+    if user is None:
+        if len(others) != 1:
+            raise ValueError(f"df has {len(others)} columns besides {recommendations!r} "
+                             f"({', '.join(repr(c) for c in others)}); pass user= the user "
+                             "column")
+        user = others[0]
+    elif user not in columns:
+        raise ValueError(f"user={user!r} is not a column of df (its columns: "
+                         f"{', '.join(repr(c) for c in columns)})")
+    kind = df.schema[recommendations].dataType
+    fields = getattr(getattr(kind, "elementType", None), "fields", None)
+    if not isinstance(kind, T.ArrayType) or not fields or len(fields) != 2:
+        raise ValueError(f"recommendations={recommendations!r} must be an array of (item, "
+                         f"rating) structs, as recommendForAllUsers writes it; it is {kind.simpleString()}")
+    item_field, rating_field = (f.name for f in fields)
+    if not isinstance(fields[1].dataType, T.NumericType):
+        raise ValueError(f"the second field of {recommendations!r} ({rating_field!r}) must be "
+                         f"a number (the rating), not {fields[1].dataType.simpleString()}")
+    exploded = df.select(F.col(user).alias("user"),
+                         F.explode(F.col(recommendations)).alias("_rec"))
+    return (exploded.select("user", F.col(f"_rec.{item_field}").alias("item"),
+                            F.col(f"_rec.{rating_field}").cast("double").alias("score"))
+            .where(F.col("item").isNotNull()))
 
 
 def _as_spark(frame, spark: SparkSession):
