@@ -229,6 +229,40 @@ def _best_k(rows: np.ndarray, values: np.ndarray, n_users: int, k: int) -> np.nd
     return values >= kth[rows]
 
 
+def _from_dense(scores, users, items, exclude, k) -> pd.DataFrame:
+    """:func:`from_score_matrix` of a dense matrix: a mask of the kept cells, then only those
+    cells gathered (no per-cell index arrays of the whole matrix)."""
+    if hasattr(scores, "detach"):
+        scores = scores.detach().cpu().numpy()
+    matrix = np.asarray(scores)
+    if matrix.ndim != 2:
+        raise ValueError(f"scores must be a 2-D array (users x items) or a scipy.sparse "
+                         f"matrix; it has shape {matrix.shape}")
+    try:
+        matrix = matrix.astype(np.float64, copy=False)
+    except (TypeError, ValueError):
+        raise ValueError("scores must hold numbers (a users x items matrix)") from None
+    shape = (int(matrix.shape[0]), int(matrix.shape[1]))
+    user_ids = _labels("users", users, shape[0], "row of scores")
+    item_ids = _labels("items", items, shape[1], "column of scores")
+    keep = ~np.isnan(matrix)
+    if exclude is not None:
+        excluded = _exclude_mask(exclude, shape, user_ids, item_ids)
+        keep.ravel()[excluded] = False
+    if k is not None and shape[1]:
+        k = check_whole("k", k, minimum=1, maximum=2**31 - 1, example="k=10")
+        if k < shape[1]:
+            # each row's k-th best kept score (-inf where fewer than k are kept: keep them all);
+            # a kept score of -inf is tied with that k-th and kept, as it should be
+            masked = np.where(keep, matrix, -np.inf)
+            kth = -np.partition(-masked, k - 1, axis=1)[:, k - 1]
+            keep &= masked >= kth[:, None]
+    elif k is not None:
+        check_whole("k", k, minimum=1, maximum=2**31 - 1, example="k=10")
+    rows, cols = np.nonzero(keep)
+    return _frame(user_ids[rows], item_ids[cols], matrix[rows, cols])
+
+
 def from_score_matrix(scores, *, users=None, items=None, exclude=None, k=None) -> pd.DataFrame:
     r"""The long (user, item, score) table of a users × items score matrix.
 
@@ -267,42 +301,26 @@ def from_score_matrix(scores, *, users=None, items=None, exclude=None, k=None) -
     >>> from_score_matrix(scores, users=["u", "v"], items=list("abc"), k=2).astype(object).values.tolist()
     [['u', 'a', 0.9], ['u', 'b', 0.2], ['u', 'c', 0.2], ['v', 'b', 0.8], ['v', 'c', 0.3]]
     """
-    if _is_sparse(scores):
-        coo = scores.tocoo()
-        shape = (int(coo.shape[0]), int(coo.shape[1]))
-        rows, cols = coo.row.astype(np.int64), coo.col.astype(np.int64)
-        try:
-            values = np.asarray(coo.data, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError("scores must hold numbers") from None
-        order = np.lexsort((cols, rows))  # row-major, whatever order the entries were stored in
-        rows, cols, values = rows[order], cols[order], values[order]
-        if rows.size > 1 and not (np.diff(rows * shape[1] + cols) > 0).all():
-            raise ValueError("scores (sparse) stores a cell twice; call scores.sum_duplicates() "
-                             "or keep one score per (user, item)")
-        keep = ~np.isnan(values)
-    else:
-        if hasattr(scores, "detach"):
-            scores = scores.detach().cpu().numpy()
-        matrix = np.asarray(scores)
-        if matrix.ndim != 2:
-            raise ValueError(f"scores must be a 2-D array (users x items) or a scipy.sparse "
-                             f"matrix; it has shape {matrix.shape}")
-        try:
-            matrix = matrix.astype(np.float64, copy=False)
-        except (TypeError, ValueError):
-            raise ValueError("scores must hold numbers (a users x items matrix)") from None
-        shape = (int(matrix.shape[0]), int(matrix.shape[1]))
-        values = matrix.ravel()
-        keep = ~np.isnan(values)
-        cells = np.arange(values.size, dtype=np.int64)
-        rows, cols = cells // max(shape[1], 1), cells % max(shape[1], 1)
+    if not _is_sparse(scores):
+        return _from_dense(scores, users, items, exclude, k)
+    coo = scores.tocoo()
+    shape = (int(coo.shape[0]), int(coo.shape[1]))
+    rows, cols = coo.row.astype(np.int64), coo.col.astype(np.int64)
+    try:
+        values = np.asarray(coo.data, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("scores must hold numbers") from None
+    order = np.lexsort((cols, rows))  # row-major, whatever order the entries were stored in
+    rows, cols, values = rows[order], cols[order], values[order]
+    if rows.size > 1 and not (np.diff(rows * shape[1] + cols) > 0).all():
+        raise ValueError("scores (sparse) stores a cell twice; call scores.sum_duplicates() "
+                         "or keep one score per (user, item)")
+    keep = ~np.isnan(values)
     user_ids = _labels("users", users, shape[0], "row of scores")
     item_ids = _labels("items", items, shape[1], "column of scores")
     if exclude is not None:
         excluded = _exclude_mask(exclude, shape, user_ids, item_ids)
-        keys = rows * shape[1] + cols
-        keep &= ~np.isin(keys, excluded, assume_unique=False)
+        keep &= ~np.isin(rows * shape[1] + cols, excluded)
     rows, cols, values = rows[keep], cols[keep], values[keep]
     if k is not None:
         k = check_whole("k", k, minimum=1, maximum=2**31 - 1, example="k=10")
