@@ -29,7 +29,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ._validation import (DENOMINATORS, EVAL_TIES, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT,
-                          Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          UNSCORED, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          Unscored,
                           check_flag, check_k_values, check_metrics, check_min_grade,
                           check_option, is_real_number)
 
@@ -134,6 +135,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("judged_only", (), "drop the scored rows missing from the truth before ranking "
                "(condensed lists, as trec_eval -J)", _EVERY, general=True, value=False,
                check=lambda v: check_flag("judged_only", v), quiet=True),
+    Convention("unscored", UNSCORED, "relevant truth items pred never scored (a top-k export): "
+               "left out of AUC and GAUC (ignore, with a warning), or ranked below every scored "
+               "row, tied (below), as recall counts them", PAIRWISE, quiet=True),
 )
 CONVENTION = {c.name: c for c in CONVENTIONS}
 
@@ -170,6 +174,7 @@ class Options:
     max_grade: float | None = None
     min_grade: float | None = None
     judged_only: bool = False
+    unscored: Unscored = "ignore"
 
     @classmethod
     def checked(cls, *, k, metrics, known: tuple[str, ...], default: tuple[str, ...],

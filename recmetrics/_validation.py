@@ -47,6 +47,8 @@ Adjustment = Literal["holm", "bonferroni", "bh", "none"]
 PrecisionDenominator = Literal["k", "min_k"]
 RecallDenominator = Literal["relevant", "min_k"]
 Average = Literal["binary", "micro", "macro", "weighted"]
+#: Relevant truth items that pred never scored (a top-k export), in AUC and GAUC.
+Unscored = Literal["ignore", "below"]
 
 TIES: tuple[Ties, ...] = get_args(Ties)
 EVAL_TIES: tuple[EvalTies, ...] = get_args(EvalTies)
@@ -59,6 +61,7 @@ ADJUSTMENTS: tuple[Adjustment, ...] = get_args(Adjustment)
 PRECISION_DENOMINATORS: tuple[PrecisionDenominator, ...] = get_args(PrecisionDenominator)
 RECALL_DENOMINATORS: tuple[RecallDenominator, ...] = get_args(RecallDenominator)
 AVERAGES: tuple[Average, ...] = get_args(Average)
+UNSCORED: tuple[Unscored, ...] = get_args(Unscored)
 
 #: Largest cut-off accepted: beyond it k only means "the whole list".
 MAX_K = 2**31 - 1

@@ -67,7 +67,7 @@ from . import _beyond, _engine, _partitions
 from ._engine import Summary, check_options, check_rank, labelled_truth
 from ._options import Options, conventions_of
 from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
-                          Unseen)
+                          Unscored, Unseen)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect",
            "from_recommendations"]
@@ -457,7 +457,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              gain: Gain = "exponential", ideal: Ideal = "truth",
              denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
-             min_grade: float | None = None, judged_only: bool = False,
+             min_grade: float | None = None, judged_only: bool = False, unscored: Unscored = "ignore",
              ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: str | None = None, by=None, users=None,
              min_slice_size: int = 30, npartitions: int | None = None,
@@ -498,6 +498,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     truth, positives_only = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
     if by is not None or users is not None:
+        _partitions.refuse_history_activity(by, history, "Spark")
         if b.metrics:
             raise ValueError("by= with the beyond-accuracy metrics is not supported on Spark "
                              "yet; evaluate them without by=, or in memory (pandas)")
@@ -550,7 +551,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       denominator: Denominator = "relevant",
                       gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
                       rbp_p: float = 0.8, max_grade: float | None = None,
-                      min_grade: float | None = None, judged_only: bool = False,
+                      min_grade: float | None = None, judged_only: bool = False, unscored: Unscored = "ignore",
                       per_user_path=None, npartitions: int | None = None) -> pd.DataFrame | None:
     """:func:`recmetrics.evaluate_per_user` on Spark DataFrames.
 
@@ -562,6 +563,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     can write to), nothing is gathered, and None is returned.
     """
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    _partitions.refuse_unscored(o, "Spark")
     check_rank(rank, o)
     truth, _ = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
@@ -636,7 +638,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
             denominator: Denominator = "relevant", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
             max_grade: float | None = None, min_grade: float | None = None,
-            judged_only: bool = False, n_resamples: int = 10_000, seed=0,
+            judged_only: bool = False, unscored: Unscored = "ignore", n_resamples: int = 10_000, seed=0,
             alpha: float = 0.05, baseline: str | None = None, correction: Adjustment = "holm",
             npartitions: int | None = None) -> pd.DataFrame:
     """:func:`recmetrics.compare` on Spark DataFrames: the same table, the same tests.
@@ -650,6 +652,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     ``by=`` (``npartitions`` as in :func:`evaluate`).
     """
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    _partitions.refuse_unscored(o, "Spark")
     c = _partitions.check_compare(pred_a, pred_b, truth, o, score=score, rank=rank,
                                   n_resamples=n_resamples, seed=seed, alpha=alpha,
                                   correction=correction, baseline=baseline)

@@ -167,7 +167,8 @@ def test_conventions_are_reported():
                                           "denominator": "hits", "gauc_weight": "impressions",
                                           "no_relevant": "skip", "rbp_p": 0.8,
                                           "max_grade": None, "min_grade": None,
-                                          "judged_only": False, "k": [1, 2]}
+                                          "judged_only": False, "unscored": "ignore",
+                                          "k": [1, 2]}
     assert table.loc[table.metric == "ndcg", "conventions"].iloc[0] == \
         "gain=linear, ideal=truth, ties=pessimistic, no_relevant=skip"
     assert table.k.tolist()[:2] == [pd.NA, pd.NA] or table.k.isna().sum() == 3
