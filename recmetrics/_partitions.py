@@ -549,7 +549,8 @@ def finish(s: Summary, o: Options, *, ci: float | None, truth_given: bool, posit
     table = _engine.assemble(s, o, ci=ci, intervals=intervals)
     table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
                              **(s.inputs if truth_given else {})}
-    table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
+    table.attrs["notes"] = ([_engine.POSITIVES_ONLY] if positives_only else []) \
+        + table.attrs.get("notes", [])
     rank_hint(table, rank, score, s.n_positive, s.n_rows - s.n_positive)
     return table
 

@@ -135,12 +135,16 @@ def test_truth_only_users_and_unscored_items_count_with_any_id_form():
                          "score": [0.9, 0.1, 0.5, 0.5, 0.3]})
     truth = pd.DataFrame({"user": [" 1", "1", "2", "4", "4", "3"],
                           "item": ["10", "13", "12", "10", "11", "10"], "label": [1, 2, 1, 1, 0, 0]})
-    expected = rm.evaluate(pred, truth, k=[1, 2])
+    unscored = "2 of 4 relevant truth rows were never scored"   # AUC's note (issue 37)
+    with pytest.warns(rm.RecmetricsWarning, match=unscored):
+        expected = rm.evaluate(pred, truth, k=[1, 2])
     assert expected.n_without_predictions.max() == 1  # user 4
     with dask.config.set(scheduler="sync"):
         for parts in (1, 3, 7):
-            got = rmd.evaluate(dd.from_pandas(pred, npartitions=2),
-                               dd.from_pandas(truth, npartitions=3), k=[1, 2], npartitions=parts)
+            with pytest.warns(rm.RecmetricsWarning, match=unscored):
+                got = rmd.evaluate(dd.from_pandas(pred, npartitions=2),
+                                   dd.from_pandas(truth, npartitions=3), k=[1, 2],
+                                   npartitions=parts)
             assert_same_table(expected, got)
             users = rmd.evaluate_per_user(dd.from_pandas(pred, npartitions=2), truth, k=[1, 2],
                                           npartitions=parts)

@@ -124,11 +124,16 @@ def test_truth_only_users_unscored_items_and_positives_only_truth(spark):
     pred = pd.DataFrame({"user": [1, 1, 1, 2, 2, 3], "item": [10, 11, 12, 10, 13, 10],
                          "score": [0.9, 0.4, 0.4, 0.2, 0.8, 0.5]})
     truth = pd.DataFrame({"user": ["1", "2", "2", "4", "3"], "item": [11, 13, 99, 10, 77]})
-    expected = rm.evaluate(pred, truth, k=[1, 2], ci=0.8, n_resamples=100, bootstrap="poisson")
-    got = rms.evaluate(to_spark(spark, pred), to_spark(spark, truth), k=[1, 2], ci=0.8,
-                       n_resamples=100, npartitions=3)
+    unscored = "3 of 5 relevant truth rows were never scored"   # AUC's note (issue 37)
+    with pytest.warns(rm.RecmetricsWarning, match=unscored):
+        expected = rm.evaluate(pred, truth, k=[1, 2], ci=0.8, n_resamples=100,
+                               bootstrap="poisson")
+    with pytest.warns(rm.RecmetricsWarning, match=unscored):
+        got = rms.evaluate(to_spark(spark, pred), to_spark(spark, truth), k=[1, 2], ci=0.8,
+                           n_resamples=100, npartitions=3)
     assert_same_table(expected, got)
     assert got.attrs["notes"] == expected.attrs["notes"] != []
+    assert unscored in got.attrs["notes"][1]
     assert got.n_without_predictions.max() == 1  # user 4 has a relevant item and no row
     assert got.attrs["inputs"] == {"pred_rows": 6, "pred_users": 3, "truth_rows": 5,
                                    "truth_users": 4}
