@@ -40,6 +40,24 @@ Files (user and item ids are strings such as "u0042" and "i0317"):
     sample_model_a.csv       user,item,score     model A's scores
     sample_model_b.csv       user,item,score     model B's scores
     sample_model_a.parquet   user,item,score     model A's scores again, as Parquet
+    sample_log.csv           user,item,timestamp a timestamped interaction log (below)
+
+The timestamped log (``sample_log.csv``)
+----------------------------------------
+A separate world, drawn from its own seed (the files above do not change), for
+practising a protocol: split by time, train, evaluate (notebook 10).
+
+* 1,000 users, 600 items, 180 days from 2024-01-01 (Unix seconds). Items are
+  released over the period (a third at the start, the rest uniformly), with a
+  Zipf popularity (exponent 1.0) and 8-dimensional tastes, as above.
+* A user is active in a window of the period (lognormal length, median 30
+  days) and holds 3 to 8 sessions in it, at whole minutes. Each of the user's
+  interactions (lognormal count, median 15, clipped to 3..150) picks an item
+  released before the user's last session, weighted by popularity, taste and
+  recency (an item is 3x as likely in its first 30 days), without repeats,
+  and happens in a session at or after the item's release: the rows of a
+  session share one timestamp, so there are many ties, as in MovieLens.
+* Rows are sorted by timestamp (ties in a random order), as a log is written.
 """
 from __future__ import annotations
 
@@ -123,16 +141,57 @@ def simulate(seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame
     return truth, model_a, model_b
 
 
+#: The timestamped log's own seed and world (``simulate_log``).
+LOG_SEED = 20261128
+LOG_USERS, LOG_ITEMS, LOG_DAYS = 1_000, 600, 180
+LOG_START = 1_704_067_200   # 2024-01-01 00:00:00 UTC
+DAY = 86_400
+
+
+def simulate_log(seed: int = LOG_SEED) -> pd.DataFrame:
+    """The timestamped interaction log: (user, item, timestamp) rows in time order."""
+    rng = np.random.default_rng(seed)
+    period = LOG_DAYS * DAY
+    release = np.where(rng.random(LOG_ITEMS) < 1 / 3, 0,
+                       rng.integers(0, period, LOG_ITEMS)) // 60 * 60
+    popularity = 1.0 / rng.permutation(np.arange(1, LOG_ITEMS + 1)) ** 1.0
+    user_taste = rng.normal(size=(LOG_USERS, DIM)) / np.sqrt(DIM)
+    item_taste = rng.normal(size=(LOG_ITEMS, DIM))
+    length = np.clip(rng.lognormal(np.log(30 * DAY), 0.8, LOG_USERS), DAY, period)
+    start = rng.random(LOG_USERS) * (period - length)
+    n_sessions = rng.integers(3, 9, LOG_USERS)
+    n_rows = np.clip(np.round(rng.lognormal(np.log(15), 0.8, LOG_USERS)), 3, 150).astype(int)
+    rows = []
+    for u in range(LOG_USERS):  # a data generator: one user at a time is clear and fast enough
+        sessions = np.sort(start[u] + rng.random(n_sessions[u]) * length[u]) // 60 * 60
+        available = release <= sessions[-1]
+        age = np.maximum(sessions[-1] - release, 0)
+        keys = (np.log(popularity) + 2.0 * item_taste @ user_taste[u]
+                + np.log(np.where(age < 30 * DAY, 3.0, 1.0)) + rng.gumbel(size=LOG_ITEMS))
+        keys[~available] = -np.inf
+        chosen = np.argsort(-keys, kind="stable")[:min(n_rows[u], int(available.sum()))]
+        # each item in a random session at or after its release
+        first = np.searchsorted(sessions, release[chosen], side="left")
+        session = first + (rng.random(chosen.size) * (sessions.size - first)).astype(int)
+        rows += zip([u] * chosen.size, chosen.tolist(), sessions[session].astype(int).tolist())
+    log = pd.DataFrame(rows, columns=["user", "item", "timestamp"])
+    log = log.iloc[rng.permutation(len(log))].sort_values("timestamp", kind="stable")
+    return pd.DataFrame({"user": np.char.mod("u%04d", log.user.to_numpy()),
+                         "item": np.char.mod("i%04d", log.item.to_numpy()),
+                         "timestamp": log.timestamp.to_numpy() + LOG_START})
+
+
 def write(out: Path, seed: int = SEED) -> list[Path]:
-    """Write the four sample files to ``out``; returns their paths."""
+    """Write the five sample files to ``out``; returns their paths."""
     truth, model_a, model_b = simulate(seed)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "sample_truth.csv", out / "sample_model_a.csv", out / "sample_model_b.csv",
-             out / "sample_model_a.parquet"]
+             out / "sample_model_a.parquet", out / "sample_log.csv"]
     truth.to_csv(paths[0], index=False, lineterminator="\n")
     model_a.to_csv(paths[1], index=False, float_format="%.4f", lineterminator="\n")
     model_b.to_csv(paths[2], index=False, float_format="%.4f", lineterminator="\n")
     model_a.to_parquet(paths[3], index=False, compression="zstd")
+    simulate_log().to_csv(paths[4], index=False, lineterminator="\n")
     return paths
 
 

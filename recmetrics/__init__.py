@@ -21,6 +21,7 @@ if _typing.TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ bel
     from ._compare import results_table_from_comparison
     from ._display import ResultDisplay, show, to_csv
     from ._validation import RecmetricsWarning
+    from .adapters import from_score_matrix, from_topk
     from .auc import GroupAUC, group_auc, group_auc_details, roc_auc, roc_curve
     from .beyond import BEYOND_METRICS, beyond_accuracy, beyond_accuracy_per_user, most_popular
     from .classification import (ConfusionMatrix, accuracy, balanced_accuracy, confusion_matrix,
@@ -36,6 +37,7 @@ if _typing.TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ bel
     from .regression import mae, mse, rmse
     from .power import ab_sample_size, minimum_detectable_effect, paired_sample_size
     from .slices import disparity
+    from .splits import check_leakage, split_log
     from .stats import (ChiSquareResult, DeLongResult, adjust_p_values, bootstrap_ci,
                         chi_square_critical_value, chi_square_test, delong_test,
                         paired_bootstrap_test)
@@ -62,6 +64,7 @@ __all__ = [
     "ResultDisplay", "show", "to_csv",
     "evaluate", "evaluate_per_user", "compare", "disparity", "sampling", "plots",
     "beyond_accuracy", "beyond_accuracy_per_user", "most_popular", "BEYOND_METRICS",
+    "from_topk", "from_score_matrix", "split_log", "check_leakage",
 ]
 
 #: The submodule each public name is defined in (the imports under TYPE_CHECKING above).
@@ -89,14 +92,16 @@ _HOME = {name: module for module, names in {
     "_compare": ["results_table_from_comparison"],
     "_display": ["ResultDisplay", "show", "to_csv"],
     "beyond": ["BEYOND_METRICS", "beyond_accuracy", "beyond_accuracy_per_user", "most_popular"],
+    "adapters": ["from_score_matrix", "from_topk"],
+    "splits": ["check_leakage", "split_log"],
 }.items() for name in names}
 
 #: The submodules that ``import recmetrics`` used to load eagerly: still attributes of the package
 #: (``rm.plots``, ``rm.stats``), imported when first asked for.
 _SUBMODULES = frozenset({
     "_beyond", "_compare", "_display", "_engine", "_ids", "_kernels", "_options", "_validation",
-    "auc", "beyond", "classification", "frame", "plots", "probability", "ranking", "regression",
-    "sampling", "slices", "stats", "tables", "trec",
+    "adapters", "auc", "beyond", "classification", "frame", "plots", "probability", "ranking", "regression",
+    "sampling", "slices", "splits", "stats", "tables", "trec",
 })
 
 

@@ -303,6 +303,20 @@ class BeyondInputs:
                                  f"{name!r} out of metrics")
         return names
 
+    @classmethod
+    def left_out(cls, metrics, history, truth, item_features) -> list[str]:
+        """With ``metrics=None``: a note per metric the inputs do not allow, saying why."""
+        if metrics is not None:
+            return []
+        kept = cls._metrics(None, history, truth, item_features)
+        why = {"novelty": "history= (the training log) or truth= (popularity)",
+               "arp": "history= (the training log) or truth= (popularity)",
+               "aplt": "history= (the training log) or truth= (popularity)",
+               "diversity": "item_features= or history= (item similarity)",
+               "serendipity": "history= (each user's own items) and truth= (what is relevant)"}
+        return [f"{name} left out: it needs {why[name]}" for name in BEYOND_METRICS
+                if name not in kept]
+
     def reranked(self, prep: _engine.Prepared) -> BeyondInputs:
         """The same input with the ranked rows of ``prep``, the same rows as this input's
         scored otherwise (a baseline's): popularity, similarity and the catalogue are kept."""
@@ -381,6 +395,12 @@ def _by_popularity(by) -> bool:
     return by_popularity(by)
 
 
+def _history_slices(by) -> bool:
+    """``by=`` that reads the history: popularity slices, or activity (history rows per user)."""
+    names = [by] if isinstance(by, str) else list(by or ())
+    return "activity" in names or _by_popularity(by)
+
+
 @dataclass(frozen=True)
 class BeyondOptions:
     """The beyond-accuracy part of one :func:`recmetrics.evaluate` call, checked once.
@@ -420,7 +440,7 @@ class BeyondOptions:
         if not beyond and not baselines:
             given = [name for name, value in (("history", history), ("catalog", catalog),
                                               ("item_features", item_features))
-                     if value is not None and not (name == "history" and _by_popularity(by))]
+                     if value is not None and not (name == "history" and _history_slices(by))]
             if given:
                 warnings.warn(f"{', '.join(given)} given but no beyond-accuracy metric asked for, "
                               f"so {'they are' if len(given) > 1 else 'it is'} not used; add e.g. "

@@ -42,7 +42,8 @@ import pandas as pd
 from . import _kernels, _progress
 from ._ids import codes, locate, user_hash
 from ._kernels import DEFAULT_EPS
-from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRIC, METRICS, PROBABILITY_METRICS, RANKING
+from ._metrics import (DEFAULT_METRICS, ECE_BINS, GRADED, METRIC, METRICS, PAIRWISE,
+                       PROBABILITY_METRICS, RANKING)
 from ._options import Options
 from ._validation import (RecmetricsWarning, as_frame, caller_stacklevel, check_max_grade,
                           check_probability_scores, check_unique_keys, numeric_column,
@@ -122,7 +123,10 @@ class Prepared:
             (items,), item_ids = codes(item, ("pred", pred), ordered=False)
             keys = users.astype(np.int64) * (int(items.max(initial=0)) + 1) + items
             check_unique_keys("pred", keys, pred, user, item)
-            grades = _threshold(numeric_column("pred", pred, label, grades=True), min_grade)
+            grades = numeric_column("pred", pred, label, grades=True)
+            if check and min_grade is None:
+                warn_rating_scale("pred", label, grades)
+            grades = _threshold(grades, min_grade)
             judged = np.ones(n, dtype=bool)
             self.top_grade = float(grades.max(initial=0.0))
             # judged non-relevant items (grade 0) of each user: bpref's N
@@ -133,8 +137,10 @@ class Prepared:
         else:
             if check:
                 as_frame("truth", truth, {"user": user, "item": item, "label": label})
-            truth_grades = _threshold(numeric_column("truth", truth, label, grades=True),
-                                      min_grade)
+            truth_grades = numeric_column("truth", truth, label, grades=True)
+            if check and min_grade is None:
+                warn_rating_scale("truth", label, truth_grades)
+            truth_grades = _threshold(truth_grades, min_grade)
             self.top_grade = float(truth_grades.max(initial=0.0))
             (users, truth_users), user_ids = codes(user, ("pred", pred), ("truth", truth),
                                                    integral=integral_ids)
@@ -207,6 +213,9 @@ class Prepared:
         self.score_column = score if rank is None else rank
         self.n_users = len(user_ids)
         self.n_rows = n
+        # relevant truth rows of each user that pred never scored (unscored="below" ranks them
+        # below every scored row in AUC and GAUC)
+        self.unscored = np.bincount(missing_users, minlength=self.n_users)
         positive = grades > 0
         self.n_positive = int(positive.sum())
         if item_names is not None:
@@ -245,11 +254,36 @@ class Prepared:
             return _kernels.starts(self.scores) | _kernels.starts(self.lists)
         return np.ones(self.lists.size, dtype=bool)
 
-    def user_auc(self, ties: str) -> UserAUC:
-        """Per-user AUC (NaN for one-class users), positives and negatives."""
+    def user_auc(self, ties: str, unscored: str = "ignore") -> UserAUC:
+        """Per-user AUC (NaN for one-class users), positives and negatives. With
+        ``unscored="below"`` a user's relevant truth rows that were never scored are positives
+        below every scored row: they lose every pair, so they add to the positives only."""
         wins, wins_or_ties, pos, neg = _kernels.group_pair_counts(
             self.lists, self.scores, self.grades > 0, self.n_users)
+        if unscored == "below":
+            pos = pos + self.unscored
         return UserAUC(_kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties), pos, neg)
+
+
+#: Distinct positive whole labels, and no label 0, from which labels look like a rating scale.
+RATING_SCALE_VALUES = 4
+
+
+def warn_rating_scale(name: str, column: str, grades: np.ndarray) -> None:
+    """Warn when labels look like ratings (no 0, several positive whole values, e.g. 1-5): every
+    label above 0 is relevant, so a rating of 1 would count as a hit; ``min_grade`` says which
+    ratings count. Cheap on click logs: a label 0 or a single value ends the check early."""
+    if not grades.size or grades.min() <= 0 or grades.min() == grades.max():
+        return
+    values = np.unique(grades)
+    if values.size < RATING_SCALE_VALUES or not np.array_equal(values, np.round(values)):
+        return
+    shown = ", ".join(f"{v:g}" for v in values[:6]) + (", ..." if values.size > 6 else "")
+    warnings.warn(f"{name} column {column!r} looks like a rating scale (values {shown}; no 0): "
+                  f"every label above 0 counts as relevant, so a rating of {values[0]:g} is a "
+                  f"hit as much as one of {values[-1]:g}; pass min_grade= the lowest rating that "
+                  f"is relevant (e.g. min_grade={values[-2]:g}; --min-grade on the command line)",
+                  RecmetricsWarning, stacklevel=caller_stacklevel())
 
 
 def _threshold(grades: np.ndarray, min_grade: float | None) -> np.ndarray:
@@ -348,9 +382,12 @@ def rank_hint(table: pd.DataFrame, rank: str | None, score, n_positive: int,
     when many scores tie.
     """
     auc = table.loc[table.metric == "auc", "value"]
-    ties = table.attrs.get("conventions", {}).get("ties")
-    if rank is not None or ties != "average" or not len(auc) or not n_positive or not n_negative:
+    conventions = table.attrs.get("conventions", {})
+    if rank is not None or conventions.get("ties") != "average" or not len(auc) \
+            or not n_positive or not n_negative:
         return  # the bounds of optimistic / pessimistic ties may sit far from 0.5 by design
+    if conventions.get("unscored") == "below":
+        return  # unscored positives below every row pull AUC down by design, not by chance
     value = float(auc.iloc[0])
     spread = ((n_positive + n_negative + 1) / (12 * n_positive * n_negative)) ** 0.5
     if value < RANK_HINT_AUC and 0.5 - value > RANK_HINT_Z * spread:
@@ -395,7 +432,7 @@ def per_user(prep: Prepared, o: Options) -> PerUser:
     columns: dict[str, np.ndarray] = {}
     auc = None
     if "gauc" in o.metrics:
-        auc = prep.user_auc(o.ties)
+        auc = prep.user_auc(o.ties, o.unscored)
         columns["auc"] = auc.values
     lists = _RankedInput(prep, o)
     for metric in (METRIC[m] for m in o.metrics if m in RANKING):
@@ -623,14 +660,16 @@ def assemble(s: Summary, o: Options, *, ci: float | None = None, intervals: dict
             row["ci_low"], row["ci_high"] = intervals.get(name, (float("nan"), float("nan")))
         rows.append(row)
 
+    unscored = unscored_note(s, o)
     if "auc" in o.metrics:
-        value = global_auc(s, o.ties)
-        add("auc", value, s.n_with_rows, 0, 0, auc_note(s.n_positive) if np.isnan(value) else "")
+        value = global_auc(s, o)
+        add("auc", value, s.n_with_rows, 0, 0,
+            auc_note(s.n_positive) if np.isnan(value) else unscored)
     if "gauc" in o.metrics:
         numerator, denominator = s.sums["gauc"]
         n_defined = s.n_defined["gauc"]
         value = numerator / denominator if n_defined else float("nan")
-        add("gauc", value, n_defined, s.gauc_undefined, 0, "" if n_defined else GAUC_NOTE)
+        add("gauc", value, n_defined, s.gauc_undefined, 0, unscored if n_defined else GAUC_NOTE)
     for name in column_names(o):
         total = s.sums[name][0]
         value = total / s.n_counted if s.n_counted else float("nan")
@@ -656,28 +695,55 @@ def assemble(s: Summary, o: Options, *, ci: float | None = None, intervals: dict
             add(metric, float(np.sum(count[kept] / n * gap)), s.n_with_rows, 0, 0)
     if warn:
         for metric, note in undefined.items():
+            if note == unscored:  # one warning for AUC and GAUC, naming both
+                continue
             warnings.warn(f"{metric} is NaN: {note}", RecmetricsWarning,
                           stacklevel=caller_stacklevel())
+        if unscored and any(row["note"] == unscored for row in rows):
+            warnings.warn(unscored, RecmetricsWarning, stacklevel=caller_stacklevel())
     table = pd.DataFrame(rows)
     table["k"] = table["k"].astype("Int64")
     table.attrs["conventions"] = o.conventions()
+    placed = unscored_note(s, o, placed=True) if o.unscored == "below" else ""
+    noted = unscored if unscored and any(row["note"] == unscored for row in rows) else placed
+    table.attrs["notes"] = [noted] if noted else []
     return table
 
 
-def global_auc(s: Summary, ties: str) -> float:
+def unscored_note(s: Summary, o: Options, *, placed: bool = False) -> str:
+    """The note of AUC and GAUC when truth holds relevant rows that pred never scored (a top-k
+    export): under ``unscored="ignore"`` what that means; ``placed``: what "below" did."""
+    missing, relevant = s.unmatched.n_missing_rows, s.unmatched.n_relevant_rows
+    if not missing or not any(m in o.metrics for m in PAIRWISE):
+        return ""
+    if placed:
+        return (f"unscored='below': {missing:,} of {relevant:,} relevant truth rows that pred "
+                "never scored are ranked below every scored row, tied, in AUC and GAUC")
+    if o.unscored == "below":
+        return ""
+    return (f"{missing:,} of {relevant:,} relevant truth rows were never scored by pred (a top-k "
+            "export?): AUC and GAUC compare scored rows only and leave them out, while recall, "
+            "MAP and NDCG count them as misses, so the two describe different lists; pass "
+            "unscored='below' to rank them below every scored row")
+
+
+def global_auc(s: Summary, o: Options) -> float:
+    """Global AUC of the scored rows; under ``unscored="below"`` the relevant truth rows that
+    were never scored are positives below every scored row (they lose every pair)."""
     n_neg = s.n_rows - s.n_positive
-    if s.n_positive == 0 or n_neg == 0:
+    n_pos = s.n_positive + (s.unmatched.n_missing_rows if o.unscored == "below" else 0)
+    if n_pos == 0 or n_neg == 0:
         return float("nan")
     if s.pairs is None:
         raise ValueError("the global AUC needs the Summary's pair counts; summarize every part with them")
     wins, wins_or_ties = s.pairs
-    return float(_kernels.auc_from_counts(wins, wins_or_ties, s.n_positive * n_neg, ties))
+    return float(_kernels.auc_from_counts(wins, wins_or_ties, n_pos * n_neg, o.ties))
 
 
 def interval_rows(s: Summary, o: Options) -> list[str]:
     """Rows that get a bootstrap interval: AUC when defined, and means over two users or more."""
     names = []
-    if "auc" in o.metrics and not np.isnan(global_auc(s, o.ties)):
+    if "auc" in o.metrics and not np.isnan(global_auc(s, o)):
         names.append("auc")
     if "gauc" in o.metrics and s.n_defined["gauc"] > 1:
         names.append("gauc")
@@ -708,7 +774,7 @@ def multinomial_intervals(prep: Prepared, ratios: dict, s: Summary | None, o: Op
         return {}
     rng = np.random.default_rng(seed)
     n = prep.n_users
-    auc = AucResampler(prep, o.ties) if "auc" in wanted and o is not None else None
+    auc = AucResampler(prep, o.ties, o.unscored) if "auc" in wanted and o is not None else None
     rows = [name for name in wanted if name != "auc"]
     numerators = np.stack([ratios[name][0] for name in rows]) if rows else np.zeros((0, n))
     denominators = np.stack([ratios[name][1] for name in rows]) if rows else np.zeros((0, n))
@@ -747,16 +813,21 @@ class AucResampler:
     for every resample.
     """
 
-    def __init__(self, prep: Prepared, ties: str):
+    def __init__(self, prep: Prepared, ties: str, unscored: str = "ignore"):
         self.ties = ties
         self.pairs = _kernels.WeightedPairs(prep.scores, prep.grades > 0, prep.lists,
                                             prep.n_users)
         self.n_gaps = self.pairs.n_bounds
+        # unscored="below": each user's relevant items pred never scored are positives below
+        # every row, in the pairs but never a win or a tie
+        self.unscored = prep.unscored.astype(np.float64) if unscored == "below" else None
 
     def resample(self, weights: np.ndarray) -> np.ndarray:
         """AUC for each column of a (user x resample) weight matrix (NaN with one class)."""
         sums = self.pairs.resampled(lambda start, size: weights[:, start:start + size],
                                     weights.shape[1])
+        if self.unscored is not None:
+            sums[:, 2] += self.unscored @ weights
         with np.errstate(invalid="ignore", divide="ignore"):
             return _kernels.auc_from_counts(sums[:, 0], sums[:, 1], sums[:, 2] * sums[:, 3],
                                             self.ties)
@@ -940,6 +1011,10 @@ def prepared_resamples(prep: Prepared, ratios: dict, o: Options, seed: int, n_re
         sums["auc"] = user_auc_sums(prep.scores, prep.grades > 0, prep.lists, hashes, seed,
                                     n_resamples, _progress.counter(
                                         "bootstrapping global AUC", n_resamples, "resample"))
+        if o.unscored == "below" and prep.unscored.any():  # positives that lose every pair
+            unscored = prep.unscored.astype(np.float64)
+            sums["auc"][:, 2] += poisson_sums(hashes, {"u": (unscored, unscored)}, seed,
+                                              n_resamples)["u"][:, 0]
     return sums
 
 

@@ -183,9 +183,10 @@ _FILTERS = ("min_grade", "judged_only")
 
 #: Every metric, in the order the tables report them.
 REGISTRY: tuple[Metric, ...] = (
-    Metric("auc", "pairwise", "none", "AUC", conventions=("ties",) + _FILTERS, default=True),
-    Metric("gauc", "pairwise", "none", "GAUC", conventions=("gauc_weight", "ties") + _FILTERS,
+    Metric("auc", "pairwise", "none", "AUC", conventions=("ties", "unscored") + _FILTERS,
            default=True),
+    Metric("gauc", "pairwise", "none", "GAUC",
+           conventions=("gauc_weight", "ties", "unscored") + _FILTERS, default=True),
     Metric("precision", "ranking", "per_k", "precision@k", function="precision_at_k",
            conventions=("pr_denominator",) + _TIES_USERS, default=True, popularity=True,
            kernel=_precision),

@@ -30,9 +30,10 @@ from typing import Any
 
 from ._metrics import METRIC, PAIRWISE, scope
 from ._validation import (DENOMINATORS, EVAL_TIES, GAINS, GAUC_WEIGHTS, IDEALS, NO_RELEVANT,
-                          PR_DENOMINATORS, Denominator, EvalTies, Gain, GaucWeight, Ideal,
-                          NoRelevant, PrDenominator, check_flag, check_k_values, check_max_grade,
-                          check_metrics, check_min_grade, check_option, check_rbp_p)
+                          PR_DENOMINATORS, UNSCORED, Denominator, EvalTies, Gain, GaucWeight,
+                          Ideal, NoRelevant, PrDenominator, Unscored, check_flag, check_k_values,
+                          check_max_grade, check_metrics, check_min_grade, check_option,
+                          check_rbp_p)
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("pr_denominator", PR_DENOMINATORS,
                "P@k and R@k denominators: k and R (standard), or min(k, R) for both (min_k, "
                "trec_eval's relative_P)", scope("pr_denominator"), quiet=True),
+    Convention("unscored", UNSCORED, "relevant truth items pred never scored (a top-k export): "
+               "left out of AUC and GAUC (ignore, with a warning), or ranked below every scored "
+               "row, tied (below), as recall counts them", scope("unscored"), quiet=True),
 )
 CONVENTION = {c.name: c for c in CONVENTIONS}
 
@@ -135,6 +139,7 @@ class Options:
     min_grade: float | None = None
     judged_only: bool = False
     pr_denominator: PrDenominator = "standard"
+    unscored: Unscored = "ignore"
 
     @classmethod
     def checked(cls, *, k, metrics, known: tuple[str, ...], default: tuple[str, ...],

@@ -64,12 +64,31 @@ def evaluate_options(metrics, k, conventions: dict, beyond: dict, *, ci, n_resam
     engine's Options, and the interval options (Poisson only)."""
     b = _beyond.BeyondOptions.checked(metrics, known=METRICS, baselines=False, **beyond)
     o = check_options(k=k, metrics=b.standard or None, **conventions)
+    refuse_unscored(o, engine)
     if b.only:
         o = o.replace(metrics=())
     ci, n_resamples, seed = check_intervals(ci=ci, n_resamples=n_resamples, seed=seed,
                                             bootstrap=bootstrap, engine=engine)
     check_rank(rank, o)
     return b, o, ci, n_resamples, seed
+
+
+def refuse_unscored(o: Options, engine: str) -> None:
+    """``unscored="below"`` is computed in one pandas process only (for now)."""
+    if o.unscored == "below":
+        raise ValueError(f"unscored='below' is not supported on {engine} yet (its AUC intervals "
+                         "and slices would need the unscored rows of every partition); evaluate "
+                         "in memory (pandas) with unscored='below', or leave it at 'ignore'")
+
+
+def refuse_history_activity(by, history, engine: str) -> None:
+    """``by="activity"`` with ``history=`` counts history rows, in memory only (for now)."""
+    names = [by] if isinstance(by, str) else list(by or ())
+    if history is not None and "activity" in names:
+        raise ValueError(f"by='activity' with history= buckets users by their history rows, "
+                         f"which {engine} does not support yet (it would count scored rows, "
+                         "another slicing); evaluate in memory (pandas), or pass users= a frame "
+                         "of each user's history count and slice by that column")
 
 
 def evaluate_table(s: Summary, o: Options, b, shared, extras: list, *, ci, n_resamples: int,
@@ -532,7 +551,8 @@ def finish(s: Summary, o: Options, *, ci: float | None, truth_given: bool, posit
     table = _engine.assemble(s, o, ci=ci, intervals=intervals)
     table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
                              **(s.inputs if truth_given else {})}
-    table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
+    table.attrs["notes"] = ([_engine.POSITIVES_ONLY] if positives_only else []) \
+        + table.attrs.get("notes", [])
     rank_hint(table, rank, score, s.n_positive, s.n_rows - s.n_positive)
     return table
 

@@ -49,6 +49,8 @@ RecallDenominator = Literal["relevant", "min_k"]
 #: The P@k and R@k denominators of the evaluation: k and R, or min(k, R) for both.
 PrDenominator = Literal["standard", "min_k"]
 Average = Literal["binary", "micro", "macro", "weighted"]
+#: Relevant truth items that pred never scored (a top-k export), in AUC and GAUC.
+Unscored = Literal["ignore", "below"]
 
 TIES: tuple[Ties, ...] = get_args(Ties)
 EVAL_TIES: tuple[EvalTies, ...] = get_args(EvalTies)
@@ -62,6 +64,7 @@ PRECISION_DENOMINATORS: tuple[PrecisionDenominator, ...] = get_args(PrecisionDen
 RECALL_DENOMINATORS: tuple[RecallDenominator, ...] = get_args(RecallDenominator)
 PR_DENOMINATORS: tuple[PrDenominator, ...] = get_args(PrDenominator)
 AVERAGES: tuple[Average, ...] = get_args(Average)
+UNSCORED: tuple[Unscored, ...] = get_args(Unscored)
 
 #: Largest cut-off accepted: beyond it k only means "the whole list".
 MAX_K = 2**31 - 1

@@ -151,7 +151,9 @@ _PARAMETERS = r"""
         Any of ``BEYOND_METRICS``. Default: every metric the inputs allow
         (novelty, ARP and APLT need history or truth, diversity needs
         item_features or history, serendipity needs history and truth); a
-        named metric whose input is missing is refused.
+        named metric whose input is missing is refused. Each metric the
+        default leaves out is named, with the input it needs, in
+        ``result.attrs["notes"]``.
     ties : {"average", "optimistic", "pessimistic"}, default "average"
         See the module docstring.
     head_share : float, default 0.8
@@ -266,7 +268,9 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
             rows.append({"metric": name, "k": cut, "value": values[name], "n_users": n,
                          "conventions": data.conventions(name, ties, head_share, unseen),
                          "note": note})
-    return pd.DataFrame(rows, columns=["metric", "k", "value", "n_users", "conventions", "note"])
+    table = pd.DataFrame(rows, columns=["metric", "k", "value", "n_users", "conventions", "note"])
+    table.attrs["notes"] = BeyondInputs.left_out(metrics, history, truth, item_features)
+    return table
 
 
 def beyond_accuracy_per_user(pred, *, k: int = 10, history=None, truth=None, catalog=None,

@@ -71,9 +71,8 @@ from . import _beyond, _engine, _partitions
 from ._engine import check_options, check_rank, labelled_truth
 from ._ids import integral_ids
 from ._options import Options, conventions_of
-from ._validation import (Adjustment, Denominator, PrDenominator,
-                          EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
-                          Unseen)
+from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          PrDenominator, Unscored, Unseen)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "read_parquet", "local_cluster",
            "connect"]
@@ -278,7 +277,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              denominator: Denominator = "relevant",
              pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
-             min_grade: float | None = None, judged_only: bool = False,
+             min_grade: float | None = None, judged_only: bool = False, unscored: Unscored = "ignore",
              ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: str | None = None, by=None, users=None,
              min_slice_size: int = 30, npartitions: int | None = None,
@@ -324,6 +323,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
     if by is not None or users is not None:
+        _partitions.refuse_history_activity(by, history, "Dask")
         if b.metrics:
             raise ValueError("by= with the beyond-accuracy metrics is not supported on Dask "
                              "yet; evaluate them without by=, or in memory (pandas)")
@@ -363,7 +363,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       pr_denominator: PrDenominator = "standard",
                       gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
                       rbp_p: float = 0.8, max_grade: float | None = None,
-                      min_grade: float | None = None, judged_only: bool = False,
+                      min_grade: float | None = None, judged_only: bool = False, unscored: Unscored = "ignore",
                       per_user_path=None, npartitions: int | None = None) -> pd.DataFrame | None:
     """:func:`recmetrics.evaluate_per_user` on Dask DataFrames.
 
@@ -374,6 +374,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     and None is returned; the rows then come in no particular order.
     """
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    _partitions.refuse_unscored(o, "Dask")
     check_rank(rank, o)
     truth, _ = labelled_truth(truth, label, default_label=label == "label")
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
@@ -470,7 +471,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
             pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
             max_grade: float | None = None, min_grade: float | None = None,
-            judged_only: bool = False, n_resamples: int = 10_000, seed=0,
+            judged_only: bool = False, unscored: Unscored = "ignore", n_resamples: int = 10_000, seed=0,
             alpha: float = 0.05, baseline: str | None = None, correction: Adjustment = "holm",
             npartitions: int | None = None) -> pd.DataFrame:
     """:func:`recmetrics.compare` on Dask DataFrames: the same table, the same tests.
@@ -487,6 +488,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     ``by=`` (``npartitions`` as in :func:`evaluate`).
     """
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    _partitions.refuse_unscored(o, "Dask")
     c = _partitions.check_compare(pred_a, pred_b, truth, o, score=score, rank=rank,
                                   n_resamples=n_resamples, seed=seed, alpha=alpha,
                                   correction=correction, baseline=baseline)

@@ -61,9 +61,8 @@ from ._engine import (BOOTSTRAPS, POSITIVES_ONLY, Prepared, check_options, check
 from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRICS, PROBABILITY_METRICS
 from ._options import conventions_of
 from ._output import write_parquet
-from ._validation import (Adjustment, Denominator, PrDenominator,
-                          EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
-                          Unseen, check_n_resamples, check_option,
+from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          PrDenominator, Unscored, Unseen, check_n_resamples, check_option,
                           check_probability, check_seed)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
@@ -159,6 +158,17 @@ _PARAMETERS = r"""
         Drop the rows of ``pred`` missing from ``truth`` before ranking
         (condensed lists, Sakai 2007; trec_eval's ``-J``); without
         ``truth`` every row is judged.
+    unscored : {"ignore", "below"}, default "ignore"
+        Relevant truth rows that ``pred`` never scored, as in a top-k export:
+        recall, MAP and NDCG always count them (as misses), but AUC and GAUC
+        compare scored rows, so by default they leave them out, and the AUC
+        and GAUC rows then carry a note (and a
+        :class:`~recmetrics.RecmetricsWarning`) with their count.
+        ``"below"`` ranks them below every scored row, tied with each other:
+        each is a positive that loses to every scored negative, so AUC and
+        recall describe the same list (exact: the pair counts of the scored
+        rows are unchanged and the positives grow). Judged non-relevant
+        rows never scored stay out. Pandas input, without ``by``, only.
     history : pandas.DataFrame, optional
         The training log (``user``, ``item`` rows) of the beyond-accuracy
         metrics: popularity (novelty, ARP, APLT), co-occurrence similarity
@@ -183,7 +193,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
              max_grade: float | None = None, min_grade: float | None = None,
-             judged_only: bool = False, ci: float | None = None, n_resamples: int = 1000,
+             judged_only: bool = False, unscored: Unscored = "ignore",
+             ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: Bootstrap | None = None, history=None, catalog=None,
              item_features=None, head_share: float = 0.8, unseen: Unseen = "add_one",
              baselines: bool = False, by=None, users=None,
@@ -222,7 +233,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     by : str or list of str, optional
         Slice the users (see :mod:`recmetrics.slices`): a per-user column of
         ``pred``, ``truth`` or ``users``, or ``"activity"`` (quantile buckets
-        of the number of scored rows); several names give their crossing.
+        of the number of scored rows; of rows in ``history`` when it is given,
+        labelled ``"[lo, hi) history rows"``); several names give their crossing.
         The table then has the slice column(s) first, ``slice_size`` (users
         in the slice) and ``small_slice``, one row per slice and metric, and
         the rows of all users with slice value ``"(all)"``. Every slice row
@@ -324,6 +336,9 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
     if by is not None or users is not None:
+        if o.unscored == "below":
+            raise ValueError("unscored='below' with by= is not supported yet; evaluate each "
+                             "slice's users without by=, or leave unscored at 'ignore'")
         if b.metrics or b.baselines:
             raise ValueError("by= with the beyond-accuracy metrics or baselines=True is not "
                              "supported yet; evaluate them without by=, or each slice's users "
@@ -347,7 +362,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
                           ignore_index=True)
         table = table[["model"] + [c for c in table.columns if c != "model"]]
         table.attrs = attrs
-    table.attrs["notes"] = [POSITIVES_ONLY] if positives_only else []
+    table.attrs["notes"] = ([POSITIVES_ONLY] if positives_only else []) \
+        + table.attrs.get("notes", [])
     rank_hint(table[table["model"] == "model"] if b.baselines else table, rank, score,
               prep.n_positive, prep.n_rows - prep.n_positive)
     return table
@@ -432,11 +448,20 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
     prep.row_users = None
     sources = [("pred", pred, pred_rows)] + ([("truth", truth, truth_rows)]
                                               if truth is not None else [])
-    sl = slices.slicing(slices.prepared_text_ids(prep.users), by, sources, users, user,
-                        prep.ranked.n_rows, shown=prep.users)
+    ids = slices.prepared_text_ids(prep.users)
+    # by="activity" counts history rows when history is given (say so in the labels)
+    frames = [frame for _, frame, _ in sources] + ([users] if users is not None else [])
+    counted = slices.ACTIVITY in by and history is not None and not any(
+        slices.ACTIVITY in frame.columns for frame in frames)
+    activity = slices.history_activity(ids, history, user) if counted else prep.ranked.n_rows
+    sl = slices.slicing(ids, by, sources, users, user, activity, shown=prep.users,
+                        unit=slices.HISTORY_ROWS if counted else "")
     del pred_rows, truth_rows, sources
     table = slices.evaluate_sliced(prep, o, sl, ci=ci, n_resamples=n_resamples, seed=seed,
                                    min_slice_size=min_slice_size)
+    if counted:
+        table.attrs["notes"].append("activity: each user's rows in history (the training log), "
+                                    "not their scored rows")
     if positives_only:
         table.attrs["notes"].insert(0, POSITIVES_ONLY)
     rank_hint(table[(table[by] == slices.ALL).all(axis=1)], rank, score, prep.n_positive,
@@ -453,7 +478,8 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       gauc_weight: GaucWeight = "impressions",
                       no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
                       max_grade: float | None = None, min_grade: float | None = None,
-                      judged_only: bool = False, per_user_path=None, history=None,
+                      judged_only: bool = False, unscored: Unscored = "ignore",
+                      per_user_path=None, history=None,
                       catalog=None, item_features=None, head_share: float = 0.8,
                       unseen: Unseen = "add_one") -> pd.DataFrame | None:
     r"""One row per user with every per-user value behind :func:`evaluate`'s means.
@@ -563,7 +589,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
             pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
             min_grade: float | None = None, judged_only: bool = False,
-            n_resamples: int = 10_000,
+            unscored: Unscored = "ignore", n_resamples: int = 10_000,
             seed=0, alpha: float = 0.05, baseline: str | None = None,
             correction: Adjustment = "holm", by=None, users=None,
             min_slice_size: int = 30) -> pd.DataFrame:
@@ -696,6 +722,10 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     >>> t[["model_a", "model_b", "difference"]].values.tolist()
     [['a', 'b', 0.5], ['a', 'c', 0.25]]
     """
+    if unscored == "below":
+        raise ValueError("compare(unscored='below') is not supported yet (DeLong's test would "
+                         "need the unscored rows too); evaluate each model with "
+                         "unscored='below', or compare with unscored='ignore'")
     pred_a, pred_b, truth, users = pandas_inputs(
         dict(pred_a=pred_a, pred_b=pred_b, truth=truth, users=users), ids=(user, item)).values()
     if (by is not None or users is not None) and engine_of(pred_a, pred_b, truth) is not None:

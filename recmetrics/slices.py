@@ -258,9 +258,10 @@ def _column_codes(values: np.ndarray, column: str = "by") -> tuple[np.ndarray, l
     return out, labels + ([MISSING] if missing.any() else [])
 
 
-def activity_codes(n_rows: np.ndarray, n_buckets: int = ACTIVITY_BUCKETS
+def activity_codes(n_rows: np.ndarray, n_buckets: int = ACTIVITY_BUCKETS, unit: str = ""
                    ) -> tuple[np.ndarray, list[str]]:
-    """Users bucketed by their number of scored rows at quantiles, labelled ``"[lo, hi)"``.
+    """Users bucketed by their number of scored rows at quantiles, labelled ``"[lo, hi)"``
+    (followed by ``unit`` when given: ``"[lo, hi) history rows"``).
 
     Inner edges are the quantiles 1/n, ..., (n-1)/n of the counts rounded up
     to whole numbers; equal edges merge, so there may be fewer buckets.
@@ -273,11 +274,26 @@ def activity_codes(n_rows: np.ndarray, n_buckets: int = ACTIVITY_BUCKETS
     edges = edges[(edges >= counts.min()) & (edges <= counts.max() + 1)]
     codes_ = np.searchsorted(edges, counts, side="right") - 1
     used, codes_ = np.unique(codes_, return_inverse=True)
-    return codes_.astype(np.intp), [f"[{edges[b]}, {edges[b + 1]})" for b in used]
+    return codes_.astype(np.intp), [f"[{edges[b]}, {edges[b + 1]}){unit}" for b in used]
+
+
+#: The label's unit of ``by="activity"`` buckets that count history rows.
+HISTORY_ROWS = " history rows"
+
+
+def history_activity(ids: pd.Index, history: pd.DataFrame, user: str) -> np.ndarray:
+    """Each user's number of rows in ``history`` (the training log): ``by="activity"`` with
+    ``history=`` buckets users by it, not by their scored rows (with "every unseen item" as
+    candidates, the most active users have the fewest scored rows)."""
+    if not isinstance(history, pd.DataFrame) or user not in history.columns:
+        raise ValueError(f"history must be a pandas DataFrame with a {user!r} column (the "
+                         "training log) to count each user's activity")
+    rows = row_users(ids, "history", history, user)
+    return np.bincount(rows[rows >= 0], minlength=len(ids)).astype(np.int64)
 
 
 def slicing(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFrame | None,
-            user: str, n_rows: np.ndarray | None, shown=None) -> Slicing:
+            user: str, n_rows: np.ndarray | None, shown=None, unit: str = "") -> Slicing:
     """The slice of every user of ``ids`` (canonical text), from ``by``.
 
     ``sources`` are the (name, frame, rows) of the scored and judged rows,
@@ -287,7 +303,7 @@ def slicing(ids: pd.Index, by: list[str], sources: list[tuple], users: pd.DataFr
     """
     per_column, dims, labels = [], [], []
     for column, values in zip(by, user_values(ids, by, sources, users, user, n_rows, shown)):
-        codes_, names = activity_codes(values) if values.dtype != object else \
+        codes_, names = activity_codes(values, unit=unit) if values.dtype != object else \
             _column_codes(values, column)
         per_column.append(codes_)
         dims.append(max(len(names), 1))
@@ -476,11 +492,16 @@ def slice_summaries(prep: Prepared, users: _engine.PerUser, o: Options, ratios: 
         ids = row_slice * ECE_BINS + np.searchsorted(edges[1:-1], prep.scores)
         bins = [np.bincount(ids, weights=w, minlength=n * ECE_BINS).reshape(n, ECE_BINS)
                 for w in (None, labels, prep.scores)]
+    # relevant truth rows never scored, and all relevant rows, per slice: the unscored note
+    unscored = np.bincount(codes, weights=prep.unscored, minlength=n).astype(np.int64)
+    relevant = np.bincount(codes, weights=prep.ranked.n_relevant, minlength=n).astype(np.int64)
     out = []
     for s in range(n):
         summary = Summary(n_users=int(size[s]), n_with_rows=int(with_rows[s]),
                           n_counted=int(counted[s]), n_without_predictions=int(size[s] - with_rows[s]),
-                          n_rows=int(n_rows[s]), n_positive=int(n_positive[s]), pairs=pairs[s])
+                          n_rows=int(n_rows[s]), n_positive=int(n_positive[s]), pairs=pairs[s],
+                          unmatched=_engine.Unmatched(n_missing_rows=int(unscored[s]),
+                                                      n_relevant_rows=int(relevant[s])))
         for name in ratios:
             summary.sums[name] = (float(sums[name][0][s]), float(sums[name][1][s]))
             summary.n_defined[name] = int(defined[name][s])

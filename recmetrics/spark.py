@@ -67,11 +67,11 @@ from pyspark.sql import types as T
 from . import _beyond, _engine, _partitions
 from ._engine import Summary, check_options, check_rank, labelled_truth
 from ._options import Options, conventions_of
-from ._validation import (Adjustment, Denominator, PrDenominator,
-                          EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
-                          Unseen)
+from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
+                          PrDenominator, Unscored, Unseen)
 
-__all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect"]
+__all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect",
+           "from_recommendations"]
 
 #: Score quantiles taken of the whole input to place the bucket boundaries of AUC.
 SAMPLE_QUANTILES = 256
@@ -160,6 +160,68 @@ def _worker_errors():
         if found:
             raise ValueError(found[-1]) from None
         raise
+
+
+def from_recommendations(df, *, user: str | None = None,
+                         recommendations: str = "recommendations") -> DataFrame:
+    """The long (user, item, score) Spark frame of ALS's ``recommendForAllUsers`` output.
+
+    Spark ML's ``ALSModel.recommendForAllUsers(k)`` (and
+    ``recommendForUserSubset``) returns one row per user: the user column
+    (named as the model's ``userCol``) and ``recommendations``, an array of
+    (item, rating) structs, best first. This explodes it, on the Spark engine
+    (no row leaves Spark), into one row per recommended pair: columns
+    ``user``, ``item`` (the struct's first field, named as the model's
+    ``itemCol``) and ``score`` (its second, ALS's predicted rating), which
+    :func:`recmetrics.evaluate` takes with a truth frame. Null items are
+    dropped.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        ``recommendForAllUsers`` output.
+    user : str, optional
+        The user column; default: the one column besides ``recommendations``.
+    recommendations : str, default "recommendations"
+        The array column of (item, rating) structs.
+
+    Examples
+    --------
+    >>> recs = als_model.recommendForAllUsers(100)            # doctest: +SKIP
+    >>> table = recmetrics.evaluate(from_recommendations(recs), truth, k=10)  # doctest: +SKIP
+    """
+    if not isinstance(df, DataFrame):
+        raise ValueError(f"df must be a Spark DataFrame (ALS recommendForAllUsers output), not "
+                         f"{type(df).__name__}; for pandas lists use recmetrics.from_topk")
+    columns = df.columns
+    if recommendations not in columns:
+        raise ValueError(f"df has no column {recommendations!r} (its columns: "
+                         f"{', '.join(repr(c) for c in columns)}); pass recommendations= the "
+                         "array column of (item, rating) structs")
+    others = [c for c in columns if c != recommendations]
+    if user is None:
+        if len(others) != 1:
+            raise ValueError(f"df has {len(others)} columns besides {recommendations!r} "
+                             f"({', '.join(repr(c) for c in others)}); pass user= the user "
+                             "column")
+        user = others[0]
+    elif user not in columns:
+        raise ValueError(f"user={user!r} is not a column of df (its columns: "
+                         f"{', '.join(repr(c) for c in columns)})")
+    kind = df.schema[recommendations].dataType
+    fields = getattr(getattr(kind, "elementType", None), "fields", None)
+    if not isinstance(kind, T.ArrayType) or not fields or len(fields) != 2:
+        raise ValueError(f"recommendations={recommendations!r} must be an array of (item, "
+                         f"rating) structs, as recommendForAllUsers writes it; it is {kind.simpleString()}")
+    item_field, rating_field = (f.name for f in fields)
+    if not isinstance(fields[1].dataType, T.NumericType):
+        raise ValueError(f"the second field of {recommendations!r} ({rating_field!r}) must be "
+                         f"a number (the rating), not {fields[1].dataType.simpleString()}")
+    exploded = df.select(F.col(user).alias("user"),
+                         F.explode(F.col(recommendations)).alias("_rec"))
+    return (exploded.select("user", F.col(f"_rec.{item_field}").alias("item"),
+                            F.col(f"_rec.{rating_field}").cast("double").alias("score"))
+            .where(F.col("item").isNotNull()))
 
 
 def _as_spark(frame, spark: SparkSession):
@@ -397,7 +459,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              denominator: Denominator = "relevant",
              pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
              no_relevant: NoRelevant = "skip", rbp_p: float = 0.8, max_grade: float | None = None,
-             min_grade: float | None = None, judged_only: bool = False,
+             min_grade: float | None = None, judged_only: bool = False, unscored: Unscored = "ignore",
              ci: float | None = None, n_resamples: int = 1000,
              seed=0, bootstrap: str | None = None, by=None, users=None,
              min_slice_size: int = 30, npartitions: int | None = None,
@@ -438,6 +500,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     truth, positives_only = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
     if by is not None or users is not None:
+        _partitions.refuse_history_activity(by, history, "Spark")
         if b.metrics:
             raise ValueError("by= with the beyond-accuracy metrics is not supported on Spark "
                              "yet; evaluate them without by=, or in memory (pandas)")
@@ -491,7 +554,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       pr_denominator: PrDenominator = "standard",
                       gauc_weight: GaucWeight = "impressions", no_relevant: NoRelevant = "skip",
                       rbp_p: float = 0.8, max_grade: float | None = None,
-                      min_grade: float | None = None, judged_only: bool = False,
+                      min_grade: float | None = None, judged_only: bool = False, unscored: Unscored = "ignore",
                       per_user_path=None, npartitions: int | None = None) -> pd.DataFrame | None:
     """:func:`recmetrics.evaluate_per_user` on Spark DataFrames.
 
@@ -503,6 +566,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     can write to), nothing is gathered, and None is returned.
     """
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    _partitions.refuse_unscored(o, "Spark")
     check_rank(rank, o)
     truth, _ = _labelled_truth(truth, label)
     names = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
@@ -595,7 +659,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
             pr_denominator: PrDenominator = "standard", gauc_weight: GaucWeight = "impressions",
             no_relevant: NoRelevant = "skip", rbp_p: float = 0.8,
             max_grade: float | None = None, min_grade: float | None = None,
-            judged_only: bool = False, n_resamples: int = 10_000, seed=0,
+            judged_only: bool = False, unscored: Unscored = "ignore", n_resamples: int = 10_000, seed=0,
             alpha: float = 0.05, baseline: str | None = None, correction: Adjustment = "holm",
             npartitions: int | None = None) -> pd.DataFrame:
     """:func:`recmetrics.compare` on Spark DataFrames: the same table, the same tests.
@@ -609,6 +673,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     ``by=`` (``npartitions`` as in :func:`evaluate`).
     """
     o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
+    _partitions.refuse_unscored(o, "Spark")
     c = _partitions.check_compare(pred_a, pred_b, truth, o, score=score, rank=rank,
                                   n_resamples=n_resamples, seed=seed, alpha=alpha,
                                   correction=correction, baseline=baseline)

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -108,11 +109,16 @@ def test_parquet_truth_and_integer_ids_match_csv_text_ids(capsys, tmp_path):
     truth = pd.DataFrame({"user": [1, 2, 2], "item": [12, 10, 99], "label": [1, 1, 2]})
     pred.to_csv(tmp_path / "pred.csv", index=False)
     truth.to_parquet(tmp_path / "truth.parquet", index=False)
-    code, out, err = run(["evaluate", tmp_path / "pred.csv", "--truth", tmp_path / "truth.parquet",
-                          "--k", "2", "--format", "json"], capsys)
-    assert (code, err) == (0, "")
+    # item 99 is relevant and never scored: AUC and GAUC say they leave it out (issue 37)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", rm.RecmetricsWarning)   # the command prints it
+        code, out, err = run(["evaluate", tmp_path / "pred.csv", "--truth",
+                              tmp_path / "truth.parquet", "--k", "2", "--format", "json"], capsys)
+    assert code == 0 and err.startswith("recmetrics: warning: 1 of 3 relevant truth rows were "
+                                        "never scored by pred")
     got = {(m["metric"], m["k"]): m["value"] for m in json.loads(out)["metrics"]}
-    expected = rm.evaluate(pred, truth, k=2)
+    with pytest.warns(rm.RecmetricsWarning, match="1 of 3 relevant truth rows were never scored"):
+        expected = rm.evaluate(pred, truth, k=2)
     # user 1: item 12 ranked 3rd; user 2: item 10 ranked 2nd, item 99 relevant but never scored
     assert got[("recall", 2)] == value(expected, "recall", 2) == pytest.approx((0 + 1 / 2) / 2)
     assert got[("mrr", None)] == value(expected, "mrr")

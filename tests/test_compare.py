@@ -236,7 +236,9 @@ def test_delong_in_compare_is_delong_test_on_the_rows_both_models_scored(sample)
     c = c[c.groupby("user").cumcount() % 4 != 1]       # ... and some rows of the others
     with pytest.warns(rm.RecmetricsWarning, match=r"the models scored A: 2,000, B: 2,000, "
                                                   r"C: 1,333 users; all are compared on the "
-                                                  r"1,333 users every model scored"):
+                                                  r"1,333 users every model scored"), \
+            pytest.warns(rm.RecmetricsWarning, match=r"relevant truth rows were never scored"):
+        # C's dropped rows are relevant items it never scored: AUC leaves them out (issue 37)
         table = rm.compare({"A": a, "B": b, "C": c}, truth=truth, metrics=["auc", "mrr"],
                            n_resamples=100)
     shared = set(c.user)

@@ -168,6 +168,7 @@ def test_conventions_are_reported():
                                           "no_relevant": "skip", "rbp_p": 0.8,
                                           "max_grade": None, "min_grade": None,
                                           "judged_only": False, "pr_denominator": "standard",
+                                          "unscored": "ignore",
                                           "k": [1, 2]}
     assert table.loc[table.metric == "ndcg", "conventions"].iloc[0] == \
         "gain=linear, ideal=truth, ties=pessimistic, no_relevant=skip"

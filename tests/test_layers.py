@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     "_metrics": 2, "auc": 2, "classification": 2, "probability": 2, "ranking": 2,
     "regression": 2, "sampling": 2, "stats": 2, "power": 2, "trec": 2, "tables": 2,
     # 3: one-process evaluation (options, prepared rows, per-user values, beyond, slices, compare)
-    "_options": 3, "_engine": 3, "_compare": 3, "_beyond": 3, "beyond": 3, "slices": 3,
+    "adapters": 3, "splits": 3, "_options": 3, "_engine": 3, "_compare": 3, "_beyond": 3, "beyond": 3, "slices": 3,
     # 4: the partitioned engines
     "_partitions": 4, "distributed": 4, "spark": 4,
     # 5: the public evaluation API

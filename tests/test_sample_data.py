@@ -9,7 +9,8 @@ import recmetrics as rm
 
 DATA = rm.DATA_DIR
 SCRIPT = Path(__file__).resolve().parent.parent / "data" / "make_sample.py"
-FILES = ["sample_truth.csv", "sample_model_a.csv", "sample_model_b.csv", "sample_model_a.parquet"]
+FILES = ["sample_truth.csv", "sample_model_a.csv", "sample_model_b.csv", "sample_model_a.parquet",
+         "sample_log.csv"]
 
 
 @pytest.fixture(scope="module")
@@ -45,3 +46,15 @@ def test_sample_is_small_and_shaped_as_documented():
     top = truth.item.value_counts()
     assert top.iloc[0] > 20 * top.median()                         # a popularity skew
     assert 0.10 < truth.label.mean() < 0.20
+
+
+def test_timestamped_log_is_shaped_as_documented():
+    """The log of notebook 10's protocol: one row per (user, item), in time order, with ties."""
+    log = pd.read_csv(DATA / "sample_log.csv")
+    assert list(log.columns) == ["user", "item", "timestamp"]
+    assert log.user.nunique() == 1_000 and log.item.nunique() <= 600
+    assert not log.duplicated(["user", "item"]).any()
+    assert log.timestamp.is_monotonic_increasing
+    assert log.duplicated(["user", "timestamp"]).mean() > 0.5          # sessions: tied times
+    per_user = log.groupby("user").size()
+    assert per_user.min() >= 3 and per_user.max() <= 150

@@ -124,11 +124,16 @@ def test_truth_only_users_unscored_items_and_positives_only_truth(spark):
     pred = pd.DataFrame({"user": [1, 1, 1, 2, 2, 3], "item": [10, 11, 12, 10, 13, 10],
                          "score": [0.9, 0.4, 0.4, 0.2, 0.8, 0.5]})
     truth = pd.DataFrame({"user": ["1", "2", "2", "4", "3"], "item": [11, 13, 99, 10, 77]})
-    expected = rm.evaluate(pred, truth, k=[1, 2], ci=0.8, n_resamples=100, bootstrap="poisson")
-    got = rms.evaluate(to_spark(spark, pred), to_spark(spark, truth), k=[1, 2], ci=0.8,
-                       n_resamples=100, npartitions=3)
+    unscored = "3 of 5 relevant truth rows were never scored"   # AUC's note (issue 37)
+    with pytest.warns(rm.RecmetricsWarning, match=unscored):
+        expected = rm.evaluate(pred, truth, k=[1, 2], ci=0.8, n_resamples=100,
+                               bootstrap="poisson")
+    with pytest.warns(rm.RecmetricsWarning, match=unscored):
+        got = rms.evaluate(to_spark(spark, pred), to_spark(spark, truth), k=[1, 2], ci=0.8,
+                           n_resamples=100, npartitions=3)
     assert_same_table(expected, got)
     assert got.attrs["notes"] == expected.attrs["notes"] != []
+    assert unscored in got.attrs["notes"][1]
     assert got.n_without_predictions.max() == 1  # user 4 has a relevant item and no row
     assert got.attrs["inputs"] == {"pred_rows": 6, "pred_users": 3, "truth_rows": 5,
                                    "truth_users": 4}
@@ -368,3 +373,58 @@ def test_command_line_slices_on_spark(spark, tmp_path):
     assert got[["country", "plan", "metric"]].astype(str).values.tolist() == \
         expected[["country", "plan", "metric"]].astype(str).values.tolist()
     np.testing.assert_allclose(got.value, expected.value, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- from_recommendations
+
+
+def _recommendations_by_hand(rows, user: str):
+    """ALS's (user, [(item, rating), ...]) rows as the long table, entry by entry."""
+    out = []
+    for row in rows:
+        for rec in row["recommendations"] or []:
+            if rec[0] is not None:
+                out.append((row[user], rec[0], float(rec[1])))
+    return pd.DataFrame(out, columns=["user", "item", "score"])
+
+
+def test_from_recommendations_of_real_als_equals_the_table_by_hand(spark):
+    from pyspark.ml.recommendation import ALS
+
+    rng = np.random.default_rng(5)
+    ratings = pd.DataFrame([(u, i, float(rng.integers(1, 6))) for u in range(12)
+                            for i in range(15) if rng.random() < 0.4],
+                           columns=["userId", "movieId", "rating"])
+    model = ALS(userCol="userId", itemCol="movieId", ratingCol="rating", rank=3, maxIter=3,
+                seed=0, coldStartStrategy="drop").fit(spark.createDataFrame(ratings))
+    recs = model.recommendForAllUsers(4)       # userId, recommendations: [(movieId, rating)]
+    long = rms.from_recommendations(recs)
+    assert long.columns == ["user", "item", "score"]
+    expected = _recommendations_by_hand(recs.collect(), "userId")
+    got = long.toPandas().sort_values(["user", "score"], ascending=[True, False],
+                                      ignore_index=True)
+    expected = expected.sort_values(["user", "score"], ascending=[True, False], ignore_index=True)
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    truth = pd.DataFrame([(u, i, 1) for u in range(12) for i in range(15) if rng.random() < 0.2],
+                         columns=["user", "item", "label"])
+    metrics = ["precision", "recall", "map", "ndcg", "mrr"]
+    on_spark = rm.evaluate(long, truth, k=[2, 4], metrics=metrics)
+    in_memory = rm.evaluate(expected, truth, k=[2, 4], metrics=metrics)
+    assert_same_table(on_spark, in_memory)
+
+
+def test_from_recommendations_drops_null_items_and_checks_its_input(spark):
+    schema = ("u string, recommendations array<struct<item:string,rating:float>>")
+    recs = spark.createDataFrame([("a", [("x", 0.5), (None, 0.1), ("y", 0.25)]), ("b", [])],
+                                 schema)
+    got = rms.from_recommendations(recs).toPandas()
+    assert got.values.tolist() == [["a", "x", 0.5], ["a", "y", 0.25]]
+    with pytest.raises(ValueError, match="df has no column 'recs'"):
+        rms.from_recommendations(recs, recommendations="recs")
+    with pytest.raises(ValueError, match="user='v' is not a column of df"):
+        rms.from_recommendations(recs, user="v")
+    with pytest.raises(ValueError, match="df must be a Spark DataFrame"):
+        rms.from_recommendations(recs.toPandas())
+    flat = spark.createDataFrame([("a", 1)], "u string, recommendations int")
+    with pytest.raises(ValueError, match="must be an array of \\(item, rating\\) structs"):
+        rms.from_recommendations(flat)

@@ -184,6 +184,15 @@ BAD_INPUTS = [
      r"strategy='kmeans' is not a known option; use one of 'uniform', 'quantile'"),
     ("calibration lengths", lambda: rm.calibration_curve([0, 1], [0.1]),
      r"inputs differ in length: y_true has 2, y_prob has 1"),
+    ("top-k lists: scores shape", lambda: rm.from_topk([[1, 2]], [[0.5]]),
+     r"scores must have the shape of items \(one score per item id\)"),
+    ("score matrix: exclude shape", lambda: rm.from_score_matrix([[0.1, 0.2]],
+                                                                 exclude=[[True]]),
+     r"exclude has shape \(1, 1\), scores \(1, 2\)"),
+    ("split: test_size", lambda: rm.split_log(_SCORED.assign(timestamp=1), how="user_fraction"),
+     r"how='user_fraction' needs test_size"),
+    ("leakage: columns", lambda: rm.check_leakage(_SCORED, _SCORED.drop(columns="item")),
+     r"test has no column 'item'"),
 ]
 
 
