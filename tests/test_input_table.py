@@ -295,6 +295,8 @@ def test_report_with_history_and_a_beyond_accuracy_metric_works_issue_35(tmp_pat
 NOT_IN_REPORT = {
     "format": "the report is HTML", "output": "its own -o (report.html)",
     "fail_under": "a gate of the metric table, not a number",
+    "fail_over": "a gate of the metric table, not a number",
+    "raw_csv": "how text is written to a CSV file; the report is HTML",
     "engine": "the pandas engine only", "master": "Spark", "workers": "Dask",
     "memory_limit": "Dask", "scheduler": "Dask",
 }
@@ -340,16 +342,18 @@ def _option_runs(tmp_path: Path) -> list[list]:
               "--encoding", "latin-1", "--pred-encoding", "cp1252", "--truth-encoding",
               "latin-1", "--truth", truth, "--k", "2", "3", "--n-resamples", "100", "--seed",
               "5", "--ci", "0.9"]
+    # unscored="below" is refused with --by: the second run sets it
     conventions = [v for a in _options_of("evaluate").values() if a.dest in
-                   {c.name for c in rm._options.CONVENTIONS} for v in
+                   {c.name for c in rm._options.CONVENTIONS} - {"unscored"} for v in
                    ([a.option_strings[0], *_non_default(a)] if a.choices else [])]
     numbers = ["--rbp-p", "0.6", "--max-grade", "3", "--min-grade", "1"]
-    ranking = [m for m in rm.frame.METRICS if m in rm._options.RANKING]
+    ranking = [m for m in rm.frame.METRICS if m in rm._metrics.RANKING]
     return [
         [pred, *common, "--score-col", "s", "--by", "country", "--users", users,
          "--min-slice-size", "2", "--metrics", *rm.frame.METRICS, *conventions, *numbers],
         [pred, *common, "--rank-col", "r", "--bootstrap", "multinomial", "--judged-only",
-         "--metrics", *ranking, "--ties", "pessimistic", "--format-in", "auto"],
+         "--metrics", *ranking, "--ties", "pessimistic", "--format-in", "auto",
+         "--unscored", "below"],
         [pred, *common, "--score-col", "s", "--history", history, "--catalog", catalog,
          "--item-features", features, "--head-share", "0.5", "--unseen", "zero",
          "--baselines", "--metrics", "ndcg", *cli.BEYOND_METRICS],
