@@ -193,6 +193,17 @@ BAD_INPUTS = [
      r"how='user_fraction' needs test_size"),
     ("leakage: columns", lambda: rm.check_leakage(_SCORED, _SCORED.drop(columns="item")),
      r"test has no column 'item'"),
+    ("power: effect", lambda: rm.paired_sample_size([0.1, 0.2, 0.5], [0.2, 0.3, 0.4], effect=0),
+     r"effect=0 must be a finite number > 0"),
+    ("power: identical differences", lambda: rm.paired_sample_size([0.1, 0.2], [0.2, 0.3],
+                                                                   effect=0.01),
+     r"values_b - values_a is the same for every user \(standard deviation 0\)"),
+    ("power: users", lambda: rm.minimum_detectable_effect([0.1, 0.2, 0.5], [0.2, 0.3, 0.4],
+                                                          n_users=1),
+     r"n_users=1 must be a whole number >= 2"),
+    ("A/B: rate", lambda: rm.ab_sample_size(0.05, 1.5),
+     r"p_treatment=1.5 must be a number strictly between 0 and 1"),
+    ("CSV: not a table", lambda: rm.to_csv([1, 2]), r"table must be a pandas DataFrame, got list"),
 ]
 
 
