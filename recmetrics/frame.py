@@ -744,7 +744,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
                              "(the top grade of the judging scale), so that every slice divides "
                              "by the same grade; pass it, e.g. max_grade=4")
         from .slices import compare_sliced
-        return compare_sliced(pred_a, pred_b, truth, by=by, users=users,
+        return compare_sliced(compare, pred_a, pred_b, truth, by=by, users=users,
                               min_slice_size=min_slice_size, user=user, item=item, label=label,
                               k=k, metrics=metrics, score=score, rank=rank,
                               n_resamples=n_resamples, seed=seed, alpha=alpha,

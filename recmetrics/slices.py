@@ -773,10 +773,10 @@ def _row_slices(frame: pd.DataFrame, name: str, user: str, ids: pd.Index,
     return per_unique[user_codes]
 
 
-def compare_sliced(pred_a, pred_b, truth, *, by, users, min_slice_size, user, item, label,
-                   **options) -> pd.DataFrame:
-    """``compare`` on all users and on each slice's users alone, with Holm across slices."""
-    from .frame import compare
+def compare_sliced(compare, pred_a, pred_b, truth, *, by, users, min_slice_size, user, item,
+                   label, **options) -> pd.DataFrame:
+    """``compare`` (:func:`recmetrics.compare`, passed in by it: this layer does not import the
+    public API) on all users and on each slice's users alone, with Holm across slices."""
     from .stats import adjust_p_values
 
     by = check_by(by)
