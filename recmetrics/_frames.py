@@ -18,7 +18,9 @@ does).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 Engine = Literal["spark", "distributed"]
@@ -104,3 +106,37 @@ def pandas_inputs(inputs: Mapping[str, Any], ids: tuple[str, ...]) -> dict[str, 
         else:
             out[name] = as_pandas(value, ids)
     return out
+
+
+#: The arguments of evaluate, evaluate_per_user and compare that hold score or truth frames.
+FRAME_ARGUMENTS = ("pred", "truth", "pred_a", "pred_b")
+
+
+def on_engine(function: Callable, convert: Callable, engine: str) -> Callable:
+    """``function`` (:func:`recmetrics.evaluate`, ``evaluate_per_user`` or ``compare``) with
+    its score and truth frames passed through ``convert`` first (pandas made the engine's
+    frames), so that the engine runs whatever is passed: the engine forms of
+    :mod:`recmetrics.distributed` and :mod:`recmetrics.spark`. The signature and the
+    documentation are ``function``'s (``help()`` shows every option)."""
+    signature = inspect.signature(function)
+
+    def converted(value):
+        if isinstance(value, Mapping):
+            return {key: convert(frame) for key, frame in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(convert(frame) for frame in value)
+        return convert(value)
+
+    @functools.wraps(function)
+    def on(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        for name in FRAME_ARGUMENTS:
+            if name in bound.arguments:
+                bound.arguments[name] = converted(bound.arguments[name])
+        return function(*bound.args, **bound.kwargs)
+
+    on.__doc__ = (f":func:`recmetrics.{function.__name__}` on {engine}: pandas DataFrames among "
+                  f"the scores and the truth are made {engine} DataFrames first, so that the "
+                  f"{engine} engine runs. Every option is that function's:\n\n"
+                  + (function.__doc__ or ""))
+    return on

@@ -18,7 +18,8 @@ Adding a convention
 2. A row of :data:`CONVENTIONS` (name, choices, help, scope).
 3. A field of :class:`Options` with that name and type.
 4. The keyword in the public signatures (``evaluate``, ``evaluate_per_user``,
-   ``compare`` and their Dask versions) and their docstrings.
+   ``compare``: the only ones; the Dask and Spark forms are the same functions) and
+   their docstrings.
 The command line's flag, the report's parameter, the provenance record and
 the ``conventions`` column follow from the table.
 """

@@ -28,20 +28,21 @@ the placements of DeLong's test, :func:`compare_finish`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
 from . import _beyond, _engine, _kernels, slices
-from ._engine import BOOTSTRAPS, Prepared, Summary, check_options, check_rank, rank_hint
+from ._engine import Prepared, Summary, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
-from ._metrics import METRICS
 from ._options import Options
 from ._output import directory_output
-from ._validation import (check_columns, check_n_resamples, check_option, check_probability,
-                          check_seed)
+from ._request import Columns, Comparison, Evaluation, Resampling, SliceRequest
+from ._validation import check_columns, check_slicing
 from ._delong import DeLongResult, delong_result
 
 #: Rows of pred per partition of users (a worker evaluates one partition at a time, at about
@@ -55,22 +56,6 @@ TRUTH_ORDER = 1 << 62
 
 
 # --------------------------------------------------------------------------- options and inputs
-
-
-def evaluate_options(metrics, k, conventions: dict, beyond: dict, *, ci, n_resamples, seed,
-                     bootstrap, rank, engine: str):
-    """``evaluate``'s options on an engine, checked as in memory: the beyond-accuracy options
-    (``beyond``: history, catalog, item_features, head_share, unseen; no baselines), the
-    engine's Options, and the interval options (Poisson only)."""
-    b = _beyond.BeyondOptions.checked(metrics, known=METRICS, baselines=False, **beyond)
-    o = check_options(k=k, metrics=b.standard or None, **conventions)
-    refuse_unscored(o, engine)
-    if b.only:
-        o = o.replace(metrics=())
-    ci, n_resamples, seed = check_intervals(ci=ci, n_resamples=n_resamples, seed=seed,
-                                            bootstrap=bootstrap, engine=engine)
-    check_rank(rank, o)
-    return b, o, ci, n_resamples, seed
 
 
 def refuse_unscored(o: Options, engine: str) -> None:
@@ -91,6 +76,109 @@ def refuse_history_activity(by, history, engine: str) -> None:
                          "of each user's history count and slice by that column")
 
 
+class Engine(Protocol):
+    """What a partitioned engine (:mod:`recmetrics._dask`, :mod:`recmetrics._spark`) provides:
+    how its rows are shuffled by user, mapped and reduced. :func:`evaluate_on` and
+    :func:`evaluate_per_user_on` are the rest, the same for both."""
+
+    name: str   # in messages: "Dask", "Spark"
+
+    def session(self) -> AbstractContextManager:
+        """Around every job of one call (Spark: its warnings filtered and worker errors
+        raised as ValueError)."""
+
+    def frames(self, pred, truth) -> tuple:
+        """pred and truth as the engine's DataFrames (a pandas truth converted)."""
+
+    def labelled_truth(self, truth, label: str, *, default_label: bool) -> tuple:
+        """:func:`recmetrics._engine.labelled_truth` on the engine's frames."""
+
+    def distinct_items(self, pred, judged, item: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The distinct items of pred and of judged, as one-column pandas frames."""
+
+    def share(self, shared: _beyond.SharedBeyond, options: dict, pred):
+        """The beyond-accuracy set-up sent once to every worker (of ``pred``'s cluster), as a
+        function of a partition's Prepared rows (see :func:`evaluate_group`'s ``beyond``)."""
+
+    def run(self, pred, truth, *, o: Options, columns: Columns, resampling: Resampling,
+            npartitions: int | None, users: str | None, path=None, beyond=None
+            ) -> tuple[Summary | None, list, list]:
+        """Every partition of whole users evaluated (:func:`evaluate_group`) and reduced:
+        the total Summary (with AUC's pairs), the per-user tables (``users``), the beyond
+        sums."""
+
+    def run_sliced(self, pred, truth, *, o: Options, columns: Columns,
+                   resampling: Resampling, npartitions: int | None, slicing: SliceRequest
+                   ) -> tuple[Summary, list, SlicePlan, list]:
+        """``evaluate(by=...)``: the slicing checked on the inputs' columns, every partition
+        evaluated by fine slice (:func:`evaluate_sliced_group`); the total Summary, the fine
+        Summaries, the plan and the per-slice bucket counts (:func:`finish_sliced`)."""
+
+    def input_files(self, *frames) -> list[str]:
+        """The files the frames read: the per-user output must not be one of them."""
+
+
+def evaluate_on(engine: Engine, pred, truth, request: Evaluation) -> pd.DataFrame:
+    """:func:`recmetrics.evaluate` on a partitioned engine: the same table as in memory."""
+    o, b, c, r = request.options, request.beyond, request.columns, request.resampling
+    b.refuse_dask(engine.name, baselines_only=True)
+    refuse_unscored(o, engine.name)
+    r.poisson_only(engine.name)
+    truth, positives_only = engine.labelled_truth(truth, c.label, default_label=c.default_label)
+    seed = None if r.ci is None else _engine.poisson_seed(r.seed)
+    if request.slicing is not None:
+        refuse_history_activity(request.slicing.by, b.history, engine.name)
+        if b.metrics:
+            raise ValueError(f"by= with the beyond-accuracy metrics is not supported on "
+                             f"{engine.name} yet; evaluate them without by=, or in memory "
+                             "(pandas)")
+        with engine.session():
+            s, fine, plan, buckets = engine.run_sliced(
+                pred, truth, o=o, columns=c, resampling=r, npartitions=request.npartitions,
+                slicing=request.slicing)
+        return finish_sliced(s, fine, plan, buckets, o, ci=r.ci, seed=seed,
+                             min_slice_size=request.slicing.min_slice_size,
+                             positives_only=positives_only, rank=c.rank, score=c.score)
+    shared, beyond = None, None
+    with engine.session():
+        if b.metrics:
+            pred, truth = engine.frames(pred, truth)
+            shared, options = beyond_setup(b, o, pred, truth, c.names, engine.distinct_items,
+                                           ci=r.ci, seed=r.seed, n_resamples=r.n_resamples,
+                                           engine=engine.name)
+            beyond = engine.share(shared, options, pred)
+        total_, _, extras = engine.run(pred, truth, o=o, columns=c, resampling=r,
+                                       npartitions=request.npartitions, users=None,
+                                       beyond=beyond)
+    if total_ is None:
+        raise RuntimeError("the engine's run gave no Summary")
+    return evaluate_table(total_, o, b, shared, extras, ci=r.ci, n_resamples=r.n_resamples,
+                          truth_given=truth is not None, positives_only=positives_only,
+                          rank=c.rank, score=c.score)
+
+
+def evaluate_per_user_on(engine: Engine, pred, truth, request: Evaluation, per_user_path
+                         ) -> pd.DataFrame | None:
+    """:func:`recmetrics.evaluate_per_user` on a partitioned engine: the in-memory table, users
+    in the order of their first row; or, with ``per_user_path``, one Parquet file per
+    partition written there by the workers (nothing gathered) and None."""
+    o, c = request.options, request.columns
+    request.beyond.refuse_dask(engine.name)
+    refuse_unscored(o, engine.name)
+    truth, _ = engine.labelled_truth(truth, c.label, default_label=c.default_label)
+    o_users, folder = per_user_plan(o, per_user_path, engine.input_files(pred, truth))
+    none = Resampling(None, 0, 0)
+    if folder is None:
+        with engine.session():
+            _, tables, _ = engine.run(pred, truth, o=o_users, columns=c, resampling=none,
+                                      npartitions=request.npartitions, users="collect")
+        return user_rows(tables)
+    with folder as path, engine.session():
+        engine.run(pred, truth, o=o_users, columns=c, resampling=none,
+                   npartitions=request.npartitions, users="write", path=path)
+    return None
+
+
 def evaluate_table(s: Summary, o: Options, b, shared, extras: list, *, ci, n_resamples: int,
                    truth_given: bool, positives_only: bool, rank, score) -> pd.DataFrame:
     """The tidy table of an engine's ``evaluate``: the accuracy rows from the total Summary,
@@ -103,23 +191,6 @@ def evaluate_table(s: Summary, o: Options, b, shared, extras: list, *, ci, n_res
     return _beyond.distributed_table(table, s, shared, extras, o, b, ci=ci,
                                      truth_given=truth_given, positives_only=positives_only,
                                      n_resamples=n_resamples)
-
-
-def check_intervals(*, ci, n_resamples, seed, bootstrap, engine: str):
-    """The interval options of a distributed evaluation: (ci, n_resamples, seed).
-
-    Only the Poisson bootstrap splits over partitions of users; the
-    multinomial one is refused with a message naming ``engine``.
-    """
-    bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap, BOOTSTRAPS)
-    if bootstrap != "poisson":
-        raise ValueError("bootstrap='multinomial' draws users from one list held in one process; "
-                         f"on {engine} use bootstrap='poisson' (the default here), which gives the "
-                         "same interval as evaluate(..., bootstrap='poisson') on pandas")
-    if ci is not None:
-        ci = check_probability("ci", ci)
-        n_resamples = check_n_resamples(n_resamples)
-    return ci, n_resamples, check_seed(seed)
 
 
 def check_inputs(pred_columns, truth_columns, names: dict) -> list[tuple[str, list[str]]]:
@@ -237,7 +308,7 @@ def check_slices(by, users_columns, min_slice_size, *, user: str,
                  sources: list[tuple[str, list]]) -> tuple[list[str], int, list[bool]]:
     """The slicing options checked as in memory, on the inputs' columns (``users_columns``
     None without ``users=``): (by, min_slice_size, whether each name is "activity")."""
-    by, min_slice_size = slices.check_slicing(by, min_slice_size)
+    by, min_slice_size = check_slicing(by, min_slice_size)
     if users_columns is not None:
         check_columns("users", users_columns, {"user": user})
     named = sources + ([("users", list(users_columns))] if users_columns is not None else [])
@@ -643,34 +714,18 @@ def standard_rows(part: pd.DataFrame, *, model: int, arg: str, user: str, item: 
     return out.reset_index(drop=True), hashes
 
 
-@dataclass(frozen=True)
-class CompareOptions:
-    """The checked options of a distributed comparison besides :class:`Options`."""
-
-    models: list
-    pairs: list
-    n_resamples: int
-    seed: object
-    alpha: float
-    correction: str
-
-
-def check_compare(pred_a, pred_b, truth, o: Options, *, score, rank, n_resamples, seed, alpha,
-                  correction, baseline) -> CompareOptions:
-    """The options of :func:`recmetrics.compare` checked as in memory, and its models and
-    pairs."""
+def compare_plan(pred_a, pred_b, truth, request: Comparison, engine: str
+                 ) -> tuple[list, list[tuple[int, int]]]:
+    """The models of a distributed comparison (their ranks checked as in memory) and the pairs
+    compared."""
     from ._compare import models_of, pairs_of
-    from ._validation import ADJUSTMENTS
 
-    n_resamples = check_n_resamples(n_resamples)
-    seed = check_seed(seed)
-    alpha = check_probability("alpha", alpha)
-    correction = check_option("correction", correction, ADJUSTMENTS)
-    models = models_of(pred_a, pred_b, truth, score=score, rank=rank)
+    refuse_unscored(request.options, engine)
+    c = request.columns
+    models = models_of(pred_a, pred_b, truth, score=c.score, rank=c.rank)
     for m in models:
-        check_rank(m.rank, o)
-    return CompareOptions(models, pairs_of([m.name for m in models], baseline), n_resamples,
-                          seed, alpha, correction)
+        check_rank(m.rank, request.options)
+    return models, pairs_of([m.name for m in models], request.baseline)
 
 
 def compare_inputs(models: list, model_columns: list, truth_columns, *, user: str, item: str,

@@ -182,6 +182,35 @@ def check_seed(seed):
                      "numpy.random.Generator; pass e.g. seed=0")
 
 
+def check_slicing(by, min_slice_size) -> tuple[list[str], int]:
+    """``by=`` and ``min_slice_size=`` of a sliced evaluation, checked (``users=`` alone is
+    refused: it gives attributes, ``by=`` names the ones to slice by)."""
+    if by is None:
+        raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
+                         "by='country')")
+    return check_by(by), check_min_slice_size(min_slice_size)
+
+
+def check_by(by) -> list[str]:
+    """``by`` as a list of distinct column names."""
+    names = [by] if isinstance(by, str) else list(by) if isinstance(by, (list, tuple)) else None
+    if not names or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"by={by!r} must be a column name or a list of column names (of pred, "
+                         "truth or users), or 'activity'")
+    if len(set(names)) < len(names):
+        raise ValueError(f"by={by!r} names a column twice; name each column once")
+    return names
+
+
+def check_min_slice_size(min_slice_size) -> int:
+    """A whole number of users >= 1."""
+    if isinstance(min_slice_size, bool) or not isinstance(min_slice_size, numbers.Integral) \
+            or min_slice_size < 1:
+        raise ValueError(f"min_slice_size={min_slice_size!r} must be a whole number of users "
+                         ">= 1 (default 30)")
+    return int(min_slice_size)
+
+
 def no_relevant_value(policy: str, message: str, *, stacklevel: int | None = None) -> float:
     """Value of a metric that is undefined because nothing is relevant, under ``no_relevant``.
 

@@ -55,15 +55,15 @@ from typing import Literal
 import pandas as pd
 
 from . import _beyond, _engine
-from ._frames import engine_of, is_dask, is_spark, pandas_inputs
-from ._engine import (BOOTSTRAPS, POSITIVES_ONLY, Prepared, check_options, check_rank,
-                      labelled_truth, rank_hint, resolve_max_grade, top_grade_of)
+from ._engine import (POSITIVES_ONLY, Prepared, check_rank, labelled_truth, rank_hint,
+                      resolve_max_grade, top_grade_of)
+from ._frames import engine_of, pandas_inputs
 from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRICS, PROBABILITY_METRICS
 from ._options import conventions_of
 from ._output import write_parquet
+from ._request import Comparison, Evaluation
 from ._validation import (Adjustment, Denominator, EvalTies, Gain, GaucWeight, Ideal, NoRelevant,
-                          PrDenominator, Unscored, Unseen, check_n_resamples, check_option,
-                          check_probability, check_seed)
+                          PrDenominator, Unscored, Unseen)
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "METRICS", "DEFAULT_METRICS",
            "PROBABILITY_METRICS", "ECE_BINS"]
@@ -182,7 +182,12 @@ _PARAMETERS = r"""
     head_share : float, default 0.8
         APLT's popular head: the items holding this share of history rows.
     unseen : {"add_one", "zero", "error"}, default "add_one"
-        Novelty of an item with no popularity row."""
+        Novelty of an item with no popularity row.
+    npartitions : int, optional
+        Dask or Spark input only: how many partitions (Spark: groups) the
+        users are shuffled into. Default: one per 250,000 rows of ``pred``; a
+        worker evaluates one at a time (about 150 bytes a row), so it bounds a
+        worker's memory. Refused for pandas input."""
 
 
 def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: str = "item",
@@ -198,7 +203,7 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
              seed=0, bootstrap: Bootstrap | None = None, history=None, catalog=None,
              item_features=None, head_share: float = 0.8, unseen: Unseen = "add_one",
              baselines: bool = False, by=None, users=None,
-             min_slice_size: int = 30) -> pd.DataFrame:
+             min_slice_size: int = 30, npartitions: int | None = None) -> pd.DataFrame:
     r"""Evaluate scored (user, item) rows: AUC, GAUC, P@k, R@k, HR@k, MAP@k, MRR and NDCG@k.
 
     Parameters
@@ -300,42 +305,17 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     >>> table[["metric", "k", "value"]].values.tolist()
     [['mrr', 1, 1.0], ['r_precision', <NA>, 0.75], ['bpref', <NA>, 0.75]]
     """
-    conventions = conventions_of(locals())
     pred, truth, history, catalog, item_features, users = pandas_inputs(
         dict(pred=pred, truth=truth, history=history, catalog=catalog,
              item_features=item_features, users=users), ids=(user, item)).values()
-    b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
-                                      item_features=item_features, head_share=head_share,
-                                      unseen=unseen, baselines=baselines, by=by)
-    if is_spark(pred) or is_spark(truth):
-        b.refuse_dask("Spark", baselines_only=True)
-        from . import spark
-        return spark.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
-                              score=score, label=label, rank=rank, ci=ci,
-                              n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
-                              by=by, users=users, min_slice_size=min_slice_size,
-                              history=history, catalog=catalog, item_features=item_features,
-                              head_share=head_share, unseen=unseen, **conventions)
-    if is_dask(pred) or is_dask(truth):
-        b.refuse_dask(baselines_only=True)
-        from . import distributed
-        return distributed.evaluate(pred, truth, k=k, metrics=metrics, user=user, item=item,
-                                    score=score, label=label, rank=rank, ci=ci,
-                                    n_resamples=n_resamples, seed=seed, bootstrap=bootstrap,
-                                    by=by, users=users, min_slice_size=min_slice_size,
-                                    history=history, catalog=catalog, item_features=item_features,
-                                    head_share=head_share, unseen=unseen, **conventions)
-    o = _options_of(k, b, conventions)
-    check_rank(rank, o)
-    _check_baselines(b, o)
-    truth, positives_only = labelled_truth(truth, label, default_label=label == "label")
-    bootstrap = check_option("bootstrap", "poisson" if bootstrap is None else bootstrap,
-                             BOOTSTRAPS)
-    if ci is not None:
-        ci = check_probability("ci", ci)
-        n_resamples = check_n_resamples(n_resamples)
-    seed = check_seed(seed)
-    if by is not None or users is not None:
+    request = Evaluation.checked(locals())
+    engine = _engine_of(pred, truth)
+    if engine is not None:
+        return engine.evaluate(pred, truth, request)
+    _in_memory(request.npartitions)
+    o, b, columns = request.options, request.beyond, request.columns
+    truth, positives_only = labelled_truth(truth, label, default_label=columns.default_label)
+    if request.slicing is not None:
         if o.unscored == "below":
             raise ValueError("unscored='below' with by= is not supported yet; evaluate each "
                              "slice's users without by=, or leave unscored at 'ignore'")
@@ -343,19 +323,13 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
             raise ValueError("by= with the beyond-accuracy metrics or baselines=True is not "
                              "supported yet; evaluate them without by=, or each slice's users "
                              "separately")
-        return _evaluate_sliced(pred, truth, o, by=by, users=users,
-                                min_slice_size=min_slice_size, user=user, item=item, score=score,
-                                label=label, rank=rank, ci=ci, n_resamples=n_resamples, seed=seed,
-                                bootstrap=bootstrap, positives_only=positives_only,
-                                history=history, named_metrics=metrics is not None)
-    columns = {"user": user, "item": item, "score": score, "label": label, "rank": rank}
-    resampling = {"ci": ci, "n_resamples": n_resamples, "seed": seed, "bootstrap": bootstrap}
-    table, inputs, prep = _evaluate_model(pred, truth, o, b, columns, resampling)
+        return _evaluate_sliced(pred, truth, request, positives_only=positives_only)
+    table, inputs, prep = _evaluate_model(pred, truth, request)
     if b.baselines:
         tables = [table] + [
             _evaluate_model(_beyond.baseline_scores(pred, history, model, user=user, item=item,
                                                     score=score, rank=rank),
-                            truth, o, b, columns, resampling, inputs)[0]
+                            truth, request, inputs)[0]
             for model in _beyond.MODELS[1:]]
         attrs = table.attrs
         table = pd.concat([t.assign(model=model) for model, t in zip(_beyond.MODELS, tables)],
@@ -369,44 +343,47 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
     return table
 
 
-def _options_of(k, b: _beyond.BeyondOptions, conventions: dict):
-    """The engine's options: its own metrics (none when only beyond metrics are asked for)."""
-    o = check_options(k=k, metrics=b.standard or None, **conventions)
-    if b.metrics and (o.ties == "trec" or o.min_grade is not None or o.judged_only):
-        raise ValueError("the beyond-accuracy metrics take ties='average', 'optimistic' or "
-                         "'pessimistic' and no min_grade or judged_only; evaluate them "
-                         "separately from the trec_eval conventions")
-    return o.replace(metrics=()) if b.only else o
+def _engine_of(*frames):
+    """The engine module that evaluates these frames (see :func:`recmetrics._frames.engine_of`),
+    imported when first needed; None for pandas, evaluated in this process."""
+    engine = engine_of(*frames)
+    if engine == "spark":
+        from . import _spark
+        return _spark
+    if engine == "distributed":
+        from . import _dask
+        return _dask
+    return None
 
 
-def _check_baselines(b: _beyond.BeyondOptions, o) -> None:
-    asked = [m for m in o.metrics if m in PROBABILITY_METRICS]
-    if b.baselines and asked:
-        raise ValueError(f"baselines=True scores rows by a constant and by item popularity, which "
-                         f"are no probabilities, so {', '.join(asked)} cannot be computed for "
-                         "them; leave them out of metrics, or evaluate without baselines")
+def _in_memory(npartitions) -> None:
+    if npartitions is not None:
+        raise ValueError(f"npartitions={npartitions!r} splits Dask or Spark input; pandas input "
+                         "is evaluated in this process: leave npartitions out, or pass Dask or "
+                         "Spark DataFrames")
 
 
-def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, resampling: dict,
-                    inputs=None) -> tuple[pd.DataFrame, object, Prepared]:
+def _evaluate_model(pred, truth, request: Evaluation, inputs=None
+                    ) -> tuple[pd.DataFrame, object, Prepared]:
     """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
     beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows."""
-    similarity = _beyond.similarity_in_background(b, user=columns["user"], item=columns["item"]) \
+    o, b, columns = request.options, request.beyond, request.columns
+    similarity = _beyond.similarity_in_background(b, user=columns.user, item=columns.item) \
         if inputs is None else None
     prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade, judged_only=o.judged_only,
-                    keep_items=bool(b.metrics), **columns)
+                    keep_items=bool(b.metrics), **columns.names)
     o = resolve_max_grade(o, prep.top_grade)
     parts = []
     computed = None
     if b.metrics:
         # in a thread while the engine's metrics are computed (both only read prep)
         run = _beyond.rows_in_background if o.metrics else _beyond.compute_rows
-        computed = run(prep, pred, truth, o, b, user=columns["user"], item=columns["item"],
-                       label=columns["label"], inputs=inputs, similarity=similarity)
+        computed = run(prep, pred, truth, o, b, user=columns.user, item=columns.item,
+                       label=columns.label, inputs=inputs, similarity=similarity)
     if o.metrics:
-        parts.append(_engine.evaluate_prepared(prep, o, **resampling).table)
+        parts.append(_engine.evaluate_prepared(prep, o, **request.resampling.names).table)
     if computed is not None:
-        beyond = _beyond.evaluate_rows(prep, o, b, computed, **resampling)
+        beyond = _beyond.evaluate_rows(prep, o, b, computed, **request.resampling.names)
         parts.append(beyond.table)
         inputs = beyond.inputs
     table = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
@@ -417,30 +394,31 @@ def _evaluate_model(pred, truth, o, b: _beyond.BeyondOptions, columns: dict, res
 evaluate.__doc__ = (evaluate.__doc__ or "").format(parameters=_PARAMETERS)  # None under python -OO
 
 
-def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, score, label,
-                     rank, ci, n_resamples, seed, bootstrap, positives_only, history=None,
-                     named_metrics=True) -> pd.DataFrame:
-    """``evaluate(by=...)``: the checks of the slicing, then :mod:`recmetrics.slices`."""
+def _evaluate_sliced(pred, truth, request: Evaluation, *, positives_only: bool) -> pd.DataFrame:
+    """``evaluate(by=...)`` in memory: the users' attributes checked, then
+    :mod:`recmetrics.slices`."""
     from . import slices
 
-    by, min_slice_size = slices.check_slicing(by, min_slice_size)
+    o, c, r, sliced = request.options, request.columns, request.resampling, request.slicing
+    if sliced is None:
+        raise RuntimeError("_evaluate_sliced without by=")
+    by, users, history = sliced.by, sliced.users, request.beyond.history
     if users is not None:
-        users = slices.check_users(users, user)
-    if ci is not None and bootstrap == "multinomial":
+        users = slices.check_users(users, c.user)
+    if r.ci is not None and r.bootstrap == "multinomial":
         raise ValueError("bootstrap='multinomial' cannot give per-slice intervals with by=: its "
                          "draws depend on the whole set of users, so a slice would not get the "
                          "interval it gets alone; use bootstrap='poisson' (the default)")
     if slices.by_popularity(by, [pred, truth, users]):
         table = slices.evaluate_popularity(
-            pred, truth, o, history=history, named_metrics=named_metrics, users=users, by=by,
-            ci=ci, n_resamples=n_resamples, seed=seed, min_slice_size=min_slice_size, user=user,
-            item=item, score=score, label=label, rank=rank)
+            pred, truth, o, history=history, named_metrics=request.named_metrics, users=users,
+            by=by, ci=r.ci, n_resamples=r.n_resamples, seed=r.seed,
+            min_slice_size=sliced.min_slice_size, **c.names)
         if positives_only:
             table.attrs["notes"].insert(0, POSITIVES_ONLY)
         return table
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank, keep_row_users=True, min_grade=o.min_grade,
-                    judged_only=o.judged_only)
+    prep = Prepared(pred, truth, ties=o.ties, keep_row_users=True, min_grade=o.min_grade,
+                    judged_only=o.judged_only, **c.names)
     o = resolve_max_grade(o, prep.top_grade)
     if prep.row_users is None:  # keep_row_users=True sets them
         raise RuntimeError("the prepared rows lost their users")
@@ -453,18 +431,18 @@ def _evaluate_sliced(pred, truth, o, *, by, users, min_slice_size, user, item, s
     frames = [frame for _, frame, _ in sources] + ([users] if users is not None else [])
     counted = slices.ACTIVITY in by and history is not None and not any(
         slices.ACTIVITY in frame.columns for frame in frames)
-    activity = slices.history_activity(ids, history, user) if counted else prep.ranked.n_rows
-    sl = slices.slicing(ids, by, sources, users, user, activity, shown=prep.users,
+    activity = slices.history_activity(ids, history, c.user) if counted else prep.ranked.n_rows
+    sl = slices.slicing(ids, by, sources, users, c.user, activity, shown=prep.users,
                         unit=slices.HISTORY_ROWS if counted else "")
     del pred_rows, truth_rows, sources
-    table = slices.evaluate_sliced(prep, o, sl, ci=ci, n_resamples=n_resamples, seed=seed,
-                                   min_slice_size=min_slice_size)
+    table = slices.evaluate_sliced(prep, o, sl, ci=r.ci, n_resamples=r.n_resamples, seed=r.seed,
+                                   min_slice_size=sliced.min_slice_size)
     if counted:
         table.attrs["notes"].append("activity: each user's rows in history (the training log), "
                                     "not their scored rows")
     if positives_only:
         table.attrs["notes"].insert(0, POSITIVES_ONLY)
-    rank_hint(table[(table[by] == slices.ALL).all(axis=1)], rank, score, prep.n_positive,
+    rank_hint(table[(table[by] == slices.ALL).all(axis=1)], c.rank, c.score, prep.n_positive,
               prep.n_rows - prep.n_positive)
     return table
 
@@ -481,7 +459,8 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
                       judged_only: bool = False, unscored: Unscored = "ignore",
                       per_user_path=None, history=None,
                       catalog=None, item_features=None, head_share: float = 0.8,
-                      unseen: Unseen = "add_one") -> pd.DataFrame | None:
+                      unseen: Unseen = "add_one",
+                      npartitions: int | None = None) -> pd.DataFrame | None:
     r"""One row per user with every per-user value behind :func:`evaluate`'s means.
 
     Parameters
@@ -522,32 +501,19 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
     >>> users["user"].tolist(), users["mrr"].tolist()
     ([1, 2], [1.0, 1.0])
     """
-    conventions = conventions_of(locals())
     pred, truth, history, catalog, item_features = pandas_inputs(
         dict(pred=pred, truth=truth, history=history, catalog=catalog,
              item_features=item_features), ids=(user, item)).values()
-    b = _beyond.BeyondOptions.checked(metrics, known=METRICS, history=history, catalog=catalog,
-                                      item_features=item_features, head_share=head_share,
-                                      unseen=unseen, baselines=False)
-    if is_spark(pred) or is_spark(truth):
-        b.refuse_dask("Spark")
-        from . import spark
-        return spark.evaluate_per_user(
-            pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
-            rank=rank, per_user_path=per_user_path, **conventions)
-    if is_dask(pred) or is_dask(truth):
-        b.refuse_dask()
-        from . import distributed
-        return distributed.evaluate_per_user(
-            pred, truth, k=k, metrics=metrics, user=user, item=item, score=score, label=label,
-            rank=rank, per_user_path=per_user_path, **conventions)
-    o = _options_of(k, b, conventions)
-    check_rank(rank, o)
-    truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    request = Evaluation.checked(locals())
+    engine = _engine_of(pred, truth)
+    if engine is not None:
+        return engine.evaluate_per_user(pred, truth, request, per_user_path)
+    _in_memory(request.npartitions)
+    o, b = request.options, request.beyond
+    truth, _ = labelled_truth(truth, label, default_label=request.columns.default_label)
     similarity = _beyond.similarity_in_background(b, user=user, item=item)
-    prep = Prepared(pred, truth, user=user, item=item, score=score, label=label, ties=o.ties,
-                    rank=rank, min_grade=o.min_grade, judged_only=o.judged_only,
-                    keep_items=bool(b.metrics))
+    prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade, judged_only=o.judged_only,
+                    keep_items=bool(b.metrics), **request.columns.names)
     o = resolve_max_grade(o, prep.top_grade)
     computed = None
     if b.metrics:
@@ -592,7 +558,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
             unscored: Unscored = "ignore", n_resamples: int = 10_000,
             seed=0, alpha: float = 0.05, baseline: str | None = None,
             correction: Adjustment = "holm", by=None, users=None,
-            min_slice_size: int = 30) -> pd.DataFrame:
+            min_slice_size: int = 30, npartitions: int | None = None) -> pd.DataFrame:
     r"""Is model B better than model A? Or which of many models is better than which?
 
     Two models: ``compare(pred_a, pred_b, truth)``, named A and B. Many:
@@ -666,6 +632,8 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
         or "B" for two frames). Default: every pair.
     correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
         Multiple-testing adjustment of every p-value column over all rows.
+    npartitions : int, optional
+        Dask or Spark input only, as in :func:`evaluate`.
 
     Other parameters are those of :func:`evaluate`.
 
@@ -728,17 +696,17 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
                          "unscored='below', or compare with unscored='ignore'")
     pred_a, pred_b, truth, users = pandas_inputs(
         dict(pred_a=pred_a, pred_b=pred_b, truth=truth, users=users), ids=(user, item)).values()
-    if (by is not None or users is not None) and engine_of(pred_a, pred_b, truth) is not None:
-        raise ValueError("compare(..., by=) takes pandas DataFrames; compare each slice's users "
-                         "separately on Dask or Spark, or collect a sample of users first")
-    if by is not None or users is not None:
-        if by is None:
-            raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
-                             "by='country')")
+    request = Comparison.checked(locals())
+    engine = _engine_of(pred_a, pred_b, truth)
+    if request.slicing is not None:
+        if engine is not None:
+            raise ValueError("compare(..., by=) takes pandas DataFrames; compare each slice's "
+                             "users separately on Dask or Spark, or collect a sample of users "
+                             "first")
         if pred_b is None:
             raise ValueError("by= compares two models, pred_a and pred_b; compare many models "
                              "without by=, or each pair by slice")
-        graded = set(GRADED) & set([metrics] if isinstance(metrics, str) else metrics or ())
+        graded = set(GRADED) & set(request.options.metrics)
         if graded and max_grade is None:  # one scale for every slice, not each slice's top grade
             raise ValueError(f"compare(by=...) with {', '.join(sorted(graded))} needs max_grade= "
                              "(the top grade of the judging scale), so that every slice divides "
@@ -749,25 +717,19 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
                               k=k, metrics=metrics, score=score, rank=rank,
                               n_resamples=n_resamples, seed=seed, alpha=alpha,
                               **conventions_of(locals()))
-    engine = engine_of(pred_a, pred_b, truth)
     if engine is not None:  # the same table from Dask or Spark DataFrames
-        from importlib import import_module
-        return import_module(f"recmetrics.{engine}").compare(
-            pred_a, pred_b, truth, k=k, metrics=metrics, user=user, item=item, score=score,
-            label=label, rank=rank, n_resamples=n_resamples, seed=seed, alpha=alpha,
-            baseline=baseline, correction=correction, **conventions_of(locals()))
+        return engine.compare(pred_a, pred_b, truth, request)
+    _in_memory(request.npartitions)
     from ._compare import compare_models, models_of
 
-    o = check_options(k=k, metrics=metrics, **conventions_of(locals()))
-    n_resamples = check_n_resamples(n_resamples)
-    seed = check_seed(seed)
-    alpha = check_probability("alpha", alpha)
+    o = request.options
     models = models_of(pred_a, pred_b, truth, score=score, rank=rank)
     for model in models:
         check_rank(model.rank, o)
-    truth, _ = labelled_truth(truth, label, default_label=label == "label")
+    truth, _ = labelled_truth(truth, label, default_label=request.columns.default_label)
     o = resolve_max_grade(o, top_grade_of([("truth", truth)] if truth is not None else
                                           [(m.name, m.frame) for m in models], label,
                                           o.min_grade))
     return compare_models(models, truth, o, user=user, item=item, label=label, baseline=baseline,
-                          n_resamples=n_resamples, seed=seed, alpha=alpha, correction=correction)
+                          n_resamples=request.n_resamples, seed=request.seed,
+                          alpha=request.alpha, correction=request.correction)

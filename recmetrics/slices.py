@@ -79,7 +79,6 @@ its intervals are wide and its point value is noisy.
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,7 +93,8 @@ from ._ids import codes as id_codes
 from ._kernels import DEFAULT_EPS
 from ._metrics import ECE_BINS, POPULARITY_METRICS, PROBABILITY_METRICS
 from ._options import Options
-from ._validation import RecmetricsWarning, as_frame, check_id_codes, numeric_column, plain
+from ._validation import (RecmetricsWarning, as_frame, check_by, check_id_codes,
+                          check_min_slice_size, numeric_column, plain)
 
 __all__ = ["disparity", "ALL", "MISSING", "ACTIVITY", "ACTIVITY_BUCKETS", "MIN_SLICE_SIZE",
            "POPULARITY", "POPULARITY_CLASSES", "POPULARITY_SHARES", "POPULARITY_METRICS"]
@@ -128,35 +128,6 @@ class Slicing:
 
 
 # --------------------------------------------------------------------------- checks
-
-
-def check_slicing(by, min_slice_size) -> tuple[list[str], int]:
-    """``by=`` and ``min_slice_size=`` of a sliced evaluation, checked (``users=`` alone is
-    refused: it gives attributes, ``by=`` names the ones to slice by)."""
-    if by is None:
-        raise ValueError("users= gives attributes to slice by; name them with by= (e.g. "
-                         "by='country')")
-    return check_by(by), check_min_slice_size(min_slice_size)
-
-
-def check_by(by) -> list[str]:
-    """``by`` as a list of distinct column names."""
-    names = [by] if isinstance(by, str) else list(by) if isinstance(by, (list, tuple)) else None
-    if not names or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"by={by!r} must be a column name or a list of column names (of pred, "
-                         f"truth or users), or {ACTIVITY!r}")
-    if len(set(names)) < len(names):
-        raise ValueError(f"by={by!r} names a column twice; name each column once")
-    return names
-
-
-def check_min_slice_size(min_slice_size) -> int:
-    """A whole number of users >= 1."""
-    if isinstance(min_slice_size, bool) or not isinstance(min_slice_size, numbers.Integral) \
-            or min_slice_size < 1:
-        raise ValueError(f"min_slice_size={min_slice_size!r} must be a whole number of users "
-                         ">= 1 (default 30)")
-    return int(min_slice_size)
 
 
 def check_users(users, user: str) -> pd.DataFrame:

@@ -70,3 +70,29 @@ def test_the_table_records_every_convention_with_the_cut_offs():
     table = rm.evaluate(pred, k=[3, 1], gain="linear")
     assert table.attrs["conventions"] == {**{c.name: c.default for c in CONVENTIONS},
                                           "gain": "linear", "k": [1, 3]}
+
+
+def test_the_option_signature_is_written_once_per_public_function():
+    """Every convention is a keyword of evaluate, evaluate_per_user and compare only (read from
+    the source): the engines receive the checked request, and the Dask and Spark forms are the
+    same functions, with the same signature for help() and editors."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    package = Path(rm.__file__).parent
+    conventions = {c.name for c in CONVENTIONS}
+    found = []
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                arguments = {a.arg for a in node.args.args + node.args.kwonlyargs}
+                if conventions <= arguments:
+                    found.append(f"{path.stem}.{node.name}")
+    assert sorted(found) == ["frame.compare", "frame.evaluate", "frame.evaluate_per_user"]
+    pytest.importorskip("dask")
+    from recmetrics import distributed
+
+    for name in ("evaluate", "evaluate_per_user", "compare"):
+        assert inspect.signature(getattr(distributed, name)) == \
+            inspect.signature(getattr(rm, name))
