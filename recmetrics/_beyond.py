@@ -388,9 +388,9 @@ MODELS = ("model", "random", "most_popular")
 
 
 def _by_popularity(by) -> bool:
-    """:func:`recmetrics.slices.by_popularity`, imported when a history is given: evaluating
+    """:func:`recmetrics._slices.by_popularity`, imported when a history is given: evaluating
     without ``by=`` needs nothing from slices."""
-    from .slices import by_popularity
+    from ._slices import by_popularity
 
     return by_popularity(by)
 

@@ -36,7 +36,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from . import _beyond, _engine, _kernels, slices
+from . import _beyond, _engine, _kernels, _slices
 from ._engine import Prepared, Summary, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
@@ -313,7 +313,7 @@ def check_slices(by, users_columns, min_slice_size, *, user: str,
         check_columns("users", users_columns, {"user": user})
     named = sources + ([("users", list(users_columns))] if users_columns is not None else [])
     empty = [(name, pd.DataFrame(columns=list(columns)), None) for name, columns in named]
-    slices.user_values(pd.Index([]), by, empty[:len(sources)],  # refuses an unknown name
+    _slices.user_values(pd.Index([]), by, empty[:len(sources)],  # refuses an unknown name
                        empty[-1][1] if users_columns is not None else None, user,
                        np.zeros(0, dtype=np.int64))
     activity = [not any(c in columns and c != user for _, columns in named) for c in by]
@@ -325,7 +325,7 @@ def keyed_attributes(part: pd.DataFrame, *, user: str, integral: bool
     """Rows of ``users=`` with their ids in the form of pred's (int64 or canonical text) and
     each row's user hash; ids that cannot be pred's (text among integer ids) are dropped,
     as in memory they match no user."""
-    text = pd.Series(np.asarray(slices.text_ids(part[user]), dtype=object), index=part.index)
+    text = pd.Series(np.asarray(_slices.text_ids(part[user]), dtype=object), index=part.index)
     out = part.copy()
     if integral:
         whole = text.str.fullmatch(r"-?\d+").fillna(False).to_numpy(dtype=bool)
@@ -366,7 +366,7 @@ def evaluate_sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None,
         empty.summary.inputs = inputs
         return SlicedPartial(empty, [], [], [])
     if users is not None and len(users):  # (a partition may hold none of its rows)
-        slices.check_users(users, user)
+        _slices.check_users(users, user)
     prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
                     label=label, ties=o.ties, check=False, integral_ids=integral,
                     rank=names.get("rank"), keep_row_users=True, min_grade=o.min_grade,
@@ -375,7 +375,7 @@ def evaluate_sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None,
     prep.row_users = None
     sources = [("pred", pred, pred_rows)] + ([("truth", truth, truth_rows)]
                                               if truth is not None else [])
-    values = slices.user_values(slices.prepared_text_ids(prep.users), by, sources, users, user,
+    values = _slices.user_values(_slices.prepared_text_ids(prep.users), by, sources, users, user,
                                 prep.ranked.n_rows, shown=prep.users)
     per_column, uniques = [], []
     for v in values:
@@ -396,15 +396,15 @@ def evaluate_sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None,
                    n_resamples=n_resamples)
     n = len(keys)
     no_auc = o.replace(metrics=tuple(m for m in o.metrics if m != "auc"))
-    parts = slices.slice_summaries(prep, per_user, no_auc, ratios, codes, n)
+    parts = _slices.slice_summaries(prep, per_user, no_auc, ratios, codes, n)
     if seed is not None:
-        for part, sums in zip(parts, slices.slice_resamples(prep, ratios, no_auc, codes, n, seed,
+        for part, sums in zip(parts, _slices.slice_resamples(prep, ratios, no_auc, codes, n, seed,
                                                              n_resamples)):
             part.resamples = sums
     fine_pieces: list = []
     if bounds is not None:
         hashes = user_hash(prep.users) if seed is not None else None
-        rows, edges = slices.slice_rows(prep, codes, n)
+        rows, edges = _slices.slice_rows(prep, codes, n)
         fine_pieces = [pieces(prep, bounds, hashes, rows[edges[f]:edges[f + 1]])
                        for f in range(n)]
     return SlicedPartial(whole, keys, parts, fine_pieces)
@@ -415,13 +415,13 @@ class SlicePlan:
     """The table's slices from every partition's fine slices: the Slicing (codes per user, for
     the slice sizes), and per partition the slice of each of its fine slices."""
 
-    slicing: slices.Slicing
+    slicing: _slices.Slicing
     of_fine: list
 
 
 def slice_plan(keys: list[list], summaries: list[list], by: list[str], activity: list[bool]
                ) -> SlicePlan:
-    """Code the fine slices of all partitions as :func:`recmetrics.slices.slicing` codes the
+    """Code the fine slices of all partitions as :func:`recmetrics._slices.slicing` codes the
     users in memory: a column's values sorted, "(missing)" last; "activity" in quantile
     buckets of every user's number of scored rows."""
     flat = [k for part in keys for k in part]
@@ -434,7 +434,7 @@ def slice_plan(keys: list[list], summaries: list[list], by: list[str], activity:
             distinct, at = np.unique(counts, return_inverse=True)
             every = np.repeat(distinct, np.bincount(at, weights=weight, minlength=distinct.size)
                               .astype(np.int64))
-            user_codes, names_ = slices.activity_codes(every)
+            user_codes, names_ = _slices.activity_codes(every)
             first = np.searchsorted(every, distinct)  # every is sorted: each count's first user
             present = first < every.size
             bucket = np.zeros(distinct.size, dtype=np.intp)
@@ -442,16 +442,16 @@ def slice_plan(keys: list[list], summaries: list[list], by: list[str], activity:
             codes_ = bucket[at]
         else:
             distinct_values = pd.unique(pd.Series(values, dtype=object))
-            value_codes, names_ = slices._column_codes(np.asarray(distinct_values, dtype=object),
+            value_codes, names_ = _slices.column_codes(np.asarray(distinct_values, dtype=object),
                                                        by[j])
             codes_ = value_codes[pd.Index(distinct_values).get_indexer(
                 pd.Series(values, dtype=object))]
         per_column.append(codes_)
         dims.append(max(len(names_), 1))
         labels.append(names_)
-    sl = slices.coded_slicing(by, per_column, dims, labels, len(flat))
+    sl = _slices.coded_slicing(by, per_column, dims, labels, len(flat))
     user_codes = np.repeat(sl.codes, weight)
-    final = slices.Slicing(sl.columns, user_codes.astype(np.intp), sl.labels)
+    final = _slices.Slicing(sl.columns, user_codes.astype(np.intp), sl.labels)
     of_fine, start = [], 0
     for part in keys:
         of_fine.append(sl.codes[start:start + len(part)])
@@ -485,11 +485,11 @@ def finish_sliced(whole: Summary, fine: list[list], plan: SlicePlan, buckets: li
         for i, total_ in enumerate(totals):
             add_pairs(total_, [b[i] for b in buckets], seed)
     whole.unmatched.warn()
-    table = slices.sliced_table(whole, totals, sl, o, ci=ci, n_users=whole.n_users,
+    table = _slices.sliced_table(whole, totals, sl, o, ci=ci, n_users=whole.n_users,
                                 min_slice_size=min_slice_size)
     if positives_only:
         table.attrs["notes"].insert(0, _engine.POSITIVES_ONLY)
-    rank_hint(table[(table[sl.columns] == slices.ALL).all(axis=1)], rank, score,
+    rank_hint(table[(table[sl.columns] == _slices.ALL).all(axis=1)], rank, score,
               whole.n_positive, whole.n_rows - whole.n_positive)
     return table
 

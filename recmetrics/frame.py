@@ -397,7 +397,7 @@ evaluate.__doc__ = (evaluate.__doc__ or "").format(parameters=_PARAMETERS)  # No
 def _evaluate_sliced(pred, truth, request: Evaluation, *, positives_only: bool) -> pd.DataFrame:
     """``evaluate(by=...)`` in memory: the users' attributes checked, then
     :mod:`recmetrics.slices`."""
-    from . import slices
+    from . import _slices as slices
 
     o, c, r, sliced = request.options, request.columns, request.resampling, request.slicing
     if sliced is None:
@@ -711,7 +711,7 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
             raise ValueError(f"compare(by=...) with {', '.join(sorted(graded))} needs max_grade= "
                              "(the top grade of the judging scale), so that every slice divides "
                              "by the same grade; pass it, e.g. max_grade=4")
-        from .slices import compare_sliced
+        from ._slices import compare_sliced
         return compare_sliced(compare, pred_a, pred_b, truth, by=by, users=users,
                               min_slice_size=min_slice_size, user=user, item=item, label=label,
                               k=k, metrics=metrics, score=score, rank=rank,

@@ -11,7 +11,7 @@ import pytrec_eval
 from hypothesis import given, settings, strategies as st
 
 import recmetrics as rm
-from recmetrics.slices import POPULARITY_CLASSES, POPULARITY_METRICS, popularity_classes
+from recmetrics._slices import POPULARITY_CLASSES, POPULARITY_METRICS, popularity_classes
 
 COLUMNS = ["value", "n_users", "n_skipped", "n_without_predictions"]
 

@@ -20,7 +20,7 @@ HEAVY = ("scipy", "matplotlib", "sklearn", "statsmodels", "dask", "distributed",
          "pyarrow.parquet", "pyarrow.dataset")
 #: recmetrics modules that ``recmetrics evaluate scores.csv --truth truth.csv`` does not run.
 NOT_FOR_EVALUATE = ("auc", "beyond", "classification", "plots", "probability", "ranking",
-                    "regression", "report", "sampling", "slices", "spark", "distributed", "stats", "power",
+                    "regression", "report", "sampling", "slices", "_slices", "spark", "distributed", "stats", "power",
                     "tables", "trec", "_compare", "_display", "_partitions")
 #: The submodules ``import recmetrics`` loaded eagerly before its names became lazy.
 SUBMODULES = ("_beyond", "_compare", "_display", "_engine", "_ids", "_kernels", "_options",

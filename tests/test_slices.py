@@ -328,7 +328,7 @@ def literal_pairs(positives, negatives):
 def test_pair_counts_through_float32_equal_every_pair_compared(values, labels, share):
     """float32 collisions (values 1e-12 apart, -0.0 and 0.0, overflow to inf) are counted in
     float64, by the grey path or by the float64 sort, whichever the share picks."""
-    from recmetrics import slices
+    from recmetrics import _slices as slices
     scores = np.array(values)
     pos = np.array(labels[:scores.size])
     original = slices.FLOAT32_COLLISIONS
@@ -341,7 +341,8 @@ def test_pair_counts_through_float32_equal_every_pair_compared(values, labels, s
 
 
 def test_pair_counts_of_continuous_scores_equal_the_float64_count():
-    from recmetrics import _kernels, slices
+    from recmetrics import _kernels
+    from recmetrics import _slices as slices
     rng = np.random.default_rng(0)
     scores = rng.random(50_000)
     scores[1::97] = np.nextafter(scores[0::97][:scores[1::97].size], 2)   # one ulp apart
