@@ -16,7 +16,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from . import _beyond, _engine, _partitions
+from . import _beyond, _engine, _partitions, _progress
 from ._engine import labelled_truth
 from ._ids import integral_ids
 from ._options import Options
@@ -74,6 +74,24 @@ def _partition(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, **kw
                ) -> _partitions.Partial:
     """Evaluate one partition of whole users (see :func:`recmetrics._partitions.evaluate_group`)."""
     return _partitions.evaluate_group(pred, truth, number, **kwargs)
+
+
+def _counted(results: list) -> list:
+    """The partitions' results persisted on the cluster (same keys), the running command's bar
+    counting the partitions done, with the time left, on a distributed cluster (the local
+    schedulers compute them before returning)."""
+    results = list(dask.persist(*results))
+    try:
+        from distributed import as_completed, futures_of
+    except ImportError:
+        return results
+    futures = futures_of(results)
+    if not futures:    # computed by a local scheduler already
+        return results
+    step = _progress.counter("evaluating partitions of users", len(futures), "partition")
+    for _ in as_completed(futures):
+        step(1)
+    return results
 
 
 def _bucket_tasks(results: list, n_buckets: int, seed, n_resamples: int) -> list:
@@ -136,6 +154,7 @@ def _run(pred, truth, *, o: Options, columns: Columns, resampling: Resampling, n
                    seed=poisson_seed, n_resamples=n_resamples, users=users, path=path,
                    beyond=beyond)
                for number, (p, t) in enumerate(zip(pred_parts, truth_parts))]
+    results = _counted(results)
     summaries = [r.summary for r in results]
     tables = [r.table for r in results] if users is not None else []
     extras = [r.beyond for r in results] if beyond is not None else []
@@ -289,6 +308,7 @@ def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
     results = [run(p, number, models=bare, pairs=pairs, o=o, user=user, item=item,
                    label=label, has_truth=truth is not None, integral=integral, bounds=bounds)
                for number, p in enumerate(parts)]
+    results = _counted(results)
     summaries = [[r.summaries[i] for r in results] for i in range(len(models))]
     users = [r.users for r in results]
     n_scored = [r.n_scored for r in results]
@@ -359,7 +379,7 @@ def _run_sliced(pred, truth, *, o: Options, columns: Columns, resampling: Resamp
         bounds = _partitions.boundaries([q for q, _ in samples], n_rows, n_parts)
     poisson_seed = None if ci is None else _engine.poisson_seed(resampling.seed)
     run = dask.delayed(_sliced_partition)
-    results = dask.persist(*[
+    results = _counted([
         run(p, t, u, number, o=o, names=names, integral=integral, bounds=bounds,
             seed=poisson_seed, n_resamples=n_resamples, by=by)
         for number, (p, t, u) in enumerate(zip(shuffled[0], truth_parts, users_parts))])

@@ -158,3 +158,53 @@ def _duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+class _Polled:
+    """A background thread that moves the running command's bar to ``poll()``'s (done,
+    total) twice a second, for work counted elsewhere (a Spark job's tasks)."""
+
+    def __init__(self, progress: Progress, description: str, unit: str,
+                 poll: Callable[[], tuple[int, int]]):
+        self.progress, self.description, self.unit, self.poll = progress, description, unit, poll
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="recmetrics-polled", daemon=True)
+        self.total = 0
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            try:
+                done, total = self.poll()
+            except Exception:   # a status query that fails only leaves the bar as it is
+                continue
+            if total <= 0:
+                continue
+            if not self.total:   # the first count: a counted bar (its clock starts now)
+                self.progress.loop(self.description, total, self.unit)
+            self.total = total
+            bar = self.progress.bar
+            if bar is not None:
+                with self.progress._lock:
+                    bar.total = total   # more stages known: the same bar, a longer count
+                    bar.n = min(done, total)
+                    bar.refresh()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def polled(description: str, unit: str, poll: Callable[[], tuple[int, int]]):
+    """A context in which the running command's bar shows ``poll()``'s (done, total): the
+    fraction done and the time left of work another system counts (Spark's tasks). Nothing
+    outside a command, or when its progress is not shown."""
+    import contextlib
+
+    progress = _current
+    if progress is None or not progress.enabled:
+        return contextlib.nullcontext()
+    return _Polled(progress, description, unit, poll)

@@ -12,6 +12,7 @@ import functools
 import urllib.parse
 import pickle
 import re
+import uuid
 import warnings
 
 import numpy as np
@@ -20,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from . import _beyond, _engine, _partitions
+from . import _beyond, _engine, _partitions, _progress
 from ._engine import Summary, labelled_truth
 from ._options import Options
 from ._request import Columns, Comparison, Evaluation, Resampling, SliceRequest
@@ -47,6 +48,37 @@ def quiet():
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
                                 category=FutureWarning)
         yield
+
+
+@contextlib.contextmanager
+def _tracked(description: str = "Spark tasks of this evaluation"):
+    """The jobs started inside, in a job group of their own, their tasks counted in the running
+    command's bar (done / known so far, with the time left) by Spark's status tracker."""
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        yield
+        return
+    context = spark.sparkContext
+    group = f"recmetrics-{uuid.uuid4().hex}"
+
+    def tasks() -> tuple[int, int]:
+        tracker = context.statusTracker()
+        done = total = 0
+        for job in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(job)
+            for stage in info.stageIds if info is not None else ():
+                found = tracker.getStageInfo(stage)
+                if found is not None:
+                    done, total = done + found.numCompletedTasks, total + found.numTasks
+        return done, total
+
+    context.setJobGroup(group, description)
+    try:
+        with _progress.polled(description, "task", tasks):
+            yield
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager
@@ -444,7 +476,7 @@ def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
             out = out.unionByName(p)
         return out
 
-    with quiet(), _worker_errors():
+    with quiet(), _tracked(), _worker_errors():
         # one pass over the scores: the rows to split, and each model's bucket boundaries
         value = F.col("_s")
         finite = ~F.isnan(value) & (F.abs(value) < float("inf"))
@@ -534,7 +566,7 @@ class Spark:
 
     @contextlib.contextmanager
     def session(self):
-        with quiet():
+        with quiet(), _tracked():
             yield
 
     def frames(self, pred, truth):
