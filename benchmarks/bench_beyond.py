@@ -6,7 +6,7 @@
     .venv/bin/python benchmarks/bench_beyond.py --baselines  # baselines=True, 1,000 x 1,400
     .venv/bin/python benchmarks/bench_beyond.py --msr /tmp/msr-data   # data for bench_msr.py
 
-The frame is bench_frame.py's shape: 2*10^4 users x 100 scored items (of 2*10^4, drawn with a
+The frame is bench_evaluate.py's shape: 2*10^4 users x 100 scored items (of 2*10^4, drawn with a
 Zipf popularity), scores rounded to 3 decimals (so ties straddle position 10 now and then), about
 5% relevant rows in a separate truth frame. The history holds 50 interactions per user drawn the
 same way (10^6 rows), so co-occurrence similarity (diversity, serendipity) comes from it.
@@ -48,7 +48,7 @@ from statistics import median
 from _bench import best_time, interleaved_times, print_table
 
 import recmetrics as rm
-from recmetrics.frame import DEFAULT_METRICS
+from recmetrics.evaluation import DEFAULT_METRICS
 
 
 def make(n_users: int, per_user: int = 100, n_items: int = 20_000, seed: int = 0):

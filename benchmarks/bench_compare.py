@@ -9,7 +9,7 @@ models costs at most 5x one ``evaluate(pred, truth)`` of one model, the tests as
 
 How it is measured
 ------------------
-* The data of ``bench_frame.py`` (2*10^4 users x 100 scored items, ~5% relevant, string ids in
+* The data of ``bench_evaluate.py`` (2*10^4 users x 100 scored items, ~5% relevant, string ids in
   ``object`` columns), the labels moved to a truth frame; 5 models score the same rows, each
   with its own seeded noise. All 8 default metrics at k = 10 (AUC, GAUC, P, R, HR, MAP, MRR,
   NDCG).
@@ -34,7 +34,7 @@ import pandas as pd
 import recmetrics as rm
 from _bench import best_time, print_table
 from recmetrics._compare import evaluate_models, models_of
-from recmetrics._engine import check_options
+from recmetrics._pipeline import check_options
 from bench_frame import K, METRICS_RM, make_frame
 
 

@@ -33,7 +33,7 @@ import pandas as pd
 from _bench import interleaved_times, print_table
 
 import recmetrics as rm
-from recmetrics._engine import poisson_seed, poisson_weights
+from recmetrics._pipeline import poisson_seed, poisson_weights
 from recmetrics._ids import user_hash
 
 N_RESAMPLES = 1000
@@ -66,7 +66,7 @@ def sklearn_loop(df: pd.DataFrame, n_resamples: int, seed: int = 0) -> np.ndarra
 
 def ours_first(df: pd.DataFrame, n_resamples: int) -> np.ndarray:
     """recmetrics' global AUC of the same resamples (the values behind its interval)."""
-    from recmetrics._engine import Prepared, user_auc_sums
+    from recmetrics._pipeline import Prepared, user_auc_sums
 
     prep = Prepared(df, None, user="user", item="item", score="score", label="label",
                     ties="average")

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/run_all.py            # full sizes (several minutes)
     .venv/bin/python benchmarks/run_all.py --quick    # 10x smaller inputs, a smoke run
 
-Runs benchmarks/bench_core.py, bench_frame.py, bench_sampling.py, bench_cli.py, bench_files.py,
+Runs benchmarks/bench_core.py, bench_evaluate.py, bench_sampling.py, bench_cli.py, bench_files.py,
 bench_slices.py, bench_compare.py, bench_beyond.py, bench_intervals.py and bench_distributed.py (the Dask engine on
 3*10^7 rows, --quick 3*10^6), one after the other in separate processes, so one
 benchmark's memory and threads do not disturb the next. Each prints a markdown table of
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["bench_core.py", "bench_frame.py", "bench_sampling.py", "bench_cli.py",
+BENCHMARKS = ["bench_core.py", "bench_evaluate.py", "bench_sampling.py", "bench_cli.py",
               "bench_files.py", "bench_slices.py", "bench_compare.py", "bench_beyond.py",
               "bench_intervals.py", "bench_distributed.py"]
 

@@ -28,7 +28,7 @@ if _typing.TYPE_CHECKING:  # what mypy and IDEs see; at run time __getattr__ bel
                                  f1_score, false_negative_rate, false_positive_rate, fbeta_score,
                                  matthews_corrcoef, precision, recall, specificity,
                                  true_positive_rate)
-    from .frame import compare, evaluate, evaluate_per_user
+    from .evaluation import compare, evaluate, evaluate_per_user
     from .probability import (brier_score, calibration_curve, expected_calibration_error, log_loss,
                               normalized_entropy, pr_auc, precision_recall_curve)
     from .ranking import (RBP, average_precision, bpref, cg, dcg, err, hit_rate_at_k,
@@ -87,7 +87,7 @@ _HOME = {name: module for module, names in {
               "paired_bootstrap_test"],
     "power": ["ab_sample_size", "minimum_detectable_effect", "paired_sample_size"],
     "tables": ["LOWER_IS_BETTER", "ResultsTable", "results_table"],
-    "frame": ["compare", "evaluate", "evaluate_per_user"],
+    "evaluation": ["compare", "evaluate", "evaluate_per_user"],
     "slices": ["disparity"],
     "_compare": ["results_table_from_comparison"],
     "_display": ["ResultDisplay", "show", "to_csv"],
@@ -99,8 +99,8 @@ _HOME = {name: module for module, names in {
 #: The submodules that ``import recmetrics`` used to load eagerly: still attributes of the package
 #: (``rm.plots``, ``rm.stats``), imported when first asked for.
 _SUBMODULES = frozenset({
-    "_beyond", "_compare", "_display", "_engine", "_ids", "_kernels", "_options", "_validation",
-    "adapters", "auc", "beyond", "classification", "frame", "plots", "probability", "ranking", "regression",
+    "_beyond", "_compare", "_display", "_pipeline", "_ids", "_kernels", "_options", "_validation",
+    "adapters", "auc", "beyond", "classification", "evaluation", "plots", "probability", "ranking", "regression",
     "sampling", "slices", "splits", "stats", "tables", "trec",
 })
 

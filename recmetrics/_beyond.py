@@ -8,7 +8,7 @@ same kernels for :func:`recmetrics.evaluate`: one row per metric and
 cut-off, each per-user metric's values over the engine's users (so
 :func:`recmetrics.evaluate_per_user` shows them) and, as a ratio of per-user
 sums, its bootstrap interval from the engine's resampling of users
-(:func:`recmetrics._engine.ratio_intervals`). :func:`baseline_scores` gives
+(:func:`recmetrics._pipeline.ratio_intervals`). :func:`baseline_scores` gives
 the random and most-popular baselines' scores of the model's own candidate
 rows.
 """
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels
+from . import _pipeline, _kernels
 from ._ids import codes, locate, user_hash
 from ._metrics import BEYOND_METRICS, PER_USER_BEYOND, READS_POPULARITY
 from ._validation import (
@@ -49,7 +49,7 @@ def present(codes: np.ndarray, n: int) -> np.ndarray:
 
 
 
-def ranked_items(prep: _engine.Prepared) -> np.ndarray:
+def ranked_items(prep: _pipeline.Prepared) -> np.ndarray:
     """The item code of each ranked row of ``prep`` (built with ``keep_items=True``)."""
     if prep.items is None:
         raise RuntimeError("the beyond-accuracy metrics need Prepared(..., keep_items=True)")
@@ -113,7 +113,7 @@ class BeyondInputs:
                     unseen=unseen)
 
     @classmethod
-    def from_prepared(cls, prep: _engine.Prepared, *, history, truth, catalog, item_features,
+    def from_prepared(cls, prep: _pipeline.Prepared, *, history, truth, catalog, item_features,
                       metrics, head_share, unseen, user, item, label,
                       similarity: Future | None = None) -> BeyondInputs:
         """The input of :func:`evaluate_rows`: ``prep``'s ranked rows, user and item codes.
@@ -317,7 +317,7 @@ class BeyondInputs:
         return [f"{name} left out: it needs {why[name]}" for name in BEYOND_METRICS
                 if name not in kept]
 
-    def reranked(self, prep: _engine.Prepared) -> BeyondInputs:
+    def reranked(self, prep: _pipeline.Prepared) -> BeyondInputs:
         """The same input with the ranked rows of ``prep``, the same rows as this input's
         scored otherwise (a baseline's): popularity, similarity and the catalogue are kept."""
         if self.item_map is None or not (prep.item_ids.equals(self.prepared_item_ids)
@@ -591,7 +591,7 @@ class BeyondComputed:
     per_cut: dict[int, tuple[dict[str, np.ndarray], _kernels.BeyondSums | None]]
 
 
-def compute_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user, item, label,
+def compute_rows(prep: _pipeline.Prepared, pred, truth, o, b: BeyondOptions, *, user, item, label,
                  rows=True, inputs: BeyondInputs | None = None,
                  similarity: Future | None = None) -> BeyondComputed:
     """The numbers behind :func:`evaluate_rows`' rows (``rows=False``: the per-user values
@@ -620,7 +620,7 @@ def compute_rows(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, us
     return BeyondComputed(data, per_cut)
 
 
-def rows_in_background(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions, *, user,
+def rows_in_background(prep: _pipeline.Prepared, pred, truth, o, b: BeyondOptions, *, user,
                        item, label, rows=True, inputs: BeyondInputs | None = None,
                        similarity: Future | None = None) -> Future:
     """:func:`compute_rows` in a thread of its own, for :func:`evaluate_rows`' ``computed``:
@@ -631,7 +631,7 @@ def rows_in_background(prep: _engine.Prepared, pred, truth, o, b: BeyondOptions,
         similarity=similarity))
 
 
-def evaluate_rows(prep: _engine.Prepared, o, b: BeyondOptions,
+def evaluate_rows(prep: _pipeline.Prepared, o, b: BeyondOptions,
                   computed: BeyondComputed | Future, *, ci=None, n_resamples=1000, seed=0,
                   bootstrap="poisson") -> BeyondEvaluated:
     """The beyond-accuracy rows of :func:`recmetrics.evaluate` for one model, from
@@ -643,7 +643,7 @@ def evaluate_rows(prep: _engine.Prepared, o, b: BeyondOptions,
     (the same kernels and sums). A per-user metric's column over ``prep``'s
     users is NaN where the metric is undefined; as (value, 1) and (0, 0)
     it is a ratio of per-user sums, and its interval comes from
-    :func:`recmetrics._engine.ratio_intervals`.
+    :func:`recmetrics._pipeline.ratio_intervals`.
     """
     done = computed.result() if isinstance(computed, Future) else computed
     data = done.inputs
@@ -672,7 +672,7 @@ def evaluate_rows(prep: _engine.Prepared, o, b: BeyondOptions,
                                            "n_without_predictions", "conventions", "note"])
     table["k"] = table["k"].astype("Int64")
     if ci is not None:
-        intervals = _engine.ratio_intervals(prep, ratios, ci=ci, n_resamples=n_resamples,
+        intervals = _pipeline.ratio_intervals(prep, ratios, ci=ci, n_resamples=n_resamples,
                                             seed=seed, bootstrap=bootstrap)
         nan = (float("nan"), float("nan"))
         names = [f"{m}@{c}" for m, c in zip(table["metric"], table["k"])]
@@ -809,7 +809,7 @@ class SharedBeyond:
         position[theirs] = np.arange(theirs.size)
         return position[mine]
 
-    def partition_sums(self, prep: _engine.Prepared, *, ks, ties: str, unseen: str,
+    def partition_sums(self, prep: _pipeline.Prepared, *, ks, ties: str, unseen: str,
                        seed: int | None, n_resamples: int) -> PartitionSums:
         """The beyond-accuracy sums of one partition's prepared users."""
         data = self.data
@@ -837,7 +837,7 @@ class SharedBeyond:
             for name, v in values.items():
                 defined = ~np.isnan(v)
                 ratios[f"{name}@{cut}"] = (np.where(defined, v, 0.0), defined.astype(np.float64))
-        resamples = {} if seed is None else _engine.poisson_sums(user_hash(prep.users), ratios,
+        resamples = {} if seed is None else _pipeline.poisson_sums(user_hash(prep.users), ratios,
                                                                  seed, n_resamples)
         return PartitionSums(sums, resamples)
 
@@ -867,7 +867,7 @@ class SharedBeyond:
                 n, note = counted(name, cut, sums, values)
                 row = f"{name}@{cut}"
                 if quantiles is not None and row in total.resamples and n > 1:
-                    interval = _engine.ratio_interval(total.resamples[row], quantiles)
+                    interval = _pipeline.ratio_interval(total.resamples[row], quantiles)
                     if interval is not None:
                         intervals[row] = interval
                 elif ci is not None and name in AGGREGATE_ONLY:
@@ -912,16 +912,16 @@ def distributed_setup(b: BeyondOptions, o, *, ci: float | None, seed, n_resample
     shared = SharedBeyond(pred_items, judged_items, history=b.history, catalog=b.catalog,
                           item_features=b.item_features, b=b, user=user, item=item)
     options = {"ks": o.ks, "ties": o.ties, "unseen": b.unseen, "n_resamples": n_resamples,
-               "seed": None if ci is None else _engine.poisson_seed(seed)}
+               "seed": None if ci is None else _pipeline.poisson_seed(seed)}
     return shared, options
 
 
-def broadcast_partition_sums(shared, prep: _engine.Prepared, **options) -> PartitionSums:
+def broadcast_partition_sums(shared, prep: _pipeline.Prepared, **options) -> PartitionSums:
     """:meth:`SharedBeyond.partition_sums` of a shared part held by a Spark broadcast."""
     return shared.value.partition_sums(prep, **options)
 
 
-def distributed_table(table: pd.DataFrame | None, s: _engine.Summary, shared: SharedBeyond,
+def distributed_table(table: pd.DataFrame | None, s: _pipeline.Summary, shared: SharedBeyond,
                       parts: list, o, b: BeyondOptions, *, ci: float | None, truth_given: bool,
                       positives_only: bool, n_resamples: int) -> pd.DataFrame:
     """The engine's table (None when only beyond metrics were asked for) with the beyond
@@ -931,7 +931,7 @@ def distributed_table(table: pd.DataFrame | None, s: _engine.Summary, shared: Sh
         table = pd.DataFrame()
         table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
                                  **(s.inputs if truth_given else {})}
-        table.attrs["notes"] = [_engine.POSITIVES_ONLY] if positives_only else []
+        table.attrs["notes"] = [_pipeline.POSITIVES_ONLY] if positives_only else []
     total = sum((p for p in parts if p is not None),
                 shared.empty(o.ks, None if ci is None else 0, n_resamples))
     rows = shared.rows(total, o, b, ci=ci)

@@ -2,7 +2,7 @@ r"""Many models compared at once: the engine behind :func:`recmetrics.compare`.
 
 Every model is evaluated once, on the users every model scored, against one
 truth; the id columns of all models and of the truth are coded together once,
-and each model's rows reach :class:`~recmetrics._engine.Prepared` as integer
+and each model's rows reach :class:`~recmetrics._pipeline.Prepared` as integer
 codes, so that comparing n models costs about n evaluations plus the tests.
 Each pair of models (every pair, or each model against a baseline) then gets
 one row per metric with paired tests, and each p-value column is adjusted for
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels, _progress
-from ._engine import GAUC_NOTE, RANKING_NOTE, Prepared
+from . import _pipeline, _kernels, _progress
+from ._pipeline import GAUC_NOTE, RANKING_NOTE, Prepared
 from ._metrics import LOWER_IS_BETTER, PROBABILITY_METRICS
 from ._ids import codes, locate
 from ._options import Options
@@ -196,7 +196,7 @@ def _evaluate(m: Model, frame: pd.DataFrame, truth: pd.DataFrame, truth_keys: np
     u.scored_users = [user_ids[c] for c in u.scored_users]
     u.missing_rows = [(user_ids[a], item_ids[b]) for a, b in u.missing_rows]
     u.scored_rows = [(user_ids[a], item_ids[b]) for a, b in u.scored_rows]
-    evaluated = _engine.evaluate_prepared(prep, o)
+    evaluated = _pipeline.evaluate_prepared(prep, o)
     columns = {}
     for name, values in evaluated.users.columns.items():
         full = np.full(n_user_ids, np.nan)

@@ -16,8 +16,8 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from . import _beyond, _engine, _partitions, _progress
-from ._engine import labelled_truth
+from . import _beyond, _pipeline, _partitions, _progress
+from ._pipeline import labelled_truth
 from ._ids import integral_ids
 from ._options import Options
 from ._request import Columns, Comparison, Evaluation, Resampling, SliceRequest
@@ -148,7 +148,7 @@ def _run(pred, truth, *, o: Options, columns: Columns, resampling: Resampling, n
     bounds = None
     if "auc" in o.metrics:
         bounds = _partitions.boundaries([q for q, _ in samples], n_rows, n_parts)
-    poisson_seed = None if ci is None else _engine.poisson_seed(resampling.seed)
+    poisson_seed = None if ci is None else _pipeline.poisson_seed(resampling.seed)
     run = dask.delayed(_partition)
     results = [run(p, t, number, o=o, names=names, integral=integral, bounds=bounds,
                    seed=poisson_seed, n_resamples=n_resamples, users=users, path=path,
@@ -377,7 +377,7 @@ def _run_sliced(pred, truth, *, o: Options, columns: Columns, resampling: Resamp
     bounds = None
     if "auc" in o.metrics:
         bounds = _partitions.boundaries([q for q, _ in samples], n_rows, n_parts)
-    poisson_seed = None if ci is None else _engine.poisson_seed(resampling.seed)
+    poisson_seed = None if ci is None else _pipeline.poisson_seed(resampling.seed)
     run = dask.delayed(_sliced_partition)
     results = _counted([
         run(p, t, u, number, o=o, names=names, integral=integral, bounds=bounds,

@@ -1,7 +1,7 @@
 r"""The ranked layout and the kernels every public layer calls.
 
 Nothing here checks its input: the public functions (:mod:`recmetrics.auc`,
-:mod:`recmetrics.ranking`, :mod:`recmetrics.frame`) validate, then call these
+:mod:`recmetrics.ranking`, :mod:`recmetrics.evaluation`) validate, then call these
 and aggregate. There is one kernel per metric, so the single-list teaching
 functions, the ``mean_*`` functions and :func:`recmetrics.evaluate` compute a
 number with the same code.
@@ -1351,7 +1351,7 @@ def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grade
     """:func:`top_k` of rows already ranked as :func:`rank_rows` ranks them with the same
     ``ties`` (by list code ascending, then by descending score, and under ``"optimistic"``
     / ``"pessimistic"`` by descending / ascending grade within equal scores): the ranked
-    rows of :class:`recmetrics._engine.Prepared`.
+    rows of :class:`recmetrics._pipeline.Prepared`.
 
     Only each list's first k rows and the rest of a tie group that straddles position k
     are read (about k rows a list, not all of them): a row below k enters the top k only

@@ -7,7 +7,7 @@ how they move rows; what they compute is here, once:
    needs, and each row's canonical user id with the hash that sends it to
    the partition ``hash(canonical user id) mod P``;
 2. :func:`evaluate_group`: one partition of whole users through the
-   in-memory steps of :mod:`recmetrics._engine` (a :class:`Partial`: its
+   in-memory steps of :mod:`recmetrics._pipeline` (a :class:`Partial`: its
    Summary, its global-AUC pieces per score bucket, its per-user table);
 3. :func:`bucket_counts`: one score bucket's exact pair counts (and Poisson
    resample sums) from every partition's piece of it;
@@ -36,8 +36,8 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from . import _beyond, _engine, _kernels, _slices
-from ._engine import Prepared, Summary, check_rank, rank_hint
+from . import _beyond, _pipeline, _kernels, _slices
+from ._pipeline import Prepared, Summary, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
 from ._options import Options
 from ._output import directory_output
@@ -91,7 +91,7 @@ class Engine(Protocol):
         """pred and truth as the engine's DataFrames (a pandas truth converted)."""
 
     def labelled_truth(self, truth, label: str, *, default_label: bool) -> tuple:
-        """:func:`recmetrics._engine.labelled_truth` on the engine's frames."""
+        """:func:`recmetrics._pipeline.labelled_truth` on the engine's frames."""
 
     def distinct_items(self, pred, judged, item: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The distinct items of pred and of judged, as one-column pandas frames."""
@@ -125,7 +125,7 @@ def evaluate_on(engine: Engine, pred, truth, request: Evaluation) -> pd.DataFram
     refuse_unscored(o, engine.name)
     r.poisson_only(engine.name)
     truth, positives_only = engine.labelled_truth(truth, c.label, default_label=c.default_label)
-    seed = None if r.ci is None else _engine.poisson_seed(r.seed)
+    seed = None if r.ci is None else _pipeline.poisson_seed(r.seed)
     if request.slicing is not None:
         refuse_history_activity(request.slicing.by, b.history, engine.name)
         if b.metrics:
@@ -273,10 +273,10 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
                     label=label, ties=o.ties, check=False, integral_ids=integral,
                     rank=names.get("rank"), min_grade=o.min_grade, judged_only=o.judged_only,
                     keep_items=beyond is not None)
-    per_user = _engine.per_user(prep, o)
+    per_user = _pipeline.per_user(prep, o)
     if users is not None:
         counted = Summary(n_rows=prep.n_rows, inputs=inputs)
-        table = _engine.user_table(prep, per_user.columns, user)
+        table = _pipeline.user_table(prep, per_user.columns, user)
         if users == "write":
             if path is None:
                 raise ValueError("writing the per-user table needs a folder; pass per_user_path=")
@@ -284,7 +284,7 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
             return Partial(counted, [])
         table["_first"] = first_rows(prep.users, pred, truth, user)
         return Partial(counted, [], table)
-    ratios = _engine.user_ratios(prep, per_user, o)
+    ratios = _pipeline.user_ratios(prep, per_user, o)
     partial = _whole(prep, per_user, ratios, o, inputs=inputs, bounds=bounds, seed=seed,
                      n_resamples=n_resamples)
     if beyond is not None:
@@ -295,12 +295,12 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
 def _whole(prep: Prepared, per_user, ratios: dict, o: Options, *, inputs: dict, bounds, seed,
            n_resamples: int) -> Partial:
     """The Summary (with Poisson sums) and AUC pieces of every user of a partition."""
-    s = _engine.summarize(prep, per_user, o, ratios)
+    s = _pipeline.summarize(prep, per_user, o, ratios)
     s.inputs = inputs
     hashes = None
     if seed is not None:
         hashes = user_hash(prep.users)
-        s.resamples = _engine.poisson_sums(hashes, ratios, seed, n_resamples)
+        s.resamples = _pipeline.poisson_sums(hashes, ratios, seed, n_resamples)
     return Partial(s, [] if bounds is None else pieces(prep, bounds, hashes))
 
 
@@ -390,8 +390,8 @@ def evaluate_sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None,
     codes = codes.astype(np.intp)
     keys = [tuple(u[i] for u, i in zip(uniques, at))
             for at in zip(*np.unravel_index(present, dims))]
-    per_user = _engine.per_user(prep, o)
-    ratios = _engine.user_ratios(prep, per_user, o)
+    per_user = _pipeline.per_user(prep, o)
+    ratios = _pipeline.user_ratios(prep, per_user, o)
     whole = _whole(prep, per_user, ratios, o, inputs=inputs, bounds=bounds, seed=seed,
                    n_resamples=n_resamples)
     n = len(keys)
@@ -488,7 +488,7 @@ def finish_sliced(whole: Summary, fine: list[list], plan: SlicePlan, buckets: li
     table = _slices.sliced_table(whole, totals, sl, o, ci=ci, n_users=whole.n_users,
                                 min_slice_size=min_slice_size)
     if positives_only:
-        table.attrs["notes"].insert(0, _engine.POSITIVES_ONLY)
+        table.attrs["notes"].insert(0, _pipeline.POSITIVES_ONLY)
     rank_hint(table[(table[sl.columns] == _slices.ALL).all(axis=1)], rank, score,
               whole.n_positive, whole.n_rows - whole.n_positive)
     return table
@@ -587,7 +587,7 @@ def bucket_counts(pieces: list, seed: int | None, n_resamples: int) -> tuple:
     if seed is None:
         return exact, None
     hashes = np.concatenate([p[2] for p in pieces])[order]
-    return exact, _engine.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
+    return exact, _pipeline.poisson_auc_sums(scores, positive, hashes, seed, n_resamples)
 
 
 def total(summaries: list[Summary]) -> Summary:
@@ -608,7 +608,7 @@ def add_pairs(s: Summary, buckets: list[tuple], seed: int | None) -> None:
         negatives_below += n
     s.pairs = (wins, wins_or_ties)
     if seed is not None:
-        s.resamples["auc"] = _engine.combine_auc_sums([b for _, b in buckets])
+        s.resamples["auc"] = _pipeline.combine_auc_sums([b for _, b in buckets])
 
 
 # --------------------------------------------------------------------------- the results
@@ -618,11 +618,11 @@ def finish(s: Summary, o: Options, *, ci: float | None, truth_given: bool, posit
            rank: str | None, score: str) -> pd.DataFrame:
     """The tidy table of :func:`recmetrics.evaluate` from the total Summary."""
     s.unmatched.warn()
-    intervals = _engine.poisson_intervals(s, o, ci) if ci is not None else None
-    table = _engine.assemble(s, o, ci=ci, intervals=intervals)
+    intervals = _pipeline.poisson_intervals(s, o, ci) if ci is not None else None
+    table = _pipeline.assemble(s, o, ci=ci, intervals=intervals)
     table.attrs["inputs"] = {"pred_rows": s.n_rows, "pred_users": s.n_with_rows,
                              **(s.inputs if truth_given else {})}
-    table.attrs["notes"] = ([_engine.POSITIVES_ONLY] if positives_only else []) \
+    table.attrs["notes"] = ([_pipeline.POSITIVES_ONLY] if positives_only else []) \
         + table.attrs.get("notes", [])
     rank_hint(table, rank, score, s.n_positive, s.n_rows - s.n_positive)
     return table
@@ -811,9 +811,9 @@ def compare_group(rows: pd.DataFrame, number: int, *, models: list, pairs: list,
         prep = Prepared(frame, truth, user=user, item=item, score=column, label=label,
                         ties=o.ties, check=False, integral_ids=integral, rank=m.rank,
                         min_grade=o.min_grade, judged_only=o.judged_only)
-        per_user = _engine.per_user(prep, o)
-        ratios = _engine.user_ratios(prep, per_user, o)
-        summaries.append(_engine.summarize(prep, per_user, o, ratios))
+        per_user = _pipeline.per_user(prep, o)
+        ratios = _pipeline.user_ratios(prep, per_user, o)
+        summaries.append(_pipeline.summarize(prep, per_user, o, ratios))
         pieces_.append([] if bounds is None else pieces(prep, bounds[i], None))
         at = position.get_indexer(prep.users)
         tables[f"_first{i}"] = _scatter(len(shared), at, first_rows(prep.users, frame, None,
@@ -985,7 +985,7 @@ def compare_finish(models: list, pairs: list, o: Options, *, summaries: list[Sum
                    for c in table.columns if c.startswith(prefix)}
         weights = table[f"_w{i}"].to_numpy(dtype=np.float64) if f"_w{i}" in table else None
         order = np.argsort(table[f"_first{i}"].to_numpy(dtype=np.int64), kind="stable")
-        evaluated.append(Evaluated(_engine.assemble(s, o), order, columns, weights, ()))
+        evaluated.append(Evaluated(_pipeline.assemble(s, o), order, columns, weights, ()))
     shared = Shared.of(evaluated, o, n_scored, n_shared, n_users=n_shared)
     result = pairwise_table(shared, [m.name for m in models], pairs, o, n_resamples=n_resamples,
                             seed=seed, alpha=alpha, correction=correction,

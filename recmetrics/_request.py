@@ -1,6 +1,6 @@
 """What one call of ``evaluate``, ``evaluate_per_user`` or ``compare`` asks for, checked once.
 
-The public functions (:mod:`recmetrics.frame`) spell every option once, in
+The public functions (:mod:`recmetrics.evaluation`) spell every option once, in
 their signatures; their first step turns the keyword arguments into the typed,
 frozen objects of this module, and every engine (in memory, Dask, Spark)
 receives those objects, never a re-spelled signature:
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._beyond import BeyondOptions
-from ._engine import BOOTSTRAPS, check_options, check_rank
+from ._pipeline import BOOTSTRAPS, check_options, check_rank
 from ._metrics import METRICS, PROBABILITY_METRICS
 from ._options import Options, conventions_of
 from ._validation import (ADJUSTMENTS, Adjustment, check_n_resamples, check_option, check_probability,

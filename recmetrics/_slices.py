@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import _engine, _kernels, _progress
-from ._engine import Prepared, Summary
+from . import _pipeline, _kernels, _progress
+from ._pipeline import Prepared, Summary
 from ._ids import canonical_ids, user_hash
 from ._ids import codes as id_codes
 from ._kernels import DEFAULT_EPS
@@ -354,10 +354,10 @@ def slice_pairs(prep: Prepared, rows: np.ndarray, bounds: np.ndarray
     return [c[:2] for c in counted], np.array([c[2] for c in counted], dtype=np.int64)
 
 
-def slice_summaries(prep: Prepared, users: _engine.PerUser, o: Options, ratios: dict,
+def slice_summaries(prep: Prepared, users: _pipeline.PerUser, o: Options, ratios: dict,
                     codes: np.ndarray, n: int) -> list[Summary]:
-    """The :class:`~recmetrics._engine.Summary` of each slice's users, as
-    :func:`recmetrics._engine.summarize` makes it for those users alone."""
+    """The :class:`~recmetrics._pipeline.Summary` of each slice's users, as
+    :func:`recmetrics._pipeline.summarize` makes it for those users alone."""
     rows_per_user = prep.ranked.n_rows
     size = np.bincount(codes, minlength=n)
     with_rows = _count(rows_per_user > 0, codes, n)
@@ -397,7 +397,7 @@ def slice_summaries(prep: Prepared, users: _engine.PerUser, o: Options, ratios: 
         summary = Summary(n_users=int(size[s]), n_with_rows=int(with_rows[s]),
                           n_counted=int(counted[s]), n_without_predictions=int(size[s] - with_rows[s]),
                           n_rows=int(n_rows[s]), n_positive=int(n_positive[s]), pairs=pairs[s],
-                          unmatched=_engine.Unmatched(n_missing_rows=int(unscored[s]),
+                          unmatched=_pipeline.Unmatched(n_missing_rows=int(unscored[s]),
                                                       n_relevant_rows=int(relevant[s])))
         for name in ratios:
             summary.sums[name] = (float(sums[name][0][s]), float(sums[name][1][s]))
@@ -418,7 +418,7 @@ def slice_summaries(prep: Prepared, users: _engine.PerUser, o: Options, ratios: 
 
 def slice_resamples(prep: Prepared, ratios: dict, o: Options, codes: np.ndarray, n: int,
                     seed: int, n_resamples: int) -> list[dict]:
-    """Per slice: the Poisson resample sums :func:`recmetrics._engine.prepared_resamples`
+    """Per slice: the Poisson resample sums :func:`recmetrics._pipeline.prepared_resamples`
     gives for its users alone.
 
     Users are ordered by slice once; a chunk of weights (users x resamples),
@@ -435,10 +435,10 @@ def slice_resamples(prep: Prepared, ratios: dict, o: Options, codes: np.ndarray,
         numerators = np.stack([ratios[name][0][order] for name in names])
         denominators = np.stack([ratios[name][1][order] for name in names])
         sorted_hashes = hashes[order]
-        chunk = max(1, min(n_resamples, _engine.POISSON_CHUNK // max(1, sorted_hashes.size)))
+        chunk = max(1, min(n_resamples, _pipeline.POISSON_CHUNK // max(1, sorted_hashes.size)))
         for start in range(0, n_resamples, chunk):
             size = min(chunk, n_resamples - start)
-            w = _engine.poisson_weights(sorted_hashes, seed, start, size)
+            w = _pipeline.poisson_weights(sorted_hashes, seed, start, size)
             for s in range(n):
                 block = slice(bounds[s], bounds[s + 1])
                 num, den = numerators[:, block] @ w[block], denominators[:, block] @ w[block]
@@ -451,7 +451,7 @@ def slice_resamples(prep: Prepared, ratios: dict, o: Options, codes: np.ndarray,
                                  "resample")
         for s in range(n):
             rows = rows_order[row_bounds[s]:row_bounds[s + 1]]
-            out[s]["auc"] = _engine.poisson_auc_sums(prep.scores[rows], prep.grades[rows] > 0,
+            out[s]["auc"] = _pipeline.poisson_auc_sums(prep.scores[rows], prep.grades[rows] > 0,
                                                      hashes[prep.lists[rows]], seed, n_resamples,
                                                      done)
     return out
@@ -460,7 +460,7 @@ def slice_resamples(prep: Prepared, ratios: dict, o: Options, codes: np.ndarray,
 def resample_values(s: Summary, o: Options) -> dict:
     """Per row with an interval: the row's value in every resample (NaN where undefined)."""
     values = {}
-    for name in _engine.interval_rows(s, o):
+    for name in _pipeline.interval_rows(s, o):
         sums = s.resamples[name]
         with np.errstate(invalid="ignore", divide="ignore"):
             if name == "auc":
@@ -478,12 +478,12 @@ NO_SCORED_ROW = "undefined: no user of the slice has a scored row"
 
 
 def assemble_slice(s: Summary, o: Options, *, ci, intervals, warn: bool) -> pd.DataFrame:
-    """:func:`recmetrics._engine.assemble`, and for a slice without a scored row (its users
+    """:func:`recmetrics._pipeline.assemble`, and for a slice without a scored row (its users
     are only in truth; ``evaluate`` alone would refuse the empty rows) NaN probability rows."""
     asked = [m for m in o.metrics if m in PROBABILITY_METRICS]
     if s.n_rows or not asked:
-        return _engine.assemble(s, o, ci=ci, intervals=intervals, warn=warn)
-    table = _engine.assemble(s, o.replace(metrics=tuple(m for m in o.metrics if m not in asked)),
+        return _pipeline.assemble(s, o, ci=ci, intervals=intervals, warn=warn)
+    table = _pipeline.assemble(s, o.replace(metrics=tuple(m for m in o.metrics if m not in asked)),
                              ci=ci, intervals=intervals, warn=warn)
     extra = pd.DataFrame({"metric": asked, "k": pd.array([pd.NA] * len(asked), dtype="Int64"),
                           "value": np.nan, "n_users": 0, "n_skipped": 0,
@@ -505,23 +505,23 @@ def row_name(metric: str, k) -> str:
 def evaluate_sliced(prep: Prepared, o: Options, sl: Slicing, *, ci: float | None,
                     n_resamples: int, seed, min_slice_size: int) -> pd.DataFrame:
     """The tidy table of every slice and of all users, from one pass over the users."""
-    users = _engine.per_user(prep, o)
-    ratios = _engine.user_ratios(prep, users, o)
+    users = _pipeline.per_user(prep, o)
+    ratios = _pipeline.user_ratios(prep, users, o)
     n = sl.n_slices
-    everyone = _engine.summarize(prep, users, o, ratios)
+    everyone = _pipeline.summarize(prep, users, o, ratios)
     everyone.pairs = prep.pairs
     parts = slice_summaries(prep, users, o, ratios, sl.codes, n)
     if ci is not None:
-        _engine.announce_intervals(prep, len(ratios) * (n + 1), n_resamples, "auc" in o.metrics,
+        _pipeline.announce_intervals(prep, len(ratios) * (n + 1), n_resamples, "auc" in o.metrics,
                                    slices=n)
-        seed = _engine.poisson_seed(seed)
+        seed = _pipeline.poisson_seed(seed)
         per_slice = slice_resamples(prep, ratios, o, sl.codes, n, seed, n_resamples)
         for part, sums in zip(parts, per_slice):
             part.resamples = sums
         # all users: the sum of the slices' sums (the slices partition the users)
         everyone.resamples = {name: sum(p.resamples[name] for p in parts) for name in ratios}
         if "auc" in o.metrics:
-            everyone.resamples.update(_engine.prepared_resamples(prep, {}, o, seed, n_resamples))
+            everyone.resamples.update(_pipeline.prepared_resamples(prep, {}, o, seed, n_resamples))
     prep.unmatched.warn()
     return sliced_table(everyone, parts, sl, o, ci=ci, n_users=prep.n_users,
                         min_slice_size=min_slice_size)
@@ -536,7 +536,7 @@ def sliced_table(everyone: Summary, parts: list[Summary], sl: Slicing, o: Option
     sizes = np.bincount(sl.codes, minlength=n)
     keys = [(ALL,) * len(sl.columns)] + [tuple(row) for row in sl.labels.itertuples(index=False)]
     for i, (key, s) in enumerate(zip(keys, [everyone] + parts)):
-        intervals = _engine.poisson_intervals(s, o, ci) if ci is not None else None
+        intervals = _pipeline.poisson_intervals(s, o, ci) if ci is not None else None
         table = assemble_slice(s, o, ci=ci, intervals=intervals, warn=i == 0)
         if ci is not None:
             for name, values in resample_values(s, o).items():
@@ -747,7 +747,7 @@ def evaluate_popularity(pred, truth, o: Options, *, history, named_metrics: bool
     popularity = np.bincount(h_items, minlength=len(item_ids)).astype(np.float64)
     row_class = popularity_classes(popularity)[j_items]
     grades = numeric_column(judged[0], judged[1], label, grades=True)
-    seed = _engine.poisson_seed(seed)
+    seed = _pipeline.poisson_seed(seed)
     tables, resampled, sizes = [], {}, []
     for c, name in enumerate((ALL,) + POPULARITY_CLASSES):
         # the class's relevant items keep their grade, every other judged row gets 0
@@ -755,19 +755,19 @@ def evaluate_popularity(pred, truth, o: Options, *, history, named_metrics: bool
             **{label: np.where(row_class == c - 1, grades, 0.0)})
         prep = Prepared(frame if truth is None else pred, None if truth is None else frame,
                         user=user, item=item, score=score, label=label, ties=o.ties, rank=rank)
-        per_user = _engine.per_user(prep, o)
-        ratios = _engine.user_ratios(prep, per_user, o)
-        s = _engine.summarize(prep, per_user, o, ratios)
+        per_user = _pipeline.per_user(prep, o)
+        ratios = _pipeline.user_ratios(prep, per_user, o)
+        s = _pipeline.summarize(prep, per_user, o, ratios)
         s.pairs = prep.pairs
         intervals = None
         if ci is not None:
-            s.resamples = _engine.prepared_resamples(prep, ratios, o, seed, n_resamples)
-            intervals = _engine.poisson_intervals(s, o, ci)
+            s.resamples = _pipeline.prepared_resamples(prep, ratios, o, seed, n_resamples)
+            intervals = _pipeline.poisson_intervals(s, o, ci)
             for row, values in resample_values(s, o).items():
                 resampled[(name, row)] = values
         if c == 0:
             prep.unmatched.warn()
-        table = _engine.assemble(s, o, ci=ci, intervals=intervals, warn=c == 0)
+        table = _pipeline.assemble(s, o, ci=ci, intervals=intervals, warn=c == 0)
         size = prep.n_users if c == 0 else int(np.count_nonzero(prep.ranked.n_relevant))
         table.insert(0, POPULARITY, name)
         table.insert(1, "slice_size", size)

@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from . import _beyond, _engine, _partitions, _progress
-from ._engine import Summary, labelled_truth
+from . import _beyond, _pipeline, _partitions, _progress
+from ._pipeline import Summary, labelled_truth
 from ._options import Options
 from ._request import Columns, Comparison, Evaluation, Resampling, SliceRequest
 
@@ -104,7 +104,7 @@ def _as_spark(frame, spark: SparkSession):
 
 
 def _labelled_truth(truth, label: str):
-    """:func:`recmetrics._engine.labelled_truth` for pandas or Spark: a truth of positives only
+    """:func:`recmetrics._pipeline.labelled_truth` for pandas or Spark: a truth of positives only
     gets grade 1 on every row."""
     if isinstance(truth, DataFrame) and label == "label" and label not in truth.columns:
         return truth.withColumn(label, F.lit(1)), True
@@ -252,7 +252,7 @@ def _run(pred, truth, *, o: Options, columns: Columns, resampling: Resampling, n
     if "auc" in o.metrics:
         samples = np.asarray(first["q"] or [], dtype=np.float64)
         bounds = _partitions.boundaries([samples], n_rows, n_parts)
-    poisson_seed = None if ci is None else _engine.poisson_seed(resampling.seed)
+    poisson_seed = None if ci is None else _pipeline.poisson_seed(resampling.seed)
     kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
                   n_resamples=n_resamples, users=users, path=path, beyond=beyond)
     group = _group

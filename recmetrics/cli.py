@@ -62,7 +62,7 @@ from ._options import CONVENTIONS
 from ._progress import Progress
 from ._validation import MAX_K, check_n_resamples
 from ._metrics import BEYOND_METRICS, DEFAULT_METRICS, METRICS, PROBABILITY_METRICS
-from .frame import compare, evaluate
+from .evaluation import compare, evaluate
 
 __all__ = ["main", "build_parser", "UsageError", "GateFailed", "format_evaluation",
            "format_comparison", "EXIT_CODES"]

@@ -19,7 +19,7 @@ How it stays exact
   distributed cluster, on disk), so each partition holds whole users, their
   unscored relevant items and the users that only ``truth`` knows. Each
   partition is evaluated by the same code as in memory
-  (:mod:`recmetrics._engine`), and its totals (sums of per-user values, users
+  (:mod:`recmetrics._pipeline`), and its totals (sums of per-user values, users
   counted, skipped, without predictions) are added up.
 * **Ids follow the in-memory id policy.** Whether user ids compare as
   integers or as canonical text is decided once for the whole input (as in
@@ -67,16 +67,16 @@ import os
 import dask
 import dask.dataframe as dd
 
-from . import frame
+from . import evaluation
 from ._dask import as_dask
 from ._frames import on_engine
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "read_parquet", "local_cluster",
            "connect"]
 
-evaluate = on_engine(frame.evaluate, as_dask, "Dask")
-evaluate_per_user = on_engine(frame.evaluate_per_user, as_dask, "Dask")
-compare = on_engine(frame.compare, as_dask, "Dask")
+evaluate = on_engine(evaluation.evaluate, as_dask, "Dask")
+evaluate_per_user = on_engine(evaluation.evaluate_per_user, as_dask, "Dask")
+compare = on_engine(evaluation.compare, as_dask, "Dask")
 
 
 def read_parquet(path, *, columns=None) -> dd.DataFrame:

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from . import _kernels, auc, probability
-from .frame import PROBABILITY_METRICS
+from .evaluation import PROBABILITY_METRICS
 from ._validation import (RecmetricsWarning, as_binary, as_frame, as_models, as_numbers,
                           as_probabilities, caller_stacklevel, check_axes, check_n_bins,
                           check_n_resamples, check_option, check_probability, check_same_length,

@@ -2,7 +2,7 @@ r"""Slices: every metric per cohort of users, with intervals, and where a model 
 
 A **slice** is a set of users that share an attribute: a country, a sign-up
 month, an activity level. ``evaluate(pred, truth, by=...)`` and
-``compare(pred_a, pred_b, truth, by=...)`` (:mod:`recmetrics.frame`) return
+``compare(pred_a, pred_b, truth, by=...)`` (:mod:`recmetrics.evaluation`) return
 the usual tidy table once per slice, with the slice's value(s) in the first
 columns and an overall row whose slice value is ``"(all)"``.
 

@@ -20,7 +20,7 @@ How it stays exact
   policy of :mod:`recmetrics._ids`); the two frames are then co-grouped by
   partition, so each group holds whole users, their unscored relevant items
   and the users only ``truth`` knows. Each group is evaluated by the
-  in-memory code (:mod:`recmetrics._engine`, through Arrow) and returns its
+  in-memory code (:mod:`recmetrics._pipeline`, through Arrow) and returns its
   Summary pickled in a binary column; the driver adds the Summaries.
 * **Ids follow the in-memory id policy.** Whether user ids compare as
   integers or as canonical text is decided once on the whole input, from
@@ -61,16 +61,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from . import frame
+from . import evaluation
 from ._frames import on_engine
 from ._spark import as_spark, quiet
 
 __all__ = ["evaluate", "evaluate_per_user", "compare", "local_session", "connect",
            "from_recommendations"]
 
-evaluate = on_engine(frame.evaluate, as_spark, "Spark")
-evaluate_per_user = on_engine(frame.evaluate_per_user, as_spark, "Spark")
-compare = on_engine(frame.compare, as_spark, "Spark")
+evaluate = on_engine(evaluation.evaluate, as_spark, "Spark")
+evaluate_per_user = on_engine(evaluation.evaluate_per_user, as_spark, "Spark")
+compare = on_engine(evaluation.compare, as_spark, "Spark")
 
 
 @contextlib.contextmanager

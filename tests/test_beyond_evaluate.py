@@ -12,7 +12,7 @@ import pytest
 
 import recmetrics as rm
 from recmetrics import cli
-from recmetrics.frame import DEFAULT_METRICS
+from recmetrics.evaluation import DEFAULT_METRICS
 
 DATA = rm.DATA_DIR
 PER_USER = ("novelty", "diversity", "serendipity", "personalization", "arp", "aplt")
@@ -106,7 +106,7 @@ def test_history_index_from_the_background_coding_is_the_one_of_the_joint_coding
     # on history's own codes, users matched by their ids: it must list the same items in the
     # same order (so sums keep their bits) as the index built on the joint codes, whether the
     # two codings order the items alike (int ids) or not (text ids, first appearance)
-    from recmetrics import _beyond, _engine
+    from recmetrics import _beyond, _pipeline
 
     pred, truth, history, _ = small(seed=5)
     if typed == "alike":
@@ -115,7 +115,7 @@ def test_history_index_from_the_background_coding_is_the_one_of_the_joint_coding
     b = _beyond.BeyondOptions.checked(["serendipity"], known=(), history=history, catalog=None,
                                       item_features=None, head_share=0.8, unseen="add_one",
                                       baselines=False)
-    prep = _engine.Prepared(pred, truth, user="user", item="item", score="score",
+    prep = _pipeline.Prepared(pred, truth, user="user", item="item", score="score",
                             label="label", ties="average", keep_items=True)
     options = dict(history=history, truth=truth, catalog=None, item_features=None,
                    metrics=["serendipity"], head_share=0.8, unseen="add_one", user="user",

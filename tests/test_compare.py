@@ -1,6 +1,6 @@
 """recmetrics.compare with many models (issue 22): pairs, tests, corrections, DeLong, export.
 
-The two-model path is also covered by tests/test_frame.py (p-values replayed by hand) and
+The two-model path is also covered by tests/test_evaluation.py (p-values replayed by hand) and
 tests/test_cli.py; here it is checked to be unchanged by the many-model code.
 """
 from __future__ import annotations

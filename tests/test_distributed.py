@@ -26,7 +26,7 @@ distributed = import_extra("distributed")
 
 import recmetrics as rm  # noqa: E402
 from recmetrics import distributed as rmd  # noqa: E402
-from recmetrics._engine import poisson_auc_sums  # noqa: E402
+from recmetrics._pipeline import poisson_auc_sums  # noqa: E402
 from recmetrics._ids import user_hash  # noqa: E402
 
 
@@ -192,7 +192,7 @@ def test_poisson_auc_weights_equal_recomputing_auc_on_replicated_rows():
     positive = rng.random(n) < 0.4
     hashes = user_hash(users)
     sums = poisson_auc_sums(scores, positive, hashes, seed=5, n_resamples=3)
-    from recmetrics._engine import poisson_weights
+    from recmetrics._pipeline import poisson_weights
     w = poisson_weights(hashes, 5, 0, 3).astype(int)
     for b in range(3):
         repeat = np.repeat(np.arange(n), w[:, b])

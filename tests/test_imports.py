@@ -23,8 +23,8 @@ NOT_FOR_EVALUATE = ("auc", "beyond", "classification", "plots", "probability", "
                     "regression", "report", "sampling", "slices", "_slices", "spark", "distributed", "stats", "power",
                     "tables", "trec", "_compare", "_display", "_partitions")
 #: The submodules ``import recmetrics`` loaded eagerly before its names became lazy.
-SUBMODULES = ("_beyond", "_compare", "_display", "_engine", "_ids", "_kernels", "_options",
-              "_validation", "auc", "beyond", "classification", "frame", "plots", "probability",
+SUBMODULES = ("_beyond", "_compare", "_display", "_pipeline", "_ids", "_kernels", "_options",
+              "_validation", "auc", "beyond", "classification", "evaluation", "plots", "probability",
               "ranking", "regression", "sampling", "slices", "stats", "tables", "trec")
 
 
@@ -66,7 +66,7 @@ def test_the_evaluate_command_loads_only_what_it_runs(tmp_path):
     assert found["status"] == 0
     assert "ndcg" in {row["metric"] for row in json.loads(out.read_text())["metrics"]}
     modules = found["modules"]
-    assert "recmetrics.cli" in modules and "recmetrics.frame" in modules  # the path was run
+    assert "recmetrics.cli" in modules and "recmetrics.evaluation" in modules  # the path was run
     assert _loaded(modules, HEAVY) == []
     assert _loaded(modules, [f"recmetrics.{name}" for name in NOT_FOR_EVALUATE]) == []
 
@@ -140,14 +140,3 @@ def test_an_unknown_name_is_an_attribute_error_naming_it():
     with pytest.raises(AttributeError, match="module 'recmetrics' has no attribute 'no_such_metric'"):
         recmetrics.no_such_metric  # noqa: B018
     assert not hasattr(recmetrics, "no_such_metric")
-
-
-def test_frame_still_offers_the_comparison_helpers_it_imported():
-    """recmetrics.frame imports recmetrics._compare only when asked: its old names still work."""
-    from recmetrics import _compare, frame
-    from recmetrics.frame import _sign_flip_p_value, compare_models, models_of, sign_flip_p_value
-
-    assert _sign_flip_p_value is sign_flip_p_value is _compare.sign_flip_p_value
-    assert compare_models is _compare.compare_models and models_of is _compare.models_of
-    with pytest.raises(AttributeError, match="module 'recmetrics.frame' has no attribute 'no_such'"):
-        frame.no_such  # noqa: B018

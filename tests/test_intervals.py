@@ -86,7 +86,7 @@ def _table_record(table: pd.DataFrame) -> list:
 
 
 def _auc_sums_record() -> dict:
-    from recmetrics._engine import poisson_auc_sums
+    from recmetrics._pipeline import poisson_auc_sums
 
     out = {}
     for seed in (0, 5):
@@ -180,7 +180,7 @@ def test_weighted_auc_equals_scikit_learn_with_sample_weights(rows):
 
 def test_blocks_and_threads_do_not_change_a_bit(monkeypatch):
     """The same sums whatever the block size (1 resample to all of them) and thread count."""
-    from recmetrics._engine import user_auc_sums
+    from recmetrics._pipeline import user_auc_sums
 
     rng = np.random.default_rng(3)
     n, n_users = 3000, 200
@@ -201,12 +201,12 @@ def test_blocks_and_threads_do_not_change_a_bit(monkeypatch):
 def test_a_long_bootstrap_is_announced_first_with_how_to_make_it_cheaper(monkeypatch, capsys):
     """One line on stderr before intervals predicted to take more than half a minute; none
     before quick ones. (The forecast's rate is raised here: the data is small.)"""
-    from recmetrics import _engine
+    from recmetrics import _pipeline
 
     pred, _ = _log("ties", 0)
     rm.evaluate(pred, k=5, ci=0.9, n_resamples=100)
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(_engine, "AUC_RESAMPLE_SECONDS", 1e-3)   # 480 rows x 100: 48 s
+    monkeypatch.setattr(_pipeline, "AUC_RESAMPLE_SECONDS", 1e-3)   # 480 rows x 100: 48 s
     rm.evaluate(pred, k=5, ci=0.9, n_resamples=100)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1, lines

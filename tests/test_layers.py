@@ -25,12 +25,12 @@ LAYERS: dict[str, int] = {
     "_metrics": 2, "auc": 2, "classification": 2, "probability": 2, "ranking": 2,
     "regression": 2, "sampling": 2, "stats": 2, "power": 2, "trec": 2, "tables": 2,
     # 3: one-process evaluation (options, prepared rows, per-user values, beyond, slices, compare)
-    "adapters": 3, "splits": 3, "_options": 3, "_request": 3, "_engine": 3, "_compare": 3,
+    "adapters": 3, "splits": 3, "_options": 3, "_request": 3, "_pipeline": 3, "_compare": 3,
     "_beyond": 3, "beyond": 3, "_slices": 3, "slices": 3,
     # 4: the partitioned engines: their shared core, Dask's and Spark's moves
     "_partitions": 4, "_dask": 4, "_spark": 4,
     # 5: the public evaluation API
-    "frame": 5,
+    "evaluation": 5,
     # 6: the engines' public modules (cluster set-up, the engine forms), files, presentation
     "distributed": 6, "spark": 6, "io": 6, "_provenance": 6, "_display": 6, "plots": 6, "report": 6,
     # 7: the command line

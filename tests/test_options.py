@@ -5,7 +5,7 @@ from typing import get_args, get_type_hints
 import pytest
 
 import recmetrics as rm
-from recmetrics._engine import check_options
+from recmetrics._pipeline import check_options
 from recmetrics._options import CONVENTIONS, Options
 from recmetrics.cli import build_parser
 
@@ -89,7 +89,7 @@ def test_the_option_signature_is_written_once_per_public_function():
                 arguments = {a.arg for a in node.args.args + node.args.kwonlyargs}
                 if conventions <= arguments:
                     found.append(f"{path.stem}.{node.name}")
-    assert sorted(found) == ["frame.compare", "frame.evaluate", "frame.evaluate_per_user"]
+    assert sorted(found) == ["evaluation.compare", "evaluation.evaluate", "evaluation.evaluate_per_user"]
     pytest.importorskip("dask")
     from recmetrics import distributed
 

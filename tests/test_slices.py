@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import recmetrics as rm
 from recmetrics import cli
-from recmetrics._engine import poisson_weights
+from recmetrics._pipeline import poisson_weights
 from recmetrics._ids import user_hash
 
 # rbp and err read max_grade (by default the whole input's top grade, which a slice alone may

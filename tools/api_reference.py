@@ -26,7 +26,7 @@ _MODULE_TITLES = {
     "auc": "ROC and AUC", "ranking": "Ranked lists", "trec": "TREC files",
     "regression": "Rating errors", "probability": "Probabilities",
     "stats": "Statistics: intervals and tests", "tables": "Results tables",
-    "_compare": "Results tables", "_display": "Reading a table: show", "frame": "Evaluating a model",
+    "_compare": "Results tables", "_display": "Reading a table: show", "evaluation": "Evaluating a model",
     "slices": "Evaluating a model", "beyond": "Beyond accuracy",
 }
 

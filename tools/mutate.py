@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FRAME = "tests/test_frame.py::"
+FRAME = "tests/test_evaluation.py::"
 GAUC_TESTS = (FRAME + "test_gauc_follows_gauc_weight_as_a_literal_loop_over_users",
               "tests/test_distributed.py::"
               "test_gauc_under_every_weight_on_a_cluster_equals_a_literal_loop_over_users")
@@ -51,7 +51,7 @@ class Mutant:
 
 
 MUTANTS = [
-    Mutant("gauc-weight-ignored", "recmetrics/_engine.py",
+    Mutant("gauc-weight-ignored", "recmetrics/_pipeline.py",
            'weights = _kernels.gauc_weights(pos, neg, o["gauc_weight"])',
            'weights = _kernels.gauc_weights(pos, neg, "impressions")', GAUC_TESTS,
            "evaluate ignores gauc_weight (always impressions), in memory and on Dask"),
@@ -62,33 +62,33 @@ MUTANTS = [
            "np.nanquantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])",
            "np.nanquantile(means, [0.025, 0.975])", MULTINOMIAL_TESTS,
            "bootstrap_ci reports a 95% interval whatever confidence is asked (90% as 95%)"),
-    Mutant("auc-bootstrap-level", "recmetrics/_engine.py",
+    Mutant("auc-bootstrap-level", "recmetrics/_pipeline.py",
            "np.nanquantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])",
            "np.nanquantile(values, [0.025, 0.975])", MULTINOMIAL_TESTS,
            "the multinomial interval of global AUC is always a 95% interval"),
-    Mutant("poisson-interval-level", "recmetrics/_engine.py",
+    Mutant("poisson-interval-level", "recmetrics/_pipeline.py",
            "quantiles = [(1 - ci) / 2, (1 + ci) / 2]", "quantiles = [0.025, 0.975]",
            POISSON_TESTS, "Poisson-bootstrap intervals are always 95% intervals"),
-    Mutant("gauc-interval-unweighted", "recmetrics/_engine.py",
+    Mutant("gauc-interval-unweighted", "recmetrics/_pipeline.py",
            "values, weights = auc_parts[0][kept], denominator[kept]",
            "values, weights = auc_parts[0][kept], None", MULTINOMIAL_TESTS,
            "the multinomial GAUC interval resamples an unweighted mean of user AUCs"),
-    Mutant("poisson-truncated-at-3", "recmetrics/_engine.py",
+    Mutant("poisson-truncated-at-3", "recmetrics/_pipeline.py",
            'return np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)',
            'return np.minimum(np.searchsorted(_POISSON_CDF, uniform, side="right"), 3)'
            '.astype(np.float64)', POISSON_TESTS, "Poisson weights truncated at 3"),
-    Mutant("poisson-table-short", "recmetrics/_engine.py",
+    Mutant("poisson-table-short", "recmetrics/_pipeline.py",
            "np.cumprod(np.r_[1.0, np.arange(1.0, 25.0)])", "np.cumprod(np.r_[1.0, np.arange(1.0, 3.0)])",
            POISSON_TESTS, "the Poisson CDF table ends at 2, so weights stop at 3"),
-    Mutant("poisson-seed-ignored", "recmetrics/_engine.py",
+    Mutant("poisson-seed-ignored", "recmetrics/_pipeline.py",
            "prepared_resamples(prep, ratios, o, poisson_seed(seed), n_resamples)",
            "prepared_resamples(prep, ratios, o, poisson_seed(0), n_resamples)", POISSON_TESTS,
            "evaluate's Poisson bootstrap ignores seed"),
-    Mutant("ttest-independent", "recmetrics/frame.py",
+    Mutant("ttest-independent", "recmetrics/evaluation.py",
            "p_t = float(_stats.ttest_rel(vb[both], va[both]).pvalue)",
            "p_t = float(_stats.ttest_ind(vb[both], va[both]).pvalue)", COMPARE_TESTS,
            "compare's p_ttest is an unpaired t-test"),
-    Mutant("ttest-all-users", "recmetrics/frame.py",
+    Mutant("ttest-all-users", "recmetrics/evaluation.py",
            "p_t = float(_stats.ttest_rel(vb[both], va[both]).pvalue)",
            "p_t = float(_stats.ttest_rel(vb[both][1:], va[both][1:]).pvalue)", COMPARE_TESTS,
            "compare's p_ttest leaves out one paired user"),

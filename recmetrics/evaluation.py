@@ -54,8 +54,8 @@ from typing import Literal
 
 import pandas as pd
 
-from . import _beyond, _engine
-from ._engine import (POSITIVES_ONLY, Prepared, check_rank, labelled_truth, rank_hint,
+from . import _beyond, _pipeline
+from ._pipeline import (POSITIVES_ONLY, Prepared, check_rank, labelled_truth, rank_hint,
                       resolve_max_grade, top_grade_of)
 from ._frames import engine_of, pandas_inputs
 from ._metrics import DEFAULT_METRICS, ECE_BINS, GRADED, METRICS, PROBABILITY_METRICS
@@ -381,7 +381,7 @@ def _evaluate_model(pred, truth, request: Evaluation, inputs=None
         computed = run(prep, pred, truth, o, b, user=columns.user, item=columns.item,
                        label=columns.label, inputs=inputs, similarity=similarity)
     if o.metrics:
-        parts.append(_engine.evaluate_prepared(prep, o, **request.resampling.names).table)
+        parts.append(_pipeline.evaluate_prepared(prep, o, **request.resampling.names).table)
     if computed is not None:
         beyond = _beyond.evaluate_rows(prep, o, b, computed, **request.resampling.names)
         parts.append(beyond.table)
@@ -521,12 +521,12 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         run = _beyond.rows_in_background if o.metrics else _beyond.compute_rows
         computed = run(prep, pred, truth, o, b, user=user, item=item, label=label, rows=False,
                        similarity=similarity)
-    columns = _engine.per_user(prep, o).columns
+    columns = _pipeline.per_user(prep, o).columns
     if "rbp" in o.metrics:
-        columns["rbp_residual"] = _engine.rbp_residual(prep, o.rbp_p)
+        columns["rbp_residual"] = _pipeline.rbp_residual(prep, o.rbp_p)
     if computed is not None:
         columns.update(_beyond.evaluate_rows(prep, o, b, computed).columns)
-    table = _engine.user_table(prep, columns, user)
+    table = _pipeline.user_table(prep, columns, user)
     if per_user_path is None:
         return table
     write_parquet(table, per_user_path)   # whole or not at all
@@ -534,17 +534,6 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
 
 
 evaluate_per_user.__doc__ = (evaluate_per_user.__doc__ or "").format(parameters=_PARAMETERS)
-
-
-def __getattr__(name: str) -> object:
-    """``sign_flip_p_value`` (also as ``_sign_flip_p_value``, the name tests and older code
-    import), ``compare_models`` and ``models_of`` from :mod:`recmetrics._compare`, imported
-    when first asked for: evaluate does not need that module, its scipy-free statistics or
-    its tables."""
-    if name in ("sign_flip_p_value", "_sign_flip_p_value", "compare_models", "models_of"):
-        from . import _compare
-        return getattr(_compare, name.lstrip("_"))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = "user",

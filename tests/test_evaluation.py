@@ -188,7 +188,7 @@ def test_bootstrap_interval_is_seeded_and_contains_the_value():
 
 def test_auc_bootstrap_resample_equals_recomputing_auc_on_the_drawn_users():
     """The weighted shortcut must give the AUC of the resampled rows themselves."""
-    from recmetrics._engine import AucResampler, Prepared as _Prepared
+    from recmetrics._pipeline import AucResampler, Prepared as _Prepared
     rng = np.random.default_rng(4)
     pred = pd.DataFrame({"user": np.repeat(np.arange(15), 6), "item": np.tile(np.arange(6), 15),
                          "score": rng.integers(0, 5, 90) / 4, "label": (rng.random(90) < 0.4).astype(int)})
@@ -309,7 +309,7 @@ def test_compare_detects_a_real_difference_and_not_a_fake_one():
 
 def test_compare_randomization_matches_scipy_permutation_test():
     from scipy import stats
-    from recmetrics.frame import _sign_flip_p_value
+    from recmetrics._compare import sign_flip_p_value as _sign_flip_p_value
     rng = np.random.default_rng(2)
     d = rng.normal(0.2, 1, size=12)
     ours = _sign_flip_p_value(d, np.ones(12), 4096, np.random.default_rng(0))
@@ -699,7 +699,7 @@ def poisson_weight_table(user_ids, seed: int, n_resamples: int) -> np.ndarray:
     The one place the tests reach the private weight generator: a user's key is pandas'
     hash of its (int64) id, and resample b's weight comes from that key, ``seed`` and b.
     """
-    from recmetrics._engine import poisson_weights
+    from recmetrics._pipeline import poisson_weights
 
     hashes = pd.util.hash_array(np.asarray(user_ids, dtype=np.int64))
     return poisson_weights(hashes, seed, 0, n_resamples)

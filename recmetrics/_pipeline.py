@@ -1,6 +1,6 @@
 r"""The evaluation engine behind :func:`recmetrics.evaluate`, shared by pandas and Dask.
 
-Both :mod:`recmetrics.frame` (one pandas process) and
+Both :mod:`recmetrics.evaluation` (one pandas process) and
 :mod:`recmetrics.distributed` (a Dask cluster) run the same four steps:
 
 1. :class:`Prepared`: validated rows ranked per user, with judged grades;

@@ -1,7 +1,7 @@
 """Speed and memory of recmetrics.evaluate on a DataFrame, against ranx and pytrec_eval, in one run.
 
-    .venv/bin/python benchmarks/bench_frame.py            # full size: 2*10^6 rows (about 2 minutes)
-    .venv/bin/python benchmarks/bench_frame.py --quick    # 10x fewer users, a smoke run
+    .venv/bin/python benchmarks/bench_evaluate.py            # full size: 2*10^6 rows (about 2 minutes)
+    .venv/bin/python benchmarks/bench_evaluate.py --quick    # 10x fewer users, a smoke run
 
 Targets (issue 9, "Speed"; issue 4 for memory): on 2*10^6 rows (2*10^4 users x 100 scored
 items, ~5% relevant, seeded), computing AUC, GAUC, P@10, R@10, HR@10, MAP@10, MRR and NDCG@10
