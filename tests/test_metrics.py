@@ -41,6 +41,19 @@ def test_every_row_is_consistent():
         for name in m.conventions:
             assert name in {c.name for c in CONVENTIONS}, (m.name, name)
         assert not (m.graded and m.family != "ranking")
+        assert m.meaning and m.meaning != m.what, m.name   # a sentence for the report
+
+
+def test_the_report_describes_metrics_from_the_registry_only():
+    """Bug fixed: the report template kept its own dict of metric descriptions, keyed by names
+    that drifted ("coverage" for catalog_coverage; none for err, rbp, bpref...)."""
+    import json
+    from pathlib import Path
+
+    template = Path(rm.__file__).parent / "templates" / "report.ipynb"
+    source = "".join("".join(c["source"]) for c in json.loads(template.read_text())["cells"])
+    assert "WHAT = MEANING" in source and '"gauc": ' not in source
+    assert set(_metrics.MEANING) == {m.table_name for m in _metrics.REGISTRY}
 
 
 def test_convention_scopes_are_the_registry_rows_that_read_them():
