@@ -338,7 +338,7 @@ def float_order_keys(values: np.ndarray) -> np.ndarray:
     return keys
 
 
-def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
+def score_ranks(scores: np.ndarray, ordered: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Each score's dense rank (0 = the smallest) and the number of distinct scores, from
     sorts of values, not of indices (several times faster than an argsort).
 
@@ -347,7 +347,8 @@ def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
     Distinct scores that share those top bits (few: about n^2 / 2^(64 - row bits) pairs)
     are found from the sorted scores themselves and their rows put in order, bucket by
     bucket. The i-th row of that order has the i-th smallest score, so the ranks follow
-    from the sorted scores, and one scatter gives them to the rows.
+    from the sorted scores, and one scatter gives them to the rows. ``ordered``, when
+    given, is ``np.sort(float_order_keys(scores))`` (not sorted again).
     """
     n = scores.size
     if n == 0:
@@ -359,7 +360,8 @@ def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
     keys <<= shift
     keys |= np.arange(n, dtype=np.uint64)
     keys.sort()
-    ordered = np.sort(full)                     # the scores in that order, once it is right
+    if ordered is None:
+        ordered = np.sort(full)                 # the scores in that order, once it is right
     new_score = starts(ordered)
     top = ordered >> shift
     clash = np.flatnonzero(new_score[1:] & (top[1:] == top[:-1]))
@@ -384,85 +386,134 @@ def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
     return ranks, int(dense[-1]) + 1
 
 
+def spaced_score_keys(scores: np.ndarray, max_bits: int
+                      ) -> tuple[np.ndarray | None, int, np.ndarray]:
+    """uint64 keys in the order of the scores, equal exactly for equal scores, in as few bits
+    as the scores' spacing allows: (keys, the bits they take, the sorted scores).
+
+    With the scores' bits in order (:func:`float_order_keys`; the raw bits when no score
+    is negative) and sorted, ``g`` the smallest gap between two distinct ones and
+    ``s = floor(log2 g)``, the key ``(bits - smallest) >> s`` keeps the order, and two
+    distinct scores, at least ``2**s`` apart, fall on distinct keys. Scores rounded to a
+    few decimals need about 25 bits this way, so a group code fits beside them in one
+    uint64 without the dense ranks (:func:`score_ranks`). When the keys would take more
+    than ``max_bits`` bits, returns (None, bits, ``np.sort(float_order_keys(scores))``),
+    the sorted order keys :func:`score_ranks` takes. ``-0.0`` counts as ``0.0``.
+    """
+    values = scores + 0.0                                 # a copy; -0.0 + 0.0 = 0.0
+    ordered = np.sort(values)
+    raw = bool(ordered.size) and bool(ordered[0] >= 0)    # non-negative floats: bits in order
+    if raw:
+        keys, ordered = values.view(np.uint64), ordered.view(np.uint64)
+    else:
+        keys, ordered = float_order_keys(values), float_order_keys(ordered)
+    spread = ordered[starts(ordered)]
+    if spread.size < 2:                                   # one score: no bits
+        return np.zeros(scores.size, dtype=np.uint64), 0, ordered
+    shift = np.uint64(int(np.diff(spread).min()).bit_length() - 1)
+    bits = _bits(int((ordered[-1] - ordered[0]) >> shift) + 1)
+    if bits > max_bits:
+        if raw:                                           # float_order_keys of those scores
+            ordered |= np.uint64(1 << 63)
+        return None, bits, ordered
+    keys -= ordered[0]
+    keys >>= shift
+    return keys, bits, ordered
+
+
 def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
-                               n_groups: int
+                               n_codes: int, groups: np.ndarray | None = None
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """:func:`group_pair_counts` of rows in any order: per group (``codes`` < ``n_groups``)
+    """:func:`group_pair_counts` of rows in any order: per group (``codes`` < ``n_codes``)
     wins, wins-or-ties, positives and negatives, exactly, from sorts of uint64 values.
 
-    With the scores' dense ranks (:func:`score_ranks`), each row's key is (group, rank,
-    positive) in one uint64, and one sort of the keys puts every group's rows in ascending
-    score. A run of keys equal but for the last bit is a run of tied rows: its p positives
-    beat the negatives of their group before the run and tie with those in it. None when
-    the group and rank bits do not fit in 63.
+    Each row's key is (group, score key, positive) in one uint64, the score key from
+    :func:`spaced_score_keys` or, when that needs too many bits, the dense rank
+    (:func:`score_ranks`); one sort of the keys puts every group's rows in ascending
+    score, and among equal scores the negatives first. So a positive at place j of its
+    group (0-based) has j rows before it that score at most its score, of which its
+    group's earlier positives are the rest: summed over a group's P positives, the
+    wins or ties are the sum of their places less P(P - 1)/2 (Mann-Whitney). A run of
+    tied rows that holds both classes starts its positives right after a negative whose
+    key is one less; its q negatives and p positives make p * q ties, which the wins
+    leave out.
+
+    Returns arrays indexed by code (0 for a code no row has), or, with ``groups`` (codes
+    that rows have), arrays of those groups in that order. None when the group and score
+    bits do not fit in 63.
     """
     n = scores.size
-    ranks, n_distinct = score_ranks(scores)
-    rank_bits = _bits(max(n_distinct, 1))
-    if _bits(n_groups) + rank_bits + 1 > 63:
-        return None
+    group_bits = _bits(n_codes)
+    score_keys, bits, ordered = spaced_score_keys(scores, 62 - group_bits)
+    if score_keys is None:                               # finely spaced scores: dense ranks
+        score_keys, n_distinct = score_ranks(scores, ordered)
+        bits = _bits(max(n_distinct, 1))
+        if group_bits + bits + 1 > 63:
+            return None
+    del ordered
     keys = codes.astype(np.uint64)
-    keys <<= np.uint64(rank_bits + 1)
-    ranks <<= np.uint64(1)
-    keys |= ranks
-    del ranks
+    keys <<= np.uint64(bits)
+    keys |= score_keys
+    del score_keys
+    keys <<= np.uint64(1)
     keys |= positive
     keys.sort()
-    is_pos = (keys & np.uint64(1)).astype(bool)
-    new_run = starts(keys >> np.uint64(1))
-    keys >>= np.uint64(rank_bits + 1)
-    group = keys
-    new_group = starts(group)
-    neg_cum = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(~is_pos, out=neg_cum[1:])
-    pos_cum = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(is_pos, out=pos_cum[1:])
-    del is_pos
-    run_start = np.flatnonzero(new_run)
-    del new_run
-    run_end = np.append(run_start[1:], n)
-    group_start = np.flatnonzero(new_group)
-    group_end = np.append(group_start[1:], n)
+    is_pos = np.bitwise_and(keys, np.uint64(1), out=np.empty(n, dtype=np.uint8),
+                            casting="unsafe").view(bool)
+    group = keys >> np.uint64(bits + 1)
+    group_start = np.flatnonzero(starts(group))
     ids = group[group_start].astype(np.intp)
-    run_group_start = group_start[np.cumsum(new_group[run_start]) - 1]
-    del new_group, group, keys
-    pos_in_run = pos_cum[run_end] - pos_cum[run_start]
-    first_run = np.searchsorted(run_start, group_start)
-    below = neg_cum[run_start] - neg_cum[run_group_start]
-    up_to = neg_cum[run_end] - neg_cum[run_group_start]
+    del group
+    n_pos = np.add.reduceat(is_pos, group_start, dtype=np.int64) if n else group_start
+    first_pos = np.cumsum(n_pos) - n_pos
+    pos_rows = np.flatnonzero(is_pos)
+    del is_pos
+    n_neg = np.diff(group_start, append=n) - n_pos
+    place_sum = np.zeros(pos_rows.size + 1, dtype=np.int64)
+    np.cumsum(pos_rows, out=place_sum[1:])
+    wins_or_ties = np.diff(place_sum[first_pos], append=place_sum[-1])
+    wins_or_ties -= n_pos * group_start + n_pos * (n_pos - 1) // 2
+    del place_sum
+    after_negative = pos_rows[pos_rows > 0]
+    mixed = after_negative[keys[after_negative - 1] == keys[after_negative] - np.uint64(1)]
+    del pos_rows, after_negative
+    negatives = mixed - np.searchsorted(keys, keys[mixed - 1], side="left")
+    positives = np.searchsorted(keys, keys[mixed], side="right") - mixed
+    tie_sum = np.zeros(mixed.size + 1, dtype=np.int64)
+    np.cumsum(negatives * positives, out=tie_sum[1:])
+    ties = np.diff(tie_sum[np.searchsorted(mixed, group_start)], append=tie_sum[-1])
+    counts = (wins_or_ties - ties, wins_or_ties, n_pos, n_neg)
+    if groups is not None:
+        if ids.size < n_codes:           # codes no row has: each group's place among ids
+            place = np.zeros(n_codes, dtype=np.intp)
+            place[ids] = np.arange(ids.size)
+            groups = place[groups]
+        return tuple(c[groups] for c in counts)   # type: ignore[return-value]
+    out = tuple(np.zeros(n_codes, dtype=np.int64) for _ in counts)
+    for full, c in zip(out, counts):
+        full[ids] = c
+    return out   # type: ignore[return-value]
 
-    def per_group(values):
-        full = np.zeros(n_groups, dtype=np.int64)
-        full[ids] = values
-        return full
 
-    wins = per_group(np.add.reduceat(pos_in_run * below, first_run) if n else 0)
-    wins_or_ties = per_group(np.add.reduceat(pos_in_run * up_to, first_run) if n else 0)
-    pos = per_group(pos_cum[group_end] - pos_cum[group_start])
-    neg = per_group(neg_cum[group_end] - neg_cum[group_start])
-    return wins, wins_or_ties, pos, neg
-
-
-def first_appearance_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Integer group keys coded in order of first appearance, as ``pandas.factorize`` codes
-    them, without a hash table: each key less the smallest, when they span at most a few
-    times as many values as there are rows; then each code's first row, in order. Returns
-    (codes, first row of each code), or None for keys of another kind or a wider span."""
+def value_offsets(keys: np.ndarray) -> tuple[np.ndarray, int, np.ndarray] | None:
+    """Integer group keys as codes without a hash table: each key less the smallest, when
+    they span at most a few times as many values as there are rows. Returns (codes, the
+    span, the first row of each distinct key in order of first appearance), so that
+    ``keys[firsts]`` are the uniques ``pandas.factorize`` finds and ``codes[firsts]`` their
+    codes here; None for keys of another kind or a wider span. The codes are int32 when
+    they and the row numbers fit (half the memory traffic)."""
     if keys.dtype.kind not in "iu" or keys.size == 0:
         return None
     lo, hi = int(keys.min()), int(keys.max())
     span = hi - lo + 1
-    if span > 4 * keys.size + 65536:
+    if span > 4 * keys.size + 65536 or hi >= 2**63:
         return None
-    by_value = (keys.astype(np.int64) - lo) if keys.dtype.kind == "i" or hi < 2**63 else None
-    if by_value is None:
-        return None
-    first = np.full(span, keys.size, dtype=np.int64)
-    np.minimum.at(first, by_value, np.arange(keys.size, dtype=np.int64))
-    firsts = np.sort(first[first < keys.size])
-    code_of = np.zeros(span, dtype=np.intp)
-    code_of[by_value[firsts]] = np.arange(firsts.size)
-    return code_of[by_value], firsts
+    wide = keys.view(np.int64) if keys.dtype == np.uint64 else keys.astype(np.int64, copy=False)
+    index = np.int32 if max(span, keys.size) < 2**31 else np.int64
+    offsets = np.subtract(wide, lo, out=np.empty(keys.size, dtype=index), casting="unsafe")
+    first = np.full(span, keys.size, dtype=index)
+    np.minimum.at(first, offsets, np.arange(keys.size, dtype=index))
+    return offsets, span, np.sort(first[first < keys.size]).astype(np.intp)
 
 
 def auc_from_counts(wins, wins_or_ties, pairs, ties: str):
