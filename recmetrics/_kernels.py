@@ -203,6 +203,43 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
     return order, (sum(c[0] for c in counts), sum(c[1] for c in counts))
 
 
+def rank_by_keys(lists: np.ndarray, n_lists: int, scores: np.ndarray,
+                 tiebreak: np.ndarray | None = None) -> np.ndarray | None:
+    """:func:`rank_rows`' order of rows that already run by list (``lists`` ascending), from
+    one sort of uint64 values: (list, descending score, descending tiebreak, row) packed
+    in one key, the scores and tiebreaks by their keys of :func:`spaced_score_keys` (or
+    dense ranks). Rows of equal score and
+    tiebreak keep their order (:func:`rank_rows` leaves it open). None when the bits do
+    not fit in 64. Fast where the scores take few distinct values (a baseline's: a constant,
+    or the items' popularity)."""
+    n = scores.size
+    row_bits = _bits(n)
+    spare = 64 - _bits(n_lists) - row_bits
+    parts = []
+    for values in (scores, tiebreak):
+        if values is None:
+            continue
+        descending = np.negative(values, dtype=np.float64)
+        ranks, bits, ordered = spaced_score_keys(descending, spare)
+        if ranks is None:                     # finely spaced: dense ranks
+            ranks, n_distinct = score_ranks(descending, ordered)
+            bits = _bits(n_distinct)
+        parts.append((ranks, bits))
+        spare -= bits
+    if spare < 0:
+        return None
+    keys = lists.astype(np.uint64)
+    for ranks, bits in parts:
+        keys <<= np.uint64(bits)
+        keys |= ranks
+    keys <<= np.uint64(row_bits)
+    keys |= np.arange(n, dtype=np.uint64)
+    if not (keys[1:] > keys[:-1]).all():      # a constant score without tiebreak: in order
+        keys.sort()
+    keys &= np.uint64((1 << row_bits) - 1) if row_bits < 64 else np.uint64(2**64 - 1)
+    return keys.view(np.int64)
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted: one sort and a :func:`starts` mask. (numpy 2.4's
     ``np.unique`` without ``return_*`` options hashes instead, about 40x slower than the
@@ -1696,8 +1733,6 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
     :math:`R_g`. Each sum is a sparse product (labels x items by items x dimensions), taken
     over ranges of labels so that at most about :data:`PAIR_CHUNK` numbers are held at once.
     """
-    from scipy import sparse  # here: only diversity and serendipity need it
-
     dense = isinstance(vectors, np.ndarray)
     n_items = vectors.shape[0]
     own_per_item = np.asarray(np.einsum("nd,nd->n", vectors, vectors) if dense
@@ -1718,10 +1753,9 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
         sums = []
         for lab, its, start, stop in ((labels, items, bounds_r[lo], ends[0]),
                                       (other_labels, other_items, bounds_l[lo], ends[1])):
-            local = np.searchsorted(present[lo:hi], lab[start:stop])
-            pick = sparse.csr_matrix((np.ones(stop - start), (local, its[start:stop])),
-                                     shape=(hi - lo, n_items))
-            sums.append(pick @ vectors)
+            pick = _pick_matrix(np.searchsorted(present[lo:hi], lab[start:stop]),
+                                its[start:stop], hi - lo, n_items)
+            sums.append(pick @ vectors if dense else sparse_product(pick, vectors))
         r, l = sums
         if dense:
             square[present[lo:hi]] = np.einsum("nd,nd->n", r, r)
@@ -1730,6 +1764,26 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
             square[present[lo:hi]] = np.asarray(r.multiply(r).sum(axis=1)).ravel()
             cross[present[lo:hi]] = np.asarray(l.multiply(r).sum(axis=1)).ravel()
     return square, cross, own
+
+
+def _pick_matrix(rows: np.ndarray, columns: np.ndarray, n_rows: int, n_columns: int):
+    """The CSR matrix counting each (row, column) pair, as ``scipy.sparse.csr_matrix((ones,
+    (rows, columns)))`` makes it (columns sorted within a row, duplicates summed): the same
+    arrays, so products with it are the same to the bit, from one sort of int64 keys
+    instead of scipy's per-row sorts."""
+    from scipy import sparse
+
+    keys = rows.astype(np.int64) * n_columns + columns
+    keys.sort()
+    new = starts(keys)
+    first = np.flatnonzero(new)
+    counts = np.diff(np.append(first, keys.size)).astype(np.float64)
+    keys = keys[new]
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // n_columns, minlength=n_rows), out=indptr[1:])
+    index = np.int32 if max(n_columns, keys.size) < 2**31 else np.int64
+    return sparse.csr_matrix((counts, (keys % n_columns).astype(index), indptr.astype(index)),
+                             shape=(n_rows, n_columns))
 
 
 def sparse_product(left, right):
