@@ -744,7 +744,7 @@ def baseline_scores(pred, history, model: str, *, user: str, item: str, score: s
 
 
 def baseline_prepared(prep: _engine.Prepared, history, model: str, *, ties: str, user: str,
-                      item: str, rank: str | None) -> _engine.Prepared:
+                      item: str, rank: str | None, auc: bool = True) -> _engine.Prepared:
     """The model's prepared rows (``prep``, built with ``keep_items=True``) scored by a
     baseline and ranked again: the :class:`recmetrics._engine.Prepared` of
     :func:`baseline_scores`' frame, without coding the ids, joining truth and checking the
@@ -753,7 +753,8 @@ def baseline_prepared(prep: _engine.Prepared, history, model: str, *, ties: str,
     Rows of equal baseline score may come in another order within their tie group than
     in a Prepared of that frame; every metric takes the expected value over a tie group's
     orders (or breaks its ties by grade), so only the order of a floating-point sum can
-    differ (about 1e-16 relative).
+    differ (about 1e-16 relative). ``auc=False``: the global AUC's pair counts are not
+    counted (``pairs`` is None; the global AUC is not asked for).
     """
     items = ranked_items(prep)
     if model == "random":
@@ -780,6 +781,8 @@ def baseline_prepared(prep: _engine.Prepared, history, model: str, *, ties: str,
         new.scores, new.grades = scores[order], prep.grades[order]
         if model == "random":      # every pair tied
             new.pairs = (0, prep.n_positive * (prep.n_rows - prep.n_positive))
+        elif not auc:
+            new.pairs = None
         else:
             counts = _kernels.group_pair_counts_unsorted(np.zeros(scores.size, dtype=np.intp),
                                                          scores, prep.grades > 0, 1)

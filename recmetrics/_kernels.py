@@ -1456,7 +1456,14 @@ def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grade
     if ties != "average":
         tie &= grades[at_k + 1] == grades[at_k]
     longer, at_k = longer[tie], at_k[tie]
-    if longer.size:
+    all_new_group = None
+    if longer.size and 4 * int((rows_per_list[longer] - k).sum()) > scores.size:
+        # most rows lie after position k in a tie (a baseline's constant score): each
+        # group's end from the starts of every group, in a few passes over all rows
+        all_new_group = _new_groups(lists, scores, grades, ties)
+        group_starts = np.append(np.flatnonzero(all_new_group), scores.size)
+        end[longer] = group_starts[np.searchsorted(group_starts, at_k, side="right")]
+    elif longer.size:
         # the rows after position k of those lists: the tied ones come first (rows are
         # ranked), so counting them gives each group's end
         after, place = _expand(rows_per_list[longer] - k)
@@ -1465,14 +1472,17 @@ def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grade
         if ties != "average":
             tied &= grades[rows] == grades[at_k[after]]
         end[longer] += np.bincount(after[tied], minlength=longer.size)
-    list_of, place = _expand(end - bounds[:-1])
-    rows = bounds[:-1][list_of] + place
-    lists, items, scores, grades = lists[rows], items[rows], scores[rows], grades[rows]
+    if np.array_equal(end, bounds[1:]):          # every row may enter: no gather
+        new_group = all_new_group if all_new_group is not None else \
+            _new_groups(lists, scores, grades, ties)
+        new_list = starts(lists)
+    else:
+        list_of, place = _expand(end - bounds[:-1])
+        rows = bounds[:-1][list_of] + place
+        lists, items, scores, grades = lists[rows], items[rows], scores[rows], grades[rows]
+        new_list = starts(lists)
+        new_group = _new_groups(lists, scores, grades, ties)
     n = scores.size
-    new_list = starts(lists)
-    new_group = new_list | starts(scores)
-    if ties != "average":
-        new_group |= starts(grades)
     group = np.cumsum(new_group) - 1
     size = np.bincount(group)[group] if n else np.zeros(0, dtype=np.int64)
     group_start = np.flatnonzero(new_group)[group]
@@ -1482,6 +1492,17 @@ def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grade
     size = size.astype(np.float64)
     return TopK(lists=lists, items=items, p=np.minimum(slots / size, 1.0), group=group,
                 slots=slots, size=size, grades=grades, length=length, n_lists=n_lists, k=k)
+
+
+def _new_groups(lists: np.ndarray, scores: np.ndarray, grades: np.ndarray, ties: str
+                ) -> np.ndarray:
+    """Rows of ranked lists that start a tie group: a new list, score or (unless ``ties`` is
+    ``"average"``) grade."""
+    new_group = starts(lists)
+    new_group |= starts(scores)
+    if ties != "average":
+        new_group |= starts(grades)
+    return new_group
 
 
 def exposure(top: TopK, n_items: int) -> np.ndarray:
@@ -1685,10 +1706,24 @@ def diversity(top: TopK, similarity) -> np.ndarray:
 
 def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.ndarray,
                 hist_items: np.ndarray) -> np.ndarray:
-    """Per list: expected (1/m) sum over relevant top-k rows of 1 - mean_j sim(i, j), j over the
+    r"""Per list: expected (1/m) sum over relevant top-k rows of 1 - mean_j sim(i, j), j over the
     user's history items (``hist_items`` by user, from ``hist_start``, ``hist_count`` of them);
-    NaN for a user without history or without rows."""
-    rows = np.flatnonzero((top.grades > 0) & (hist_count[top.lists] > 0))
+    NaN for a user without history or without rows.
+
+    The relevant rows of a tie group that straddles position k with more than
+    :data:`CLOSED_FORM_GROUP` times k rows (the random baseline's) are summed in closed
+    form, as :func:`expected_similarity_sum` sums that group's pairs: each is in the top k
+    with probability s / t, and with unit vectors :math:`u_i` (similarity is their inner
+    product) their mean similarities to the history H add up to
+    :math:`(\sum_{i \in G} u_i) \cdot (\sum_{j \in H} u_j) / |H|`. The other rows
+    are compared with each history item.
+    """
+    with_history = (top.grades > 0) & (hist_count[top.lists] > 0)
+    grouped = ~top.whole & (top.size > CLOSED_FORM_GROUP * top.k)
+    if grouped.any():
+        in_group = np.flatnonzero(with_history & grouped)
+        with_history &= ~grouped
+    rows = np.flatnonzero(with_history)
     counts = hist_count[top.lists[rows]]
 
     def chunk(lo: int, hi: int) -> np.ndarray:
@@ -1701,8 +1736,30 @@ def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.nd
     mean_sim /= np.maximum(counts, 1)
     total = np.bincount(top.lists[rows], weights=top.p[rows] * (1.0 - mean_sim),
                         minlength=top.n_lists)
+    if grouped.any() and in_group.size:
+        total = total + _grouped_serendipity(top, similarity, in_group, hist_start,
+                                             hist_count, hist_items)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where((hist_count > 0) & (top.length > 0), total / top.length, np.nan)
+
+
+def _grouped_serendipity(top: TopK, similarity, in_group: np.ndarray, hist_start: np.ndarray,
+                         hist_count: np.ndarray, hist_items: np.ndarray) -> np.ndarray:
+    """Per list: the expected sum of 1 - mean similarity to the history over the relevant
+    rows ``in_group`` of a large straddling tie group (rows with history), in closed form."""
+    lists = top.lists[in_group]
+    first = np.flatnonzero(starts(lists))
+    at = lists[first]
+    owner, place = _expand(hist_count[at])
+    h_lists = at[owner]
+    h_items = hist_items[hist_start[h_lists] + place]
+    _, cross, _ = similarity.group_products(lists, top.items[in_group], h_lists, h_items,
+                                            top.n_lists)
+    n_rel = np.diff(np.append(first, lists.size))
+    s, t = top.slots[in_group[first]], top.size[in_group[first]]
+    total = np.zeros(top.n_lists)
+    total[at] = (s / t) * (n_rel - cross[at] / hist_count[at])
+    return total
 
 
 class FeatureSimilarity:
@@ -1731,7 +1788,8 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
     of ``other_items`` labelled g (``other_labels``): :math:`\lVert R_g \rVert^2`,
     :math:`L_g \cdot R_g` and the sum of the squared norms of the rows summed in
     :math:`R_g`. Each sum is a sparse product (labels x items by items x dimensions), taken
-    over ranges of labels so that at most about :data:`PAIR_CHUNK` numbers are held at once.
+    over ranges of labels so that at most about :data:`PAIR_CHUNK` numbers are held at once
+    (a range a thread).
     """
     dense = isinstance(vectors, np.ndarray)
     n_items = vectors.shape[0]
@@ -1746,7 +1804,9 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
     step = max(1, PAIR_CHUNK // max(width, 1))
     bounds_r = np.searchsorted(labels, present)   # labels come in ascending runs
     bounds_l = np.searchsorted(other_labels, present)
-    for lo in range(0, present.size, step):
+
+    def label_range(c: int) -> None:      # in threads: scipy's product releases the GIL
+        lo = c * step
         hi = min(lo + step, present.size)
         ends = (bounds_r[hi] if hi < present.size else labels.size,
                 bounds_l[hi] if hi < present.size else other_labels.size)
@@ -1763,6 +1823,8 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
         else:
             square[present[lo:hi]] = np.asarray(r.multiply(r).sum(axis=1)).ravel()
             cross[present[lo:hi]] = np.asarray(l.multiply(r).sum(axis=1)).ravel()
+
+    _map(label_range, range(-(-present.size // step)))
     return square, cross, own
 
 

@@ -355,7 +355,8 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         tables = [table] + [   # the model's prepared rows and beyond input, re-scored
             _evaluate_model(pred, truth, o, b, columns, resampling, inputs,
                             _beyond.baseline_prepared(prep, history, model, ties=o.ties,
-                                                      user=user, item=item, rank=rank))[0]
+                                                      user=user, item=item, rank=rank,
+                                                      auc="auc" in o.metrics))[0]
             for model in _beyond.MODELS[1:]]
         attrs = table.attrs
         table = pd.concat([t.assign(model=model) for model, t in zip(_beyond.MODELS, tables)],
