@@ -10,7 +10,8 @@ cut-off, each per-user metric's values over the engine's users (so
 sums, its bootstrap interval from the engine's resampling of users
 (:func:`recmetrics._engine.ratio_intervals`). :func:`baseline_scores` gives
 the random and most-popular baselines' scores of the model's own candidate
-rows.
+rows; :func:`baseline_prepared` scores and ranks the model's prepared rows
+so, for :func:`recmetrics.evaluate`'s ``baselines=True``.
 """
 from __future__ import annotations
 

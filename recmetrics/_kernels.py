@@ -438,12 +438,14 @@ def spaced_score_keys(scores: np.ndarray, max_bits: int
     the sorted order keys :func:`score_ranks` takes. ``-0.0`` counts as ``0.0``.
     """
     values = scores + 0.0                                 # a copy; -0.0 + 0.0 = 0.0
-    ordered = np.sort(values)
-    raw = bool(ordered.size) and bool(ordered[0] >= 0)    # non-negative floats: bits in order
+    floats = np.sort(values)
+    raw = bool(floats.size) and bool(floats[0] >= 0)      # non-negative floats: bits in order
+    keys: np.ndarray
+    ordered: np.ndarray
     if raw:
-        keys, ordered = values.view(np.uint64), ordered.view(np.uint64)
+        keys, ordered = values.view(np.uint64), floats.view(np.uint64)
     else:
-        keys, ordered = float_order_keys(values), float_order_keys(ordered)
+        keys, ordered = float_order_keys(values), float_order_keys(floats)
     spread = ordered[starts(ordered)]
     if spread.size < 2:                                   # one score: no bits
         return np.zeros(scores.size, dtype=np.uint64), 0, ordered
@@ -548,7 +550,7 @@ def value_offsets(keys: np.ndarray) -> tuple[np.ndarray, int, np.ndarray] | None
     wide = keys.view(np.int64) if keys.dtype == np.uint64 else keys.astype(np.int64, copy=False)
     index = np.int32 if max(span, keys.size) < 2**31 else np.int64
     offsets = np.subtract(wide, lo, out=np.empty(keys.size, dtype=index), casting="unsafe")
-    first = np.full(span, keys.size, dtype=index)
+    first: np.ndarray = np.full(span, keys.size, dtype=index)
     np.minimum.at(first, offsets, np.arange(keys.size, dtype=index))
     return offsets, span, np.sort(first[first < keys.size]).astype(np.intp)
 
