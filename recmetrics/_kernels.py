@@ -460,6 +460,44 @@ def spaced_score_keys(scores: np.ndarray, max_bits: int
     return keys, bits, ordered
 
 
+def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
+    """:func:`group_pair_counts_unsorted`'s counts of packed (group, score key, positive) keys,
+    sorted here in place: per group present, its code, wins or ties, ties, positives and
+    negatives."""
+    keys.sort()
+    n = keys.size
+    is_pos = np.bitwise_and(keys, np.uint64(1), out=np.empty(n, dtype=np.uint8),
+                            casting="unsafe").view(bool)
+    group = keys >> np.uint64(bits + 1)
+    group_start = np.flatnonzero(starts(group))
+    ids = group[group_start].astype(np.intp)
+    del group
+    n_pos = np.add.reduceat(is_pos, group_start, dtype=np.int64) if n else group_start
+    first_pos = np.cumsum(n_pos) - n_pos
+    pos_rows = np.flatnonzero(is_pos)
+    del is_pos
+    n_neg = np.diff(group_start, append=n) - n_pos
+    place_sum = np.zeros(pos_rows.size + 1, dtype=np.int64)
+    np.cumsum(pos_rows, out=place_sum[1:])
+    wins_or_ties = np.diff(place_sum[first_pos], append=place_sum[-1])
+    wins_or_ties -= n_pos * group_start + n_pos * (n_pos - 1) // 2
+    del place_sum
+    after_negative = pos_rows[pos_rows > 0]
+    mixed = after_negative[keys[after_negative - 1] == keys[after_negative] - np.uint64(1)]
+    del pos_rows, after_negative
+    negatives = mixed - np.searchsorted(keys, keys[mixed - 1], side="left")
+    positives = np.searchsorted(keys, keys[mixed], side="right") - mixed
+    tie_sum = np.zeros(mixed.size + 1, dtype=np.int64)
+    np.cumsum(negatives * positives, out=tie_sum[1:])
+    ties = np.diff(tie_sum[np.searchsorted(mixed, group_start)], append=tie_sum[-1])
+    return ids, wins_or_ties, ties, n_pos, n_neg
+
+
+#: Rows from which :func:`group_pair_counts_unsorted` sorts and counts ranges of groups apart,
+#: one a thread.
+GROUP_AUC_SPLIT = 1 << 20
+
+
 def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
                                n_codes: int, groups: np.ndarray | None = None
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -496,31 +534,18 @@ def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: 
     del score_keys
     keys <<= np.uint64(1)
     keys |= positive
-    keys.sort()
-    is_pos = np.bitwise_and(keys, np.uint64(1), out=np.empty(n, dtype=np.uint8),
-                            casting="unsafe").view(bool)
-    group = keys >> np.uint64(bits + 1)
-    group_start = np.flatnonzero(starts(group))
-    ids = group[group_start].astype(np.intp)
-    del group
-    n_pos = np.add.reduceat(is_pos, group_start, dtype=np.int64) if n else group_start
-    first_pos = np.cumsum(n_pos) - n_pos
-    pos_rows = np.flatnonzero(is_pos)
-    del is_pos
-    n_neg = np.diff(group_start, append=n) - n_pos
-    place_sum = np.zeros(pos_rows.size + 1, dtype=np.int64)
-    np.cumsum(pos_rows, out=place_sum[1:])
-    wins_or_ties = np.diff(place_sum[first_pos], append=place_sum[-1])
-    wins_or_ties -= n_pos * group_start + n_pos * (n_pos - 1) // 2
-    del place_sum
-    after_negative = pos_rows[pos_rows > 0]
-    mixed = after_negative[keys[after_negative - 1] == keys[after_negative] - np.uint64(1)]
-    del pos_rows, after_negative
-    negatives = mixed - np.searchsorted(keys, keys[mixed - 1], side="left")
-    positives = np.searchsorted(keys, keys[mixed], side="right") - mixed
-    tie_sum = np.zeros(mixed.size + 1, dtype=np.int64)
-    np.cumsum(negatives * positives, out=tie_sum[1:])
-    ties = np.diff(tie_sum[np.searchsorted(mixed, group_start)], append=tie_sum[-1])
+    # ranges of groups sorted and counted apart, in threads (numpy releases the GIL)
+    n_parts = min(threads(), 4) if n >= GROUP_AUC_SPLIT else 1
+    parts = [keys]
+    for p in range(n_parts - 1, 0, -1):            # the groups from p / n_parts of the codes on
+        rest = parts.pop(0)
+        below = rest < np.uint64((p * n_codes // n_parts) << (bits + 1))
+        parts[:0] = [rest[below], rest[~below]]
+        del rest, below
+    del keys
+    counted = _map(lambda p: _sorted_key_counts(parts[p], bits), range(n_parts))
+    ids, wins_or_ties, ties, n_pos, n_neg = (np.concatenate([c[f] for c in counted])
+                                             for f in range(5))
     counts = (wins_or_ties - ties, wins_or_ties, n_pos, n_neg)
     if groups is not None:
         if ids.size < n_codes:           # codes no row has: each group's place among ids
