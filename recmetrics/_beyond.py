@@ -772,7 +772,10 @@ def baseline_prepared(prep: _engine.Prepared, history, model: str, *, ties: str,
     scores = -values if rank is not None else values        # as Prepared reads the column
     new = copy.copy(prep)
     tiebreak = _engine.tie_order(ties, prep.grades, items, prep.item_ids)
-    order = _kernels.rank_by_keys(prep.lists, prep.n_users, scores, tiebreak)
+    if model == "random" and tiebreak is None:    # one tie group a list: in order already
+        order: np.ndarray | None = np.arange(scores.size)
+    else:
+        order = _kernels.rank_by_keys(prep.lists, prep.n_users, scores, tiebreak)
     if order is None:        # more lists, distinct scores and rows than 64 bits hold
         new.scores, new.grades = np.empty_like(scores), np.empty_like(prep.grades)
         order, new.pairs = _kernels.rank_rows(
