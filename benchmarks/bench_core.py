@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_core.py            # full sizes (about 4 minutes)
     .venv/bin/python benchmarks/bench_core.py --quick    # 10x smaller, a smoke run
+    .venv/bin/python benchmarks/bench_core.py --gauc     # only issue 36's group AUC rows
 
 Targets (issue: recmetrics core):
   roc_auc, 10^7 scores with ties:   <= 1.5 x one numpy.argsort of the scores, and
@@ -9,7 +10,8 @@ Targets (issue: recmetrics core):
   group_auc, 10^7 rows, 10^6 groups: <= 2 x one numpy.argsort of the scores (issue 9; was 2.5 x); the
                                      per-user loop of source document 003 is the reported baseline
   group_auc, 5*10^6 rows, 5*10^5 groups: <= 1 x one numpy.argsort (issue 36; was 3.0 x), timed in
-                                     interleaved rounds with the argsort and a np.sort of the scores
+                                     interleaved rounds with the argsort and a np.sort of the scores,
+                                     with 10^4 distinct scores and with distinct ones
 Timings are the best of several runs (time.perf_counter) on the same data.
 """
 from __future__ import annotations
@@ -43,9 +45,34 @@ def per_user_loop_gauc(labels, scores, users):
     return total / weight
 
 
+def group_auc_rounds(rows, row, rng, scores, labels, scale: int, rounds: int) -> None:
+    """Issue 36's rows: group_auc on 5*10^6 rows in 5*10^5 groups against one np.argsort of
+    the same scores, in interleaved rounds (with a np.sort beside them), with 10^4 distinct
+    scores and with distinct ones; the ratios of the medians and each round's ratio."""
+    m = 5_000_000 // scale
+    half_groups = rng.integers(0, 500_000 // scale, m)
+    distinct = rng.random(m)
+    for name, s in (("10^4 distinct scores", scores[:m]), ("distinct scores", distinct)):
+        times = interleaved_times({"argsort": lambda: np.argsort(s),
+                                   "sort": lambda: np.sort(s),
+                                   "group_auc": lambda: rm.group_auc(labels[:m], s,
+                                                                     half_groups)},
+                                  rounds=rounds)
+        each = ", ".join(f"{g / a:.2f}" for g, a in zip(times["group_auc"], times["argsort"]))
+        row(f"group_auc, n={m:.0e}, {500_000 // scale:.0e} groups, {name} "
+            f"(median of {rounds} interleaved)", median(times["group_auc"]),
+            "np.argsort(scores)", median(times["argsort"]),
+            f"<= 1x (rounds: {each}; np.sort of the scores: "
+            f"{median(times['sort']) / median(times['argsort']):.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10x smaller inputs")
+    parser.add_argument("--gauc", action="store_true",
+                        help="only the group AUC rows of issue 36 (5*10^6 rows, interleaved)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds of the issue 36 rows (default 3)")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     rng = np.random.default_rng(2024)
@@ -54,6 +81,17 @@ def main() -> None:
     def row(what, ours, baseline_name, baseline, target):
         ratio = ours / baseline
         rows.append((what, f"{ours:.3f} s", baseline_name, f"{baseline:.3f} s", f"{ratio:.2f}x", target))
+
+    if args.gauc:
+        n = 10_000_000 // scale
+        scores = np.round(rng.random(n), 4)
+        labels = (rng.random(n) < 0.3 * (0.5 + scores)).astype(np.int8)
+        rng.integers(0, 1_000_000 // scale, n)          # the full run's groups: the same draws
+        group_auc_rounds(rows, row, rng, scores, labels, scale, args.rounds)
+        print_table(f"recmetrics group AUC, issue 36 ({platform.processor() or platform.machine()}, "
+                    f"numpy {np.__version__}, {'quick' if args.quick else 'full'} sizes)",
+                    ["what", "recmetrics", "baseline", "baseline time", "ratio", "target"], rows)
+        return
 
     # ---- roc_auc on 10^7 scores with ties
     n = 10_000_000 // scale
@@ -73,16 +111,7 @@ def main() -> None:
     row(f"group_auc, n={n:.0e}, {1_000_000 // scale:.0e} groups", t_gauc, "np.argsort(scores)",
         t_argsort, "<= 2x")
 
-    # ---- group_auc on 5*10^6 rows in 5*10^5 groups, interleaved with the argsort (issue 36)
-    m = 5_000_000 // scale
-    half_groups = rng.integers(0, 500_000 // scale, m)
-    times = interleaved_times({"argsort": lambda: np.argsort(scores[:m]),
-                               "sort": lambda: np.sort(scores[:m]),
-                               "group_auc": lambda: rm.group_auc(labels[:m], scores[:m],
-                                                                 half_groups)}, rounds=3)
-    row(f"group_auc, n={m:.0e}, {500_000 // scale:.0e} groups (median of 3 interleaved)",
-        median(times["group_auc"]), "np.argsort(scores)", median(times["argsort"]),
-        f"<= 1x (np.sort of the scores: {median(times['sort']) / median(times['argsort']):.2f}x)")
+    group_auc_rounds(rows, row, rng, scores, labels, scale, args.rounds)
 
     # ---- the same with distinct scores (no ties): the kernels must not depend on ties
     distinct = rng.random(n)

@@ -10,10 +10,12 @@ cut-off, each per-user metric's values over the engine's users (so
 sums, its bootstrap interval from the engine's resampling of users
 (:func:`recmetrics._pipeline.ratio_intervals`). :func:`baseline_scores` gives
 the random and most-popular baselines' scores of the model's own candidate
-rows.
+rows; :func:`baseline_prepared` scores and ranks the model's prepared rows
+so, for :func:`recmetrics.evaluate`'s ``baselines=True``.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -740,6 +742,63 @@ def baseline_scores(pred, history, model: str, *, user: str, item: str, score: s
         popularity = np.bincount(h_items, minlength=len(item_ids)).astype(np.float64)
         values = popularity[items] if rank is None else -popularity[items]
     return pred.assign(**{column: values})
+
+
+def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: str, user: str,
+                      item: str, rank: str | None, auc: bool = True) -> _pipeline.Prepared:
+    """The model's prepared rows (``prep``, built with ``keep_items=True``) scored by a
+    baseline and ranked again: the :class:`recmetrics._pipeline.Prepared` of
+    :func:`baseline_scores`' frame, without coding the ids, joining truth and checking the
+    rows a second time (the rows, users, items and grades are the model's own).
+
+    Rows of equal baseline score may come in another order within their tie group than
+    in a Prepared of that frame; every metric takes the expected value over a tie group's
+    orders (or breaks its ties by grade), so only the order of a floating-point sum can
+    differ (about 1e-16 relative). ``auc=False``: the global AUC's pair counts are not
+    counted (``pairs`` is None; the global AUC is not asked for).
+    """
+    items = ranked_items(prep)
+    if model == "random":
+        values = np.zeros(items.size)
+    else:
+        as_frame("history", history, {"user": user, "item": item})
+        # history rows per item of prep's, coded as the Prepared of that frame would code them
+        (listed, h_items), ids = codes(item, ("pred", pd.DataFrame({item: np.asarray(prep.item_ids)})),
+                                       ("history", history), ordered=False)
+        popularity = np.bincount(h_items, minlength=len(ids))[listed]
+        values = popularity.astype(np.float64)[items]
+        if rank is not None:
+            values = -values
+    scores = -values if rank is not None else values        # as Prepared reads the column
+    new = copy.copy(prep)
+    tiebreak = _pipeline.tie_order(ties, prep.grades, items, prep.item_ids)
+    if model == "random" and tiebreak is None:    # one tie group a list: in order already
+        order: np.ndarray | None = np.arange(scores.size)
+    else:
+        order = _kernels.rank_by_keys(prep.lists, prep.n_users, scores, tiebreak)
+    if order is None:        # more lists, distinct scores and rows than 64 bits hold
+        new.scores, new.grades = np.empty_like(scores), np.empty_like(prep.grades)
+        order, new.pairs = _kernels.rank_rows(
+            prep.lists, scores, prep.n_users, tiebreak=tiebreak, positive=prep.grades > 0,
+            carry=((scores, new.scores), (prep.grades, new.grades)))
+    else:
+        new.scores, new.grades = scores[order], prep.grades[order]
+        if model == "random":      # every pair tied
+            new.pairs = (0, prep.n_positive * (prep.n_rows - prep.n_positive))
+        elif not auc:
+            new.pairs = None
+        else:
+            counts = _kernels.group_pair_counts_unsorted(np.zeros(scores.size, dtype=np.intp),
+                                                         scores, prep.grades > 0, 1)
+            if counts is None:
+                raise RuntimeError("one group's pair counts always fit")
+            new.pairs = (int(counts[0][0]), int(counts[1][0]))
+    new.items = items[order]
+    new.judged = prep.judged if prep.judged.all() else prep.judged[order]
+    layout = _kernels.Layout(new.lists, new.grades, new.n_users,
+                             _kernels.starts(new.scores) if prep.layout_ties else None)
+    new.ranked = _kernels.RankedLists(layout, prep.ranked.ideal_lists, prep.ranked.ideal_grades)
+    return new
 
 
 # --------------------------------------------------------------------------- on Dask

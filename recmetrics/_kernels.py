@@ -203,6 +203,43 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
     return order, (sum(c[0] for c in counts), sum(c[1] for c in counts))
 
 
+def rank_by_keys(lists: np.ndarray, n_lists: int, scores: np.ndarray,
+                 tiebreak: np.ndarray | None = None) -> np.ndarray | None:
+    """:func:`rank_rows`' order of rows that already run by list (``lists`` ascending), from
+    one sort of uint64 values: (list, descending score, descending tiebreak, row) packed
+    in one key, the scores and tiebreaks by their keys of :func:`spaced_score_keys` (or
+    dense ranks). Rows of equal score and
+    tiebreak keep their order (:func:`rank_rows` leaves it open). None when the bits do
+    not fit in 64. Fast where the scores take few distinct values (a baseline's: a constant,
+    or the items' popularity)."""
+    n = scores.size
+    row_bits = _bits(n)
+    spare = 64 - _bits(n_lists) - row_bits
+    parts = []
+    for values in (scores, tiebreak):
+        if values is None:
+            continue
+        descending = np.negative(values, dtype=np.float64)
+        ranks, bits, ordered = spaced_score_keys(descending, spare)
+        if ranks is None:                     # finely spaced: dense ranks
+            ranks, n_distinct = score_ranks(descending, ordered)
+            bits = _bits(n_distinct)
+        parts.append((ranks, bits))
+        spare -= bits
+    if spare < 0:
+        return None
+    keys = lists.astype(np.uint64)
+    for ranks, bits in parts:
+        keys <<= np.uint64(bits)
+        keys |= ranks
+    keys <<= np.uint64(row_bits)
+    keys |= np.arange(n, dtype=np.uint64)
+    if not (keys[1:] > keys[:-1]).all():      # a constant score without tiebreak: in order
+        keys.sort()
+    keys &= np.uint64((1 << row_bits) - 1) if row_bits < 64 else np.uint64(2**64 - 1)
+    return keys.view(np.int64)
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted: one sort and a :func:`starts` mask. (numpy 2.4's
     ``np.unique`` without ``return_*`` options hashes instead, about 40x slower than the
@@ -338,7 +375,7 @@ def float_order_keys(values: np.ndarray) -> np.ndarray:
     return keys
 
 
-def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
+def score_ranks(scores: np.ndarray, ordered: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Each score's dense rank (0 = the smallest) and the number of distinct scores, from
     sorts of values, not of indices (several times faster than an argsort).
 
@@ -347,7 +384,8 @@ def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
     Distinct scores that share those top bits (few: about n^2 / 2^(64 - row bits) pairs)
     are found from the sorted scores themselves and their rows put in order, bucket by
     bucket. The i-th row of that order has the i-th smallest score, so the ranks follow
-    from the sorted scores, and one scatter gives them to the rows.
+    from the sorted scores, and one scatter gives them to the rows. ``ordered``, when
+    given, is ``np.sort(float_order_keys(scores))`` (not sorted again).
     """
     n = scores.size
     if n == 0:
@@ -359,7 +397,8 @@ def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
     keys <<= shift
     keys |= np.arange(n, dtype=np.uint64)
     keys.sort()
-    ordered = np.sort(full)                     # the scores in that order, once it is right
+    if ordered is None:
+        ordered = np.sort(full)                 # the scores in that order, once it is right
     new_score = starts(ordered)
     top = ordered >> shift
     clash = np.flatnonzero(new_score[1:] & (top[1:] == top[:-1]))
@@ -384,85 +423,161 @@ def score_ranks(scores: np.ndarray) -> tuple[np.ndarray, int]:
     return ranks, int(dense[-1]) + 1
 
 
+def spaced_score_keys(scores: np.ndarray, max_bits: int
+                      ) -> tuple[np.ndarray | None, int, np.ndarray]:
+    """uint64 keys in the order of the scores, equal exactly for equal scores, in as few bits
+    as the scores' spacing allows: (keys, the bits they take, the sorted scores).
+
+    With the scores' bits in order (:func:`float_order_keys`; the raw bits when no score
+    is negative) and sorted, ``g`` the smallest gap between two distinct ones and
+    ``s = floor(log2 g)``, the key ``(bits - smallest) >> s`` keeps the order, and two
+    distinct scores, at least ``2**s`` apart, fall on distinct keys. Scores rounded to a
+    few decimals need about 25 bits this way, so a group code fits beside them in one
+    uint64 without the dense ranks (:func:`score_ranks`). When the keys would take more
+    than ``max_bits`` bits, returns (None, bits, ``np.sort(float_order_keys(scores))``),
+    the sorted order keys :func:`score_ranks` takes. ``-0.0`` counts as ``0.0``.
+    """
+    values = scores + 0.0                                 # a copy; -0.0 + 0.0 = 0.0
+    floats = np.sort(values)
+    raw = bool(floats.size) and bool(floats[0] >= 0)      # non-negative floats: bits in order
+    keys: np.ndarray
+    ordered: np.ndarray
+    if raw:
+        keys, ordered = values.view(np.uint64), floats.view(np.uint64)
+    else:
+        keys, ordered = float_order_keys(values), float_order_keys(floats)
+    spread = ordered[starts(ordered)]
+    if spread.size < 2:                                   # one score: no bits
+        return np.zeros(scores.size, dtype=np.uint64), 0, ordered
+    shift = np.uint64(int(np.diff(spread).min()).bit_length() - 1)
+    bits = _bits(int((ordered[-1] - ordered[0]) >> shift) + 1)
+    if bits > max_bits:
+        if raw:                                           # float_order_keys of those scores
+            ordered |= np.uint64(1 << 63)
+        return None, bits, ordered
+    keys -= ordered[0]
+    keys >>= shift
+    return keys, bits, ordered
+
+
+def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
+    """:func:`group_pair_counts_unsorted`'s counts of packed (group, score key, positive) keys,
+    sorted here in place: per group present, its code, wins or ties, ties, positives and
+    negatives."""
+    keys.sort()
+    n = keys.size
+    is_pos = np.bitwise_and(keys, np.uint64(1), out=np.empty(n, dtype=np.uint8),
+                            casting="unsafe").view(bool)
+    group = keys >> np.uint64(bits + 1)
+    group_start = np.flatnonzero(starts(group))
+    ids = group[group_start].astype(np.intp)
+    del group
+    n_pos = np.add.reduceat(is_pos, group_start, dtype=np.int64) if n else group_start
+    first_pos = np.cumsum(n_pos) - n_pos
+    pos_rows = np.flatnonzero(is_pos)
+    del is_pos
+    n_neg = np.diff(group_start, append=n) - n_pos
+    place_sum = np.zeros(pos_rows.size + 1, dtype=np.int64)
+    np.cumsum(pos_rows, out=place_sum[1:])
+    wins_or_ties = np.diff(place_sum[first_pos], append=place_sum[-1])
+    wins_or_ties -= n_pos * group_start + n_pos * (n_pos - 1) // 2
+    del place_sum
+    after_negative = pos_rows[pos_rows > 0]
+    mixed = after_negative[keys[after_negative - 1] == keys[after_negative] - np.uint64(1)]
+    del pos_rows, after_negative
+    negatives = mixed - np.searchsorted(keys, keys[mixed - 1], side="left")
+    positives = np.searchsorted(keys, keys[mixed], side="right") - mixed
+    tie_sum = np.zeros(mixed.size + 1, dtype=np.int64)
+    np.cumsum(negatives * positives, out=tie_sum[1:])
+    ties = np.diff(tie_sum[np.searchsorted(mixed, group_start)], append=tie_sum[-1])
+    return ids, wins_or_ties, ties, n_pos, n_neg
+
+
+#: Rows from which :func:`group_pair_counts_unsorted` sorts and counts ranges of groups apart,
+#: one a thread.
+GROUP_AUC_SPLIT = 1 << 20
+
+
 def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
-                               n_groups: int
+                               n_codes: int, groups: np.ndarray | None = None
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """:func:`group_pair_counts` of rows in any order: per group (``codes`` < ``n_groups``)
+    """:func:`group_pair_counts` of rows in any order: per group (``codes`` < ``n_codes``)
     wins, wins-or-ties, positives and negatives, exactly, from sorts of uint64 values.
 
-    With the scores' dense ranks (:func:`score_ranks`), each row's key is (group, rank,
-    positive) in one uint64, and one sort of the keys puts every group's rows in ascending
-    score. A run of keys equal but for the last bit is a run of tied rows: its p positives
-    beat the negatives of their group before the run and tie with those in it. None when
-    the group and rank bits do not fit in 63.
+    Each row's key is (group, score key, positive) in one uint64, the score key from
+    :func:`spaced_score_keys` or, when that needs too many bits, the dense rank
+    (:func:`score_ranks`); one sort of the keys puts every group's rows in ascending
+    score, and among equal scores the negatives first. So a positive at place j of its
+    group (0-based) has j rows before it that score at most its score, of which its
+    group's earlier positives are the rest: summed over a group's P positives, the
+    wins or ties are the sum of their places less P(P - 1)/2 (Mann-Whitney). A run of
+    tied rows that holds both classes starts its positives right after a negative whose
+    key is one less; its q negatives and p positives make p * q ties, which the wins
+    leave out.
+
+    Returns arrays indexed by code (0 for a code no row has), or, with ``groups`` (codes
+    that rows have), arrays of those groups in that order. None when the group and score
+    bits do not fit in 63.
     """
     n = scores.size
-    ranks, n_distinct = score_ranks(scores)
-    rank_bits = _bits(max(n_distinct, 1))
-    if _bits(n_groups) + rank_bits + 1 > 63:
-        return None
+    group_bits = _bits(n_codes)
+    score_keys, bits, ordered = spaced_score_keys(scores, 62 - group_bits)
+    if score_keys is None:                               # finely spaced scores: dense ranks
+        score_keys, n_distinct = score_ranks(scores, ordered)
+        bits = _bits(max(n_distinct, 1))
+        if group_bits + bits + 1 > 63:
+            return None
+    del ordered
     keys = codes.astype(np.uint64)
-    keys <<= np.uint64(rank_bits + 1)
-    ranks <<= np.uint64(1)
-    keys |= ranks
-    del ranks
+    keys <<= np.uint64(bits)
+    keys |= score_keys
+    del score_keys
+    keys <<= np.uint64(1)
     keys |= positive
-    keys.sort()
-    is_pos = (keys & np.uint64(1)).astype(bool)
-    new_run = starts(keys >> np.uint64(1))
-    keys >>= np.uint64(rank_bits + 1)
-    group = keys
-    new_group = starts(group)
-    neg_cum = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(~is_pos, out=neg_cum[1:])
-    pos_cum = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(is_pos, out=pos_cum[1:])
-    del is_pos
-    run_start = np.flatnonzero(new_run)
-    del new_run
-    run_end = np.append(run_start[1:], n)
-    group_start = np.flatnonzero(new_group)
-    group_end = np.append(group_start[1:], n)
-    ids = group[group_start].astype(np.intp)
-    run_group_start = group_start[np.cumsum(new_group[run_start]) - 1]
-    del new_group, group, keys
-    pos_in_run = pos_cum[run_end] - pos_cum[run_start]
-    first_run = np.searchsorted(run_start, group_start)
-    below = neg_cum[run_start] - neg_cum[run_group_start]
-    up_to = neg_cum[run_end] - neg_cum[run_group_start]
-
-    def per_group(values):
-        full = np.zeros(n_groups, dtype=np.int64)
-        full[ids] = values
-        return full
-
-    wins = per_group(np.add.reduceat(pos_in_run * below, first_run) if n else 0)
-    wins_or_ties = per_group(np.add.reduceat(pos_in_run * up_to, first_run) if n else 0)
-    pos = per_group(pos_cum[group_end] - pos_cum[group_start])
-    neg = per_group(neg_cum[group_end] - neg_cum[group_start])
-    return wins, wins_or_ties, pos, neg
+    # ranges of groups sorted and counted apart, in threads (numpy releases the GIL)
+    n_parts = min(threads(), 4) if n >= GROUP_AUC_SPLIT else 1
+    parts = [keys]
+    for p in range(n_parts - 1, 0, -1):            # the groups from p / n_parts of the codes on
+        rest = parts.pop(0)
+        below = rest < np.uint64((p * n_codes // n_parts) << (bits + 1))
+        parts[:0] = [rest[below], rest[~below]]
+        del rest, below
+    del keys
+    counted = _map(lambda p: _sorted_key_counts(parts[p], bits), range(n_parts))
+    ids, wins_or_ties, ties, n_pos, n_neg = (np.concatenate([c[f] for c in counted])
+                                             for f in range(5))
+    counts = (wins_or_ties - ties, wins_or_ties, n_pos, n_neg)
+    if groups is not None:
+        if ids.size < n_codes:           # codes no row has: each group's place among ids
+            place = np.zeros(n_codes, dtype=np.intp)
+            place[ids] = np.arange(ids.size)
+            groups = place[groups]
+        return tuple(c[groups] for c in counts)   # type: ignore[return-value]
+    out = tuple(np.zeros(n_codes, dtype=np.int64) for _ in counts)
+    for full, c in zip(out, counts):
+        full[ids] = c
+    return out   # type: ignore[return-value]
 
 
-def first_appearance_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Integer group keys coded in order of first appearance, as ``pandas.factorize`` codes
-    them, without a hash table: each key less the smallest, when they span at most a few
-    times as many values as there are rows; then each code's first row, in order. Returns
-    (codes, first row of each code), or None for keys of another kind or a wider span."""
+def value_offsets(keys: np.ndarray) -> tuple[np.ndarray, int, np.ndarray] | None:
+    """Integer group keys as codes without a hash table: each key less the smallest, when
+    they span at most a few times as many values as there are rows. Returns (codes, the
+    span, the first row of each distinct key in order of first appearance), so that
+    ``keys[firsts]`` are the uniques ``pandas.factorize`` finds and ``codes[firsts]`` their
+    codes here; None for keys of another kind or a wider span. The codes are int32 when
+    they and the row numbers fit (half the memory traffic)."""
     if keys.dtype.kind not in "iu" or keys.size == 0:
         return None
     lo, hi = int(keys.min()), int(keys.max())
     span = hi - lo + 1
-    if span > 4 * keys.size + 65536:
+    if span > 4 * keys.size + 65536 or hi >= 2**63:
         return None
-    by_value = (keys.astype(np.int64) - lo) if keys.dtype.kind == "i" or hi < 2**63 else None
-    if by_value is None:
-        return None
-    first = np.full(span, keys.size, dtype=np.int64)
-    np.minimum.at(first, by_value, np.arange(keys.size, dtype=np.int64))
-    firsts = np.sort(first[first < keys.size])
-    code_of = np.zeros(span, dtype=np.intp)
-    code_of[by_value[firsts]] = np.arange(firsts.size)
-    return code_of[by_value], firsts
+    wide = keys.view(np.int64) if keys.dtype == np.uint64 else keys.astype(np.int64, copy=False)
+    index = np.int32 if max(span, keys.size) < 2**31 else np.int64
+    offsets = np.subtract(wide, lo, out=np.empty(keys.size, dtype=index), casting="unsafe")
+    first: np.ndarray = np.full(span, keys.size, dtype=index)
+    np.minimum.at(first, offsets, np.arange(keys.size, dtype=index))
+    return offsets, span, np.sort(first[first < keys.size]).astype(np.intp)
 
 
 def auc_from_counts(wins, wins_or_ties, pairs, ties: str):
@@ -1368,7 +1483,14 @@ def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grade
     if ties != "average":
         tie &= grades[at_k + 1] == grades[at_k]
     longer, at_k = longer[tie], at_k[tie]
-    if longer.size:
+    all_new_group = None
+    if longer.size and 4 * int((rows_per_list[longer] - k).sum()) > scores.size:
+        # most rows lie after position k in a tie (a baseline's constant score): each
+        # group's end from the starts of every group, in a few passes over all rows
+        all_new_group = _new_groups(lists, scores, grades, ties)
+        group_starts = np.append(np.flatnonzero(all_new_group), scores.size)
+        end[longer] = group_starts[np.searchsorted(group_starts, at_k, side="right")]
+    elif longer.size:
         # the rows after position k of those lists: the tied ones come first (rows are
         # ranked), so counting them gives each group's end
         after, place = _expand(rows_per_list[longer] - k)
@@ -1377,14 +1499,17 @@ def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grade
         if ties != "average":
             tied &= grades[rows] == grades[at_k[after]]
         end[longer] += np.bincount(after[tied], minlength=longer.size)
-    list_of, place = _expand(end - bounds[:-1])
-    rows = bounds[:-1][list_of] + place
-    lists, items, scores, grades = lists[rows], items[rows], scores[rows], grades[rows]
+    if np.array_equal(end, bounds[1:]):          # every row may enter: no gather
+        new_group = all_new_group if all_new_group is not None else \
+            _new_groups(lists, scores, grades, ties)
+        new_list = starts(lists)
+    else:
+        list_of, place = _expand(end - bounds[:-1])
+        rows = bounds[:-1][list_of] + place
+        lists, items, scores, grades = lists[rows], items[rows], scores[rows], grades[rows]
+        new_list = starts(lists)
+        new_group = _new_groups(lists, scores, grades, ties)
     n = scores.size
-    new_list = starts(lists)
-    new_group = new_list | starts(scores)
-    if ties != "average":
-        new_group |= starts(grades)
     group = np.cumsum(new_group) - 1
     size = np.bincount(group)[group] if n else np.zeros(0, dtype=np.int64)
     group_start = np.flatnonzero(new_group)[group]
@@ -1394,6 +1519,17 @@ def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grade
     size = size.astype(np.float64)
     return TopK(lists=lists, items=items, p=np.minimum(slots / size, 1.0), group=group,
                 slots=slots, size=size, grades=grades, length=length, n_lists=n_lists, k=k)
+
+
+def _new_groups(lists: np.ndarray, scores: np.ndarray, grades: np.ndarray, ties: str
+                ) -> np.ndarray:
+    """Rows of ranked lists that start a tie group: a new list, score or (unless ``ties`` is
+    ``"average"``) grade."""
+    new_group = starts(lists)
+    new_group |= starts(scores)
+    if ties != "average":
+        new_group |= starts(grades)
+    return new_group
 
 
 def exposure(top: TopK, n_items: int) -> np.ndarray:
@@ -1597,10 +1733,24 @@ def diversity(top: TopK, similarity) -> np.ndarray:
 
 def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.ndarray,
                 hist_items: np.ndarray) -> np.ndarray:
-    """Per list: expected (1/m) sum over relevant top-k rows of 1 - mean_j sim(i, j), j over the
+    r"""Per list: expected (1/m) sum over relevant top-k rows of 1 - mean_j sim(i, j), j over the
     user's history items (``hist_items`` by user, from ``hist_start``, ``hist_count`` of them);
-    NaN for a user without history or without rows."""
-    rows = np.flatnonzero((top.grades > 0) & (hist_count[top.lists] > 0))
+    NaN for a user without history or without rows.
+
+    The relevant rows of a tie group that straddles position k with more than
+    :data:`CLOSED_FORM_GROUP` times k rows (the random baseline's) are summed in closed
+    form, as :func:`expected_similarity_sum` sums that group's pairs: each is in the top k
+    with probability s / t, and with unit vectors :math:`u_i` (similarity is their inner
+    product) their mean similarities to the history H add up to
+    :math:`(\sum_{i \in G} u_i) \cdot (\sum_{j \in H} u_j) / |H|`. The other rows
+    are compared with each history item.
+    """
+    with_history = (top.grades > 0) & (hist_count[top.lists] > 0)
+    grouped = ~top.whole & (top.size > CLOSED_FORM_GROUP * top.k)
+    if grouped.any():
+        in_group = np.flatnonzero(with_history & grouped)
+        with_history &= ~grouped
+    rows = np.flatnonzero(with_history)
     counts = hist_count[top.lists[rows]]
 
     def chunk(lo: int, hi: int) -> np.ndarray:
@@ -1613,8 +1763,30 @@ def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.nd
     mean_sim /= np.maximum(counts, 1)
     total = np.bincount(top.lists[rows], weights=top.p[rows] * (1.0 - mean_sim),
                         minlength=top.n_lists)
+    if grouped.any() and in_group.size:
+        total = total + _grouped_serendipity(top, similarity, in_group, hist_start,
+                                             hist_count, hist_items)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where((hist_count > 0) & (top.length > 0), total / top.length, np.nan)
+
+
+def _grouped_serendipity(top: TopK, similarity, in_group: np.ndarray, hist_start: np.ndarray,
+                         hist_count: np.ndarray, hist_items: np.ndarray) -> np.ndarray:
+    """Per list: the expected sum of 1 - mean similarity to the history over the relevant
+    rows ``in_group`` of a large straddling tie group (rows with history), in closed form."""
+    lists = top.lists[in_group]
+    first = np.flatnonzero(starts(lists))
+    at = lists[first]
+    owner, place = _expand(hist_count[at])
+    h_lists = at[owner]
+    h_items = hist_items[hist_start[h_lists] + place]
+    _, cross, _ = similarity.group_products(lists, top.items[in_group], h_lists, h_items,
+                                            top.n_lists)
+    n_rel = np.diff(np.append(first, lists.size))
+    s, t = top.slots[in_group[first]], top.size[in_group[first]]
+    total = np.zeros(top.n_lists)
+    total[at] = (s / t) * (n_rel - cross[at] / hist_count[at])
+    return total
 
 
 class FeatureSimilarity:
@@ -1643,10 +1815,9 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
     of ``other_items`` labelled g (``other_labels``): :math:`\lVert R_g \rVert^2`,
     :math:`L_g \cdot R_g` and the sum of the squared norms of the rows summed in
     :math:`R_g`. Each sum is a sparse product (labels x items by items x dimensions), taken
-    over ranges of labels so that at most about :data:`PAIR_CHUNK` numbers are held at once.
+    over ranges of labels so that at most about :data:`PAIR_CHUNK` numbers are held at once
+    (a range a thread).
     """
-    from scipy import sparse  # here: only diversity and serendipity need it
-
     dense = isinstance(vectors, np.ndarray)
     n_items = vectors.shape[0]
     own_per_item = np.asarray(np.einsum("nd,nd->n", vectors, vectors) if dense
@@ -1660,17 +1831,18 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
     step = max(1, PAIR_CHUNK // max(width, 1))
     bounds_r = np.searchsorted(labels, present)   # labels come in ascending runs
     bounds_l = np.searchsorted(other_labels, present)
-    for lo in range(0, present.size, step):
+
+    def label_range(c: int) -> None:      # in threads: scipy's product releases the GIL
+        lo = c * step
         hi = min(lo + step, present.size)
         ends = (bounds_r[hi] if hi < present.size else labels.size,
                 bounds_l[hi] if hi < present.size else other_labels.size)
         sums = []
         for lab, its, start, stop in ((labels, items, bounds_r[lo], ends[0]),
                                       (other_labels, other_items, bounds_l[lo], ends[1])):
-            local = np.searchsorted(present[lo:hi], lab[start:stop])
-            pick = sparse.csr_matrix((np.ones(stop - start), (local, its[start:stop])),
-                                     shape=(hi - lo, n_items))
-            sums.append(pick @ vectors)
+            pick = _pick_matrix(np.searchsorted(present[lo:hi], lab[start:stop]),
+                                its[start:stop], hi - lo, n_items)
+            sums.append(pick @ vectors if dense else sparse_product(pick, vectors))
         r, l = sums
         if dense:
             square[present[lo:hi]] = np.einsum("nd,nd->n", r, r)
@@ -1678,7 +1850,29 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
         else:
             square[present[lo:hi]] = np.asarray(r.multiply(r).sum(axis=1)).ravel()
             cross[present[lo:hi]] = np.asarray(l.multiply(r).sum(axis=1)).ravel()
+
+    _map(label_range, range(-(-present.size // step)))
     return square, cross, own
+
+
+def _pick_matrix(rows: np.ndarray, columns: np.ndarray, n_rows: int, n_columns: int):
+    """The CSR matrix counting each (row, column) pair, as ``scipy.sparse.csr_matrix((ones,
+    (rows, columns)))`` makes it (columns sorted within a row, duplicates summed): the same
+    arrays, so products with it are the same to the bit, from one sort of int64 keys
+    instead of scipy's per-row sorts."""
+    from scipy import sparse
+
+    keys = rows.astype(np.int64) * n_columns + columns
+    keys.sort()
+    new = starts(keys)
+    first = np.flatnonzero(new)
+    counts = np.diff(np.append(first, keys.size)).astype(np.float64)
+    keys = keys[new]
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // n_columns, minlength=n_rows), out=indptr[1:])
+    index = np.int32 if max(n_columns, keys.size) < 2**31 else np.int64
+    return sparse.csr_matrix((counts, (keys % n_columns).astype(index), indptr.astype(index)),
+                             shape=(n_rows, n_columns))
 
 
 def sparse_product(left, right):

@@ -303,18 +303,25 @@ def group_auc_details(y_true, y_score, groups, *, gauc_weight: GaucWeight = "imp
     scores = as_numbers("y_score", y_score)
     keys = as_groups("groups", groups)
     check_same_length(y_true=labels, y_score=scores, groups=keys)
-    coded = _kernels.first_appearance_codes(keys)
-    if coded is not None:        # integer keys: no hash table; the same codes and uniques
-        codes, firsts = coded
-        uniques = pd.factorize(keys[firsts])[1]
+    coded = _kernels.value_offsets(keys)
+    if coded is not None:        # integer keys: no hash table; the uniques pandas finds
+        codes, n_codes, firsts = coded
+        uniques, table_codes = keys[firsts], codes[firsts]
     else:
         codes, uniques = pd.factorize(keys)
+        n_codes = len(uniques)
+        table_codes = np.arange(n_codes)
     n_groups = len(uniques)
-    counts = _kernels.group_pair_counts_unsorted(codes, scores, labels.astype(bool), n_groups)
+    positive = labels.astype(bool)
+    counts = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_codes,
+                                                 table_codes)
     if counts is None:           # more groups and distinct scores than 63 bits hold
+        dense = np.zeros(n_codes, dtype=np.intp)
+        dense[table_codes] = np.arange(n_groups)   # codes of first appearance, 0, 1, ...
+        codes = dense[codes]
         order, _ = _kernels.rank_rows(codes, scores, n_groups)
-        counts = _kernels.group_pair_counts(codes[order], scores[order],
-                                            labels[order].astype(bool), n_groups)
+        counts = _kernels.group_pair_counts(codes[order], scores[order], positive[order],
+                                            n_groups)
         del order
     wins, wins_or_ties, pos, neg = counts
     auc = _kernels.auc_per_list(wins, wins_or_ties, pos, neg, ties)

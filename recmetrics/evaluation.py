@@ -326,10 +326,11 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         return _evaluate_sliced(pred, truth, request, positives_only=positives_only)
     table, inputs, prep = _evaluate_model(pred, truth, request)
     if b.baselines:
-        tables = [table] + [
-            _evaluate_model(_beyond.baseline_scores(pred, history, model, user=user, item=item,
-                                                    score=score, rank=rank),
-                            truth, request, inputs)[0]
+        tables = [table] + [   # the model's prepared rows and beyond input, re-scored
+            _evaluate_model(pred, truth, request, inputs,
+                            _beyond.baseline_prepared(prep, history, model, ties=o.ties,
+                                                      user=user, item=item, rank=rank,
+                                                      auc="auc" in o.metrics))[0]
             for model in _beyond.MODELS[1:]]
         attrs = table.attrs
         table = pd.concat([t.assign(model=model) for model, t in zip(_beyond.MODELS, tables)],
@@ -363,15 +364,18 @@ def _in_memory(npartitions) -> None:
                          "Spark DataFrames")
 
 
-def _evaluate_model(pred, truth, request: Evaluation, inputs=None
+def _evaluate_model(pred, truth, request: Evaluation, inputs=None, prep=None
                     ) -> tuple[pd.DataFrame, object, Prepared]:
     """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
-    beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows."""
+    beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows
+    (``prep``: a baseline's, made from the model's, see _beyond.baseline_prepared)."""
     o, b, columns = request.options, request.beyond, request.columns
     similarity = _beyond.similarity_in_background(b, user=columns.user, item=columns.item) \
         if inputs is None else None
-    prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade, judged_only=o.judged_only,
-                    keep_items=bool(b.metrics), **columns.names)
+    if prep is None:
+        prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade,
+                        judged_only=o.judged_only, keep_items=bool(b.metrics) or b.baselines,
+                        **columns.names)
     o = resolve_max_grade(o, prep.top_grade)
     parts = []
     computed = None

@@ -431,36 +431,102 @@ def test_score_ranks_are_the_dense_ranks_of_numpy_unique(kind):
         assert np.array_equal(ranks.astype(np.int64), inverse)
 
 
-@pytest.mark.parametrize("kind", ["rounded", "distinct", "close"])
+def scores_of_kind(rng, kind, n):
+    """Scores with heavy ties, none, -0.0 beside 0.0, infinities, or one value only."""
+    return {"rounded": np.round(rng.normal(size=n), 1), "distinct": rng.normal(size=n),
+            "close": scores_that_share_top_bits(rng, n),
+            "binary": rng.integers(0, 2, n).astype(float),
+            "constant": np.full(n, 0.25),
+            "zeros": rng.choice([-0.0, 0.0, 5e-324, 1.0, np.inf], n),
+            "rounded4": np.round(rng.random(n), 4)}[kind]
+
+
+KINDS = ["rounded", "distinct", "close", "binary", "constant", "zeros", "rounded4"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_group_pair_counts_from_sorted_values_equal_those_of_the_ranked_rows(kind):
     rng = np.random.default_rng(4)
-    for n, n_groups in ((1, 1), (50, 3), (5000, 400), (60_000, 7)):
-        scores = {"rounded": np.round(rng.normal(size=n), 1), "distinct": rng.normal(size=n),
-                  "close": scores_that_share_top_bits(rng, n)}[kind]
+    for n, n_groups in ((1, 1), (50, 3), (5000, 400), (60_000, 7), (3000, 5000)):
+        scores = scores_of_kind(rng, kind, n)
         codes = rng.integers(0, n_groups, n)
-        positive = rng.random(n) < 0.3
+        positive = rng.random(n) < rng.choice([0.0, 0.3, 1.0], p=[0.1, 0.8, 0.1])
         order, _ = _kernels.rank_rows(codes, scores, n_groups)
         ranked = _kernels.group_pair_counts(codes[order], scores[order], positive[order],
                                             n_groups)
         got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups)
         for a, b in zip(got, ranked):
             assert a.dtype == np.int64 and np.array_equal(a, b)
+        # the counts of the groups rows have, in a given order (codes no row has left out)
+        present = rng.permutation(np.unique(codes))
+        picked = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups, present)
+        for a, b in zip(picked, ranked):
+            assert np.array_equal(a, b[present])
+
+
+def literal_group_counts(codes, scores, positive, n_groups):
+    """Wins and wins-or-ties per group, pair by pair, from the definition."""
+    wins = np.zeros(n_groups, dtype=np.int64)
+    wins_or_ties = np.zeros(n_groups, dtype=np.int64)
+    for g in range(n_groups):
+        pos, neg = scores[(codes == g) & positive], scores[(codes == g) & ~positive]
+        wins[g] = (pos[:, None] > neg[None, :]).sum()
+        wins_or_ties[g] = (pos[:, None] >= neg[None, :]).sum()
+    return wins, wins_or_ties
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_group_pair_counts_unsorted_equal_a_literal_pair_count(kind):
+    # issue 36: the one-sort kernel (Mann-Whitney places less the tied pairs) against pairs
+    rng = np.random.default_rng(14)
+    for n, n_groups in ((1, 1), (2, 1), (40, 4), (400, 30)):
+        scores = scores_of_kind(rng, kind, n)
+        codes = rng.integers(0, n_groups, n)
+        positive = rng.random(n) < 0.4
+        wins, wins_or_ties, pos, neg = _kernels.group_pair_counts_unsorted(
+            codes, scores, positive, n_groups)
+        expected = literal_group_counts(codes, scores, positive, n_groups)
+        assert np.array_equal(wins, expected[0]) and np.array_equal(wins_or_ties, expected[1])
+        assert np.array_equal(pos, np.bincount(codes[positive], minlength=n_groups))
+        assert np.array_equal(neg, np.bincount(codes[~positive], minlength=n_groups))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_spaced_score_keys_keep_the_order_and_part_distinct_scores(kind):
+    rng = np.random.default_rng(15)
+    for n in (1, 2, 30, 5000):
+        scores = scores_of_kind(rng, kind, n)
+        keys, bits, _ = _kernels.spaced_score_keys(scores, 64)
+        values, inverse = np.unique(scores, return_inverse=True)     # -0.0 == 0.0
+        assert keys is not None and (bits == 0 or int(keys.max()) < 2**bits)
+        first = np.zeros(values.size, dtype=np.intp)
+        first[inverse] = np.arange(n)
+        assert np.array_equal(np.unique(keys), keys[first])  # one key a score, in their order
+        assert np.array_equal(keys, keys[first][inverse])
+        if bits:          # beyond max_bits: None and the sorted order keys score_ranks takes
+            too_few, _, order_keys = _kernels.spaced_score_keys(scores, bits - 1)
+            assert too_few is None
+            assert np.array_equal(order_keys, np.sort(_kernels.float_order_keys(scores)))
 
 
 @pytest.mark.parametrize("keys", [
     np.array([5, 3, 5, 9, 3, 3, -2]), np.array([5, 3, 5], dtype=np.int8),
     np.array([2**40, 2**40 + 3, 2**40], dtype=np.int64), np.array([7, 7, 1], dtype=np.uint64),
+    np.array([100, -100, 127, -128], dtype=np.int8),
     np.array([0, 2**62, 5]),                           # too wide a span: None, pandas codes
+    np.array([2**64 - 1, 2**64 - 2], dtype=np.uint64),  # beyond int64: None
 ])
-def test_first_appearance_codes_are_pandas_factorize_codes(keys):
-    coded = _kernels.first_appearance_codes(keys)
+def test_value_offsets_find_the_uniques_of_pandas_factorize(keys):
+    coded = _kernels.value_offsets(keys)
     codes, uniques = pd.factorize(keys)
-    if keys.max() - keys.min() > 1000:
+    if int(keys.max()) - int(keys.min()) > 1000 or int(keys.max()) >= 2**63:
         assert coded is None
         return
-    got, firsts = coded
-    assert np.array_equal(got, codes)
+    offsets, span, firsts = coded
+    assert span == int(keys.max()) - int(keys.min()) + 1
+    assert np.array_equal(offsets, keys.astype(object) - int(keys.min()))
     assert np.array_equal(keys[firsts], uniques) and keys[firsts].dtype == uniques.dtype
+    assert np.array_equal(firsts, [np.flatnonzero(codes == c)[0] for c in range(uniques.size)])
 
 
 @pytest.mark.parametrize("groups", ["int", "wide", "text"])

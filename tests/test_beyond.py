@@ -878,3 +878,132 @@ def test_random_baseline_diversity_matches_the_pair_enumerating_reference(monkey
         assert got.loc[model, "value"].tolist() == reference.loc[model, "value"].tolist()
         differs = (got["value"] != reference["value"]).to_numpy()
         assert set(got["metric"][differs]) <= {"diversity"}
+
+
+# --------------------------------------------------------------------------- issue 36: baselines
+
+
+def test_rank_by_keys_orders_rows_as_rank_rows_and_keeps_equal_rows_in_order():
+    rng = np.random.default_rng(21)
+    for trial in range(60):
+        sizes = rng.integers(0, 30, int(rng.integers(1, 20)))
+        lists = np.repeat(np.arange(sizes.size), sizes)
+        n = lists.size
+        scores = [np.zeros(n), np.round(rng.normal(size=n), 1), rng.normal(size=n),
+                  rng.choice([-0.0, 0.0, 1.0, np.inf, -np.inf], n)][trial % 4]
+        tiebreak = None if trial % 3 == 0 else rng.integers(0, 3, n).astype(float)
+        order = _kernels.rank_by_keys(lists, sizes.size, scores, tiebreak)
+        if n == 0:
+            assert order.size == 0
+            continue
+        expected, _ = _kernels.rank_rows(lists, scores, sizes.size, tiebreak=tiebreak)
+        assert np.array_equal(np.sort(order), np.arange(n))
+        assert np.array_equal(lists[order], lists[expected])
+        assert np.array_equal(scores[order], scores[expected])
+        if tiebreak is not None:
+            assert np.array_equal(tiebreak[order], tiebreak[expected])
+        # rows of one list, score and tiebreak: in their own order
+        same = (lists[order][1:] == lists[order][:-1]) & (scores[order][1:] == scores[order][:-1])
+        if tiebreak is not None:
+            same &= tiebreak[order][1:] == tiebreak[order][:-1]
+        assert (order[1:][same] > order[:-1][same]).all()
+
+
+def test_pick_matrix_is_scipys_coo_matrix_to_the_bit():
+    from scipy import sparse
+
+    rng = np.random.default_rng(22)
+    for trial in range(100):
+        n_rows, n_columns = int(rng.integers(1, 20)), int(rng.integers(1, 30))
+        m = int(rng.integers(0, 150))
+        rows, columns = rng.integers(0, n_rows, m), rng.integers(0, n_columns, m)
+        expected = sparse.csr_matrix((np.ones(m), (rows, columns)), shape=(n_rows, n_columns))
+        got = _kernels._pick_matrix(rows, columns, n_rows, n_columns)
+        for name in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+        vectors = sparse.random(n_columns, 7, density=0.4, format="csr", random_state=trial)
+        product, reference = _kernels.sparse_product(got, vectors), expected @ vectors
+        assert product.data.tobytes() == reference.data.tobytes()
+        assert np.array_equal(product.indices, reference.indices)
+
+
+def test_top_k_of_constant_scores_is_every_row_with_probability_k_over_t():
+    # a baseline's constant score: every row may enter, each list one tie group
+    rng = np.random.default_rng(23)
+    sizes = np.array([0, 3, 12, 40, 7])
+    lists = np.repeat(np.arange(sizes.size), sizes)
+    items = rng.integers(0, 50, lists.size)
+    grades = (rng.random(lists.size) < 0.3).astype(float)
+    top = _kernels.top_k_ranked(lists, items, np.zeros(lists.size), grades, sizes.size, 5)
+    assert np.array_equal(top.lists, lists) and np.array_equal(top.items, items)
+    size = np.repeat(sizes, sizes).astype(float)
+    np.testing.assert_array_equal(top.size, size)
+    np.testing.assert_array_equal(top.p, np.minimum(5 / size, 1.0))
+    np.testing.assert_array_equal(top.slots, np.full(lists.size, 5.0))
+    np.testing.assert_array_equal(top.length, np.minimum(sizes, 5))
+
+
+@pytest.mark.parametrize("features", [False, True])
+def test_serendipity_of_a_large_tie_group_in_closed_form_equals_the_pairs(features,
+                                                                           monkeypatch):
+    # issue 36: a large straddling tie group's relevant rows summed in closed form, as
+    # diversity sums its pairs; with every pair enumerated instead, the same to 1e-12
+    rng = np.random.default_rng(24)
+    pred = pd.DataFrame({"user": np.repeat(np.arange(30), 50),
+                         "item": np.concatenate([rng.choice(120, 50, replace=False)
+                                                 for _ in range(30)]),
+                         "score": rng.random(1500)})
+    pred.loc[pred.user < 10, "score"] = 0.5          # a third of the users: one tie group
+    pred.loc[pred.user.between(10, 14), "score"] = np.round(rng.random(250), 1)  # small ties
+    truth = pred[["user", "item"]].assign(label=(rng.random(1500) < 0.2).astype(int))
+    history = pd.DataFrame({"user": rng.integers(0, 35, 2500),
+                            "item": rng.integers(0, 140, 2500)})
+    extra = {"item_features": pd.DataFrame({"item": np.arange(140),
+                                            "f1": rng.normal(size=140),
+                                            "f2": rng.normal(size=140)})} if features else {}
+    args = dict(k=[3, 10], metrics=["serendipity"], history=history, **extra)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        got = rm.evaluate_per_user(pred, truth, **args)
+        with monkeypatch.context() as m:
+            m.setattr(_kernels, "CLOSED_FORM_GROUP", 10**9)     # every row pair by pair
+            reference = rm.evaluate_per_user(pred, truth, **args)
+    for column in ("serendipity@3", "serendipity@10"):
+        np.testing.assert_allclose(got[column], reference[column], rtol=0, atol=1e-12)
+        tied = (got["user"] < 15).to_numpy()         # the other users: the very same numbers
+        assert got[column][~tied].tolist() == reference[column][~tied].tolist()
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic"])
+@pytest.mark.parametrize("ranked", [False, True])
+def test_baselines_from_the_models_rows_equal_the_rescored_frames(ties, ranked):
+    # issue 36: baselines=True re-scores and ranks the model's prepared rows; the numbers are
+    # those of evaluate on the baseline's frame (baseline_scores), to a rounding of sums
+    from recmetrics._beyond import baseline_scores
+
+    rng = np.random.default_rng(25)
+    pred = pd.DataFrame({"user": np.repeat([f"u{i}" for i in range(40)], 30),
+                         "item": np.concatenate([rng.choice(90, 30, replace=False)
+                                                 for _ in range(40)]),
+                         "score": np.round(rng.random(1200), 2)})
+    truth = pred[["user", "item"]].assign(label=(rng.random(1200) < 0.15).astype(int))
+    history = pd.DataFrame({"user": rng.integers(0, 60, 3000).astype(str),
+                            "item": rng.integers(0, 100, 3000)})
+    rank = None
+    if ranked:
+        pred["rank"] = pred.groupby("user")["score"].rank(ascending=False, method="first")
+        pred, rank = pred.drop(columns="score"), "rank"
+    metrics = ["auc", "gauc", "ndcg", "map", "mrr"] + list(BEYOND_METRICS)
+    columns = {"rank": rank} if ranked else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        table = rm.evaluate(pred, truth, k=[5, 10], metrics=metrics, history=history,
+                            baselines=True, ties=ties, **columns)
+        for model in ("random", "most_popular"):
+            frame = baseline_scores(pred, history, model, user="user", item="item",
+                                    score="score", rank=rank)
+            alone = rm.evaluate(frame, truth, k=[5, 10], metrics=metrics, history=history,
+                                ties=ties, **columns)
+            got = table[table.model == model]
+            assert got.metric.tolist() == alone.metric.tolist()
+            np.testing.assert_allclose(got.value, alone.value, rtol=1e-14, atol=1e-15)
