@@ -53,10 +53,10 @@ def group_auc_rounds(rows, row, rng, scores, labels, scale: int, rounds: int) ->
     half_groups = rng.integers(0, 500_000 // scale, m)
     distinct = rng.random(m)
     for name, s in (("10^4 distinct scores", scores[:m]), ("distinct scores", distinct)):
-        times = interleaved_times({"argsort": lambda: np.argsort(s),
-                                   "sort": lambda: np.sort(s),
-                                   "group_auc": lambda: rm.group_auc(labels[:m], s,
-                                                                     half_groups)},
+        times = interleaved_times({"argsort": lambda s=s: np.argsort(s),
+                                   "sort": lambda s=s: np.sort(s),
+                                   "group_auc": lambda s=s: rm.group_auc(labels[:m], s,
+                                                                         half_groups)},
                                   rounds=rounds)
         each = ", ".join(f"{g / a:.2f}" for g, a in zip(times["group_auc"], times["argsort"]))
         row(f"group_auc, n={m:.0e}, {500_000 // scale:.0e} groups, {name} "
