@@ -49,7 +49,7 @@ def _ties_and_int_ids(seed: int = 0) -> pd.DataFrame:
 def test_evaluate_equals_pandas(kind, sample):
     pred, _, truth, history = sample
     to = KINDS[kind]
-    metrics = list(rm.frame.DEFAULT_METRICS) + ["diversity", "novelty", "serendipity"]
+    metrics = list(rm.evaluation.DEFAULT_METRICS) + ["diversity", "novelty", "serendipity"]
     want = rm.evaluate(pred, truth, k=[5, 10], metrics=metrics, history=history, ci=0.9,
                        n_resamples=100, seed=3)
     got = rm.evaluate(to(pred), to(truth), k=[5, 10], metrics=metrics, history=to(history),

@@ -501,7 +501,7 @@ def test_probability_metrics_equal_scikit_learn_and_the_single_functions():
     assert value(table, "ece") == pytest.approx(rm.expected_calibration_error(pred.label, pred.score), rel=1e-12)
     row = table[table.metric == "logloss"].iloc[0]
     assert row.ci_low < row.value < row.ci_high
-    assert list(rm.evaluate(pred).metric.unique()) == list(rm.frame.DEFAULT_METRICS)  # not by default
+    assert list(rm.evaluate(pred).metric.unique()) == list(rm.evaluation.DEFAULT_METRICS)  # not by default
 
 
 def test_probability_metrics_refuse_scores_that_are_not_probabilities():

@@ -347,10 +347,10 @@ def _option_runs(tmp_path: Path) -> list[list]:
                    {c.name for c in rm._options.CONVENTIONS} - {"unscored"} for v in
                    ([a.option_strings[0], *_non_default(a)] if a.choices else [])]
     numbers = ["--rbp-p", "0.6", "--max-grade", "3", "--min-grade", "1"]
-    ranking = [m for m in rm.frame.METRICS if m in rm._metrics.RANKING]
+    ranking = [m for m in rm.evaluation.METRICS if m in rm._metrics.RANKING]
     return [
         [pred, *common, "--score-col", "s", "--by", "country", "--users", users,
-         "--min-slice-size", "2", "--metrics", *rm.frame.METRICS, *conventions, *numbers],
+         "--min-slice-size", "2", "--metrics", *rm.evaluation.METRICS, *conventions, *numbers],
         [pred, *common, "--rank-col", "r", "--bootstrap", "multinomial", "--judged-only",
          "--metrics", *ranking, "--ties", "pessimistic", "--format-in", "auto",
          "--unscored", "below"],

@@ -107,7 +107,7 @@ def sample():
 
 
 @settings(max_examples=12, deadline=None)
-@given(metrics=st.lists(st.sampled_from(rm.frame.DEFAULT_METRICS), min_size=1, unique=True),
+@given(metrics=st.lists(st.sampled_from(rm.evaluation.DEFAULT_METRICS), min_size=1, unique=True),
        ks=st.lists(st.sampled_from([1, 3, 5, 10, 20]), min_size=1, max_size=3, unique=True),
        bootstrap=st.sampled_from(["poisson", "multinomial"]))
 def test_a_metrics_interval_does_not_depend_on_what_else_is_asked(sample, metrics, ks, bootstrap):

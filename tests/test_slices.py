@@ -15,7 +15,7 @@ from recmetrics._ids import user_hash
 
 # rbp and err read max_grade (by default the whole input's top grade, which a slice alone may
 # lack) and err refuses mixed-grade ties under ties="average": tested in test_frame instead
-ALL_METRICS = [m for m in rm.frame.METRICS if m not in ("rbp", "err")]
+ALL_METRICS = [m for m in rm.evaluation.METRICS if m not in ("rbp", "err")]
 COLUMNS = ["value", "n_users", "n_skipped", "n_without_predictions"]
 
 
