@@ -874,8 +874,9 @@ def cmd_evaluate(args) -> None:
     _evaluation_gates_pass(table, args)
 
 
-_MODEL_SUFFIXES = {".csv", ".tsv", ".txt", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zst",
-                   ".zip"}
+#: the name endings of input files (io.INPUT_FORMATS, compressions included: a.run.gz -> a)
+_MODEL_SUFFIXES = {part for suffixes in rio.INPUT_FORMATS.values() for suffix in suffixes
+                   for part in Path("x" + suffix).suffixes}
 
 
 def _model_names(paths: list[str]) -> list[str]:
@@ -1216,7 +1217,8 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                                            if per_model else ""))
     files.add_argument("--format-in", choices=("auto", "trec"), default="auto",
                        help="how to read the input files: auto (from the name: "
-                            f"{', '.join(TREC_SUFFIXES)} are TREC files, a run and --truth qrels; "
+                            f"{', '.join(TREC_SUFFIXES)}, optionally compressed as CSV files may be, "
+                            "are TREC files, a run and --truth qrels; "
                             "else CSV, TSV, text or Parquet) or trec (every file is TREC: the "
                             "scores files runs, --truth qrels; negative grades are pooled but "
                             "unjudged, as in trec_eval)")

@@ -24,10 +24,17 @@ Conventions that change the number, spelled out:
   trec_eval's (``gain="linear"`` for ``ndcg_cut``; tested on trec_eval's own
   test collection). :func:`read_trec_run` keeps ``rank`` for reference only.
 * **Ids are text.** trec_eval compares ids as strings, so a qrels document
-  ``7.0`` does not judge a run's document ``7``. :func:`recmetrics.evaluate`
-  compares ids by its id policy (``7.0`` and ``7`` are one id); the command
-  line and :func:`recmetrics.io.read_inputs` refuse TREC files holding two
-  such spellings of one id rather than let one judge the other.
+  ``7.0`` does not judge a run's document ``7``. The frames returned carry
+  ``attrs["exact_ids"] = True`` (ids exact text); :func:`recmetrics.evaluate`,
+  ``evaluate_per_user`` and ``compare`` honour it by refusing, naming both,
+  two ids that differ as text but that their id policy reads as one
+  (``7.0`` and ``7``), rather than let one judge the other; the command line
+  does the same for TREC files. The marker survives filtering, ``assign``,
+  ``rename`` and copies.
+* **Files.** A path is read as UTF-8 (a byte-order mark skipped; ``\n``,
+  ``\r\n`` or ``\r`` line ends), decompressed as its name says through the
+  compressions every reader of the kit takes: ``run.gz``, ``qrels.bz2``,
+  ``.xz``, ``.zst``, a ``.zip`` of one file.
 * **Negative grades.** trec_eval reads a negative grade as "in the pool but
   not judged": neither relevant nor judged non-relevant (it matters for
   bpref and ``judged_only``). :func:`read_trec_qrels` leaves those lines out
@@ -39,12 +46,17 @@ Conventions that change the number, spelled out:
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from ._frames import EXACT_IDS
+from ._output import _first_line, open_input, split_suffix, stream_errors
 from ._validation import check_option
 
 __all__ = ["read_trec_run", "read_trec_qrels"]
@@ -53,15 +65,53 @@ _RUN_FIELDS = ("query", "Q0", "doc", "rank", "score", "tag")
 _QRELS_FIELDS = ("query", "iteration", "doc", "grade")
 
 
+@contextlib.contextmanager
+def _text(path):
+    """The file as UTF-8 text (a byte-order mark skipped; \\r\\n and \\r line ends read as
+    \\n), decompressed as its name says through the kit's one table of compressions
+    (``run.gz``, ``qrels.bz2``, ``.xz``, ``.zst``, a ``.zip`` of one file); a text or binary
+    stream is read as it is."""
+    if hasattr(path, "read"):
+        yield path
+        return
+    with open_input(Path(path), split_suffix(path)[1]) as raw, \
+            io.TextIOWrapper(raw, encoding="utf-8-sig", newline=None) as text:
+        yield text
+
+
 def _read_fields(path, fields: tuple[str, ...], what: str) -> tuple[pd.DataFrame, np.ndarray]:
     """Every non-blank line split on white space into ``fields`` (text), with its line number."""
-    n = len(fields)
     try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, names=range(n + 1), dtype=str,
-                            skip_blank_lines=False, engine="c", quoting=3, na_filter=True,
-                            keep_default_na=False, na_values=[""])
+        with _text(path) as text:
+            return _split_fields(path, text, fields, what)
     except FileNotFoundError:
         raise
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} line {_first_undecodable_line(path)} is not UTF-8 text; TREC "
+                         "files are read as UTF-8: save the file as UTF-8") from None
+    except stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
+        raise ValueError(f"{path} is not a readable {split_suffix(path)[1] or 'TREC'} file "
+                         f"({_first_line(error)}); check its format") from None
+
+
+def _first_undecodable_line(path) -> int:
+    """The line of the first byte that is not UTF-8 (only on the error path)."""
+    with open_input(Path(path), split_suffix(path)[1]) as raw:
+        for number, line in enumerate(raw.read().splitlines(), 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return 1
+
+
+def _split_fields(path, text, fields: tuple[str, ...], what: str
+                  ) -> tuple[pd.DataFrame, np.ndarray]:
+    n = len(fields)
+    try:
+        frame = pd.read_csv(text, sep=r"\s+", header=None, names=range(n + 1), dtype=str,
+                            skip_blank_lines=False, engine="c", quoting=3, na_filter=True,
+                            keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} is empty; a TREC {what} file has one line per "
                          f"({', '.join(fields)})") from None
@@ -96,8 +146,8 @@ def _first_long_line(path, n: int) -> tuple[int | None, int]:
         path.seek(0)
         lines = path.read().splitlines()
     else:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            lines = file.read().splitlines()
+        with _text(path) as text:
+            lines = text.read().splitlines()
     for number, text in enumerate(lines, 1):
         count = len(text.split())
         if count > n:
@@ -138,7 +188,8 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     path : str or path-like
         The run file: six fields a line, separated by spaces or tabs. Blank
         lines are skipped. The ``Q0`` field is not checked (trec_eval ignores
-        it too).
+        it too). Compressed files (``run.gz``, ``.bz2``, ``.xz``, ``.zst``,
+        ``.zip``) are read as their name says.
 
     Returns
     -------
@@ -147,7 +198,9 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
         ``score`` (float64), ``rank`` (int64, as written) and ``tag`` (text),
         one row per line in file order: ready for
         ``recmetrics.evaluate(run, qrels)``. The ranking is by ``score``;
-        ``rank`` is not used (as in trec_eval).
+        ``rank`` is not used (as in trec_eval). ``attrs["exact_ids"]`` is
+        True: the ids are exact text, and evaluate refuses two of them that
+        its id policy would read as one (``7`` and ``7.0``; see above).
 
     Raises
     ------
@@ -171,9 +224,11 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     score = _numbers(path, frame, "score", line, whole=False)
     rank = _numbers(path, frame, "rank", line, whole=True)
     _unique(path, frame, line)
-    return pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
-                         "score": score, "rank": rank.astype(np.int64),
-                         "tag": frame["tag"].astype(str)})
+    run = pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
+                        "score": score, "rank": rank.astype(np.int64),
+                        "tag": frame["tag"].astype(str)})
+    run.attrs[EXACT_IDS] = True
+    return run
 
 
 def read_trec_qrels(path: str | os.PathLike, *,
@@ -185,7 +240,8 @@ def read_trec_qrels(path: str | os.PathLike, *,
     path : str or path-like
         The judgements: four fields a line, separated by spaces or tabs; the
         grade is a whole number, possibly negative. Blank lines are skipped;
-        the iteration field is not used.
+        the iteration field is not used. Compressed files are read as their
+        name says, as in :func:`read_trec_run`.
     unjudged : {"drop", "keep"}, default "drop"
         Lines with a negative grade, which trec_eval reads as "pooled but not
         judged": neither relevant nor judged non-relevant. ``"drop"`` leaves
@@ -201,7 +257,8 @@ def read_trec_qrels(path: str | os.PathLike, *,
         ``label`` (int64: the grade, negatives set to 0) and ``grade`` (int64,
         as written), one row per line in file order. Relevant means grade > 0,
         as in trec_eval. bpref's judged non-relevant documents are
-        ``grade == 0``.
+        ``grade == 0``. ``attrs["exact_ids"]`` is True, as in
+        :func:`read_trec_run`.
 
     Raises
     ------
@@ -228,4 +285,7 @@ def read_trec_qrels(path: str | os.PathLike, *,
     _unique(path, frame, line)
     qrels = pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
                           "label": np.maximum(grade, 0), "grade": grade})
-    return qrels[qrels["grade"] >= 0].reset_index(drop=True) if unjudged == "drop" else qrels
+    if unjudged == "drop":
+        qrels = qrels[qrels["grade"] >= 0].reset_index(drop=True)
+    qrels.attrs[EXACT_IDS] = True
+    return qrels
