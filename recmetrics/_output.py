@@ -24,6 +24,7 @@ re-exports these names.
 """
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import glob
 import hashlib
@@ -41,7 +42,7 @@ import pandas as pd
 
 __all__ = ["FileProblem", "Output", "OUTPUT_FORMATS", "plan_output", "write_output",
            "atomic_file", "refuse_inputs", "write_parquet", "directory_output", "COMPRESSIONS",
-           "split_suffix", "open_input", "stream_errors"]
+           "split_suffix", "open_input", "stream_errors", "bom_encoding"]
 
 
 class FileProblem(ValueError):
@@ -66,6 +67,18 @@ def split_suffix(path) -> tuple[str, str | None]:
     if suffixes and suffixes[-1] in COMPRESSIONS:
         compression = COMPRESSIONS[suffixes.pop()]
     return (suffixes[-1] if suffixes else ""), compression
+
+
+#: byte-order marks and the encodings they announce (UTF-32 first: its little-endian BOM
+#: starts with UTF-16's); a file's BOM wins over any encoding asked for
+_BOMS = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16")]
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """The encoding a byte-order mark at the start of ``head`` announces, or None."""
+    return next((name for bom, name in _BOMS if head.startswith(bom)), None)
 
 
 def _first_line(error: BaseException) -> str:

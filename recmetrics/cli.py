@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import os
@@ -1433,22 +1434,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Python option names in messages from recmetrics.evaluate -> the command line's flags
-_FLAGS = {"k": "--k", "n_resamples": "--n-resamples", "ci": "--ci", "seed": "--seed",
-          "metrics": "--metrics", "alpha": "--alpha", "rank": "--rank-col",
-          **{c.name: c.flag for c in CONVENTIONS}}
-_PY_OPTION = re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_FLAGS, key=len, reverse=True))
-                        + r")=(?:'([\w.-]+)'|(?=\S))")
+@functools.cache
+def _flags() -> dict[str, str]:
+    """Python keyword -> the flag giving it, from the parser itself (every subcommand's long
+    option under its dest, which is the keyword of recmetrics.evaluate / compare; the
+    column options under the keyword they feed), so that no option is left out."""
+    parser = build_parser()
+    choices = next(a for a in parser._actions if a.dest == "command").choices
+    commands = list(choices.values()) if isinstance(choices, dict) else []
+    flags: dict[str, str] = {}
+    for command in commands:
+        for action in command._actions:
+            if action.option_strings and action.dest != "help":
+                flags.setdefault(action.dest, next((o for o in action.option_strings
+                                                    if o.startswith("--")),
+                                                   action.option_strings[0]))
+    flags.update({keyword: flags[dest] for dest, keyword in _COLUMN_FLAGS.items()
+                  if dest in flags})
+    return flags
+
+
+@functools.cache
+def _py_option() -> re.Pattern:
+    return re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_flags(), key=len,
+                                                                         reverse=True))
+                      + r")=(?:'([\w.-]+)'|(?=\S)|\s)")
 
 
 def _as_flags(message: str) -> str:
-    """"n_resamples=1 must be ..." -> "--n-resamples 1 must be ..." (the option as typed)."""
-    return _PY_OPTION.sub(lambda m: _FLAGS[m.group(1)] + " " + (m.group(2) or ""), message)
+    """"n_resamples=1 must be ..." -> "--n-resamples 1 must be ..." (the option as typed);
+    "pass score= a column" -> "pass --score-col a column". ``user=`` and ``item=`` with a
+    value ("user='u1'") name a row's ids, not the option, and stay."""
+    def flag(match: re.Match) -> str:
+        if match.group(1) in ("user", "item") and not match.group(0)[-1].isspace():
+            return match.group(0)
+        return _flags()[match.group(1)] + " " + (match.group(2) or "")
+
+    return _py_option().sub(flag, message)
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"{PROG}: warning: {present.terminal(_as_flags(' '.join(str(message).split())))}",
-          file=sys.stderr)
+def _one_line(message) -> str:
+    return present.terminal(_as_flags(" ".join(str(message).split())))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1456,13 +1482,28 @@ def main(argv: list[str] | None = None) -> int:
     3 a quality gate failed, 130 interrupted)."""
     import warnings
 
+    noted: list[str] = []  # warnings, printed once the command has done its work: a refusal
+    #                        is one line, never preceded by warnings about the run it stops
+
+    def note(message, category, filename, lineno, file=None, line=None):
+        noted.append(f"{PROG}: warning: {_one_line(message)}")
+
+    def print_notes():
+        for line in noted:
+            print(line, file=sys.stderr)
+
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _one_line_warning
+            warnings.showwarning = note
             typed = list(sys.argv[1:] if argv is None else argv)
             args = build_parser().parse_args(typed)
             args.argv = [PROG, *typed]
-            args.run(args)
+            try:
+                args.run(args)
+            except GateFailed:
+                print_notes()
+                raise
+            print_notes()
     except UsageError as error:
         print(f"{PROG}: error: {present.terminal(' '.join(str(error).split()))}",
               file=sys.stderr)
@@ -1472,8 +1513,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 3
     except ValueError as error:
-        print(f"{PROG}: error: {present.terminal(_as_flags(' '.join(str(error).split())))}",
-              file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
         return 2
     except MemoryError:
         print(f"{PROG}: error: out of memory; use fewer --n-resamples, a smaller --k, or a "

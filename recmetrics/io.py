@@ -61,8 +61,8 @@ import pandas as pd
 
 from . import _ids
 from ._output import (COMPRESSIONS, OUTPUT_FORMATS, FileProblem, Output, _Counting,
-                      _first_line, atomic_file, open_input, plan_output, refuse_inputs,
-                      split_suffix, stream_errors, write_output)
+                      _first_line, atomic_file, bom_encoding, open_input, plan_output,
+                      refuse_inputs, split_suffix, stream_errors, write_output)
 from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
                           numeric_column)
 
@@ -96,25 +96,17 @@ def input_kind(path) -> tuple[str, str | None, str | None]:
     suffix = "".join(path.suffixes) or "no extension"
     raise FileProblem(f"{path}: unknown file type ({suffix}); give a .csv, .tsv, .txt (optionally "
                       "compressed, e.g. .csv.gz) or .parquet file (the extension tells recmetrics "
-                      "how to read it); a TREC run or qrels file is read as .run, .qrels or .trec "
-                      "(optionally compressed too), or with --format-in trec (rm.read_trec_run / "
-                      "rm.read_trec_qrels in Python)")
+                      "how to read it); a TREC run or qrels file is read as .run, .qrels or .trec, "
+                      "or with --format-in trec (optionally compressed, e.g. .run.gz; "
+                      "rm.read_trec_run / rm.read_trec_qrels in Python)")
 
 
 # --------------------------------------------------------------------------- reading text
 
 
-_BOMS = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16")]
-
-
 def _detect_encoding(head: bytes, encoding: str | None) -> str:
     """The encoding to read with: a byte-order mark wins, then ``encoding``, then UTF-8."""
-    for bom, name in _BOMS:  # UTF-32 first: its little-endian BOM starts with UTF-16's
-        if head.startswith(bom):
-            return name
-    return codecs.lookup(encoding).name if encoding else "utf-8"
+    return bom_encoding(head) or (codecs.lookup(encoding).name if encoding else "utf-8")
 
 
 def _single_byte(encoding: str) -> bool:
@@ -654,7 +646,8 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                 grades: tuple[str, ...] = (), optional: tuple[str, ...] = (),
                 texts: tuple[str, ...] = (), hints: dict[str, str] | None = None,
                 sep: str | None = None, encoding: str | None = None,
-                progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                progress: Callable[[int, int], None] | None = None,
+                unique: str | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet file of (user, item, ...) rows and check it, naming file and line.
 
     Parameters
@@ -683,6 +676,10 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         Text encoding of a CSV file; default UTF-8 (a byte-order mark always wins).
     progress : callable, optional
         Called as ``progress(bytes_read, file_size)`` while the file is read.
+    unique : str, optional
+        The id role (``"user"``, ``"item"``) of a file of one row per id (user attributes,
+        item features): a repeated id is refused naming its line. Without it, a file with
+        both ids holds one row per (user, item).
 
     Returns
     -------
@@ -753,7 +750,8 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     else:
         frame, where = _read_parquet(path, columns, hints, report, texts)
     if len(frame) == 0:
-        raise FileProblem(f"{path} has no data rows; it needs at least one scored (user, item)")
+        raise FileProblem(f"{path} has no data rows; it needs at least one row of "
+                          f"{', '.join(dict.fromkeys(columns.values()))}")
     digest = frame.attrs.get("sha256")
     try:
         checked = {}  # the columns replaced, put in one frame without copying the others
@@ -766,7 +764,9 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                                                     grades=role in grades, where=where)
         frame = pd.DataFrame({**{name: frame[name] for name in frame.columns}, **checked},
                              copy=False)
-        if "user" in columns and "item" in columns:
+        if unique is not None:
+            _check_unique(path, frame, columns[unique], unique, where)
+        elif "user" in columns and "item" in columns:
             check_unique_pairs(str(path), frame, columns["user"], columns["item"], where=where)
     except FileProblem:
         raise
@@ -776,6 +776,17 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     if digest is not None:  # the SHA-256 of the bytes read, for the provenance record
         frame.attrs["sha256"] = digest
     return frame
+
+
+def _check_unique(path: Path, frame: pd.DataFrame, column: str, role: str, where) -> None:
+    """One row per id in a file of attributes (users, item features)."""
+    repeated = frame[column].duplicated().to_numpy()
+    if repeated.any():
+        row = int(np.flatnonzero(repeated)[0])
+        value = frame[column].iloc[row]
+        first = int(np.flatnonzero((frame[column] == value).to_numpy())[0])
+        raise FileProblem(f"{path} {where(row)}: {role} {str(value)!r} has a row already (on "
+                          f"{where(first)}); give each {role} one row")
 
 
 def _release_arrow_memory() -> None:
@@ -1025,7 +1036,8 @@ def read_input(spec, *, progress: Callable[[int, int], None] | None = None) -> p
         texts = tuple(named)
     return read_scores(spec.path, columns=columns, numbers=numbers, grades=grades,
                        optional=optional, texts=texts, hints=hints, sep=spec.sep,
-                       encoding=spec.encoding, progress=progress)
+                       encoding=spec.encoding, progress=progress,
+                       unique=role.ids[0] if role.rest in ("text", "numbers") else None)
 
 
 def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:

@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from ._frames import EXACT_IDS
-from ._output import _first_line, open_input, split_suffix, stream_errors
+from ._output import _first_line, bom_encoding, open_input, split_suffix, stream_errors
 from ._validation import check_option
 
 __all__ = ["read_trec_run", "read_trec_qrels"]
@@ -67,15 +67,18 @@ _QRELS_FIELDS = ("query", "iteration", "doc", "grade")
 
 @contextlib.contextmanager
 def _text(path):
-    """The file as UTF-8 text (a byte-order mark skipped; \\r\\n and \\r line ends read as
-    \\n), decompressed as its name says through the kit's one table of compressions
-    (``run.gz``, ``qrels.bz2``, ``.xz``, ``.zst``, a ``.zip`` of one file); a text or binary
-    stream is read as it is."""
+    """The file as text: UTF-8, or the UTF-16 or UTF-32 a byte-order mark announces (the mark
+    skipped, as the CSV reader does); \\r\\n and \\r line ends read as \\n; decompressed
+    as its name says through the kit's one table of compressions (``run.gz``, ``qrels.bz2``,
+    ``.xz``, ``.zst``, a ``.zip`` of one file). A text or binary stream is read as it is."""
     if hasattr(path, "read"):
         yield path
         return
-    with open_input(Path(path), split_suffix(path)[1]) as raw, \
-            io.TextIOWrapper(raw, encoding="utf-8-sig", newline=None) as text:
+    path, compression = Path(path), split_suffix(path)[1]
+    with open_input(path, compression) as raw:
+        encoding = bom_encoding(raw.read(4)) or "utf-8"
+    with open_input(path, compression) as raw, \
+            io.TextIOWrapper(raw, encoding=encoding, newline=None) as text:
         yield text
 
 
@@ -88,7 +91,8 @@ def _read_fields(path, fields: tuple[str, ...], what: str) -> tuple[pd.DataFrame
         raise
     except UnicodeDecodeError:
         raise ValueError(f"{path} line {_first_undecodable_line(path)} is not UTF-8 text; TREC "
-                         "files are read as UTF-8: save the file as UTF-8") from None
+                         "files are read as UTF-8 (or UTF-16 with a byte-order mark): save the "
+                         "file as UTF-8") from None
     except stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
         raise ValueError(f"{path} is not a readable {split_suffix(path)[1] or 'TREC'} file "
                          f"({_first_line(error)}); check its format") from None
