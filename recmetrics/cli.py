@@ -1227,9 +1227,10 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                        help="field separator of CSV files (default: ',' for .csv, a tab for "
                             ".tsv, found from the header for .txt); '\\t' or tab for a tab")
     files.add_argument("--encoding", type=_encoding, metavar="NAME",
-                       help="text encoding of every CSV file (default: utf-8; a byte-order mark "
-                            "is always honoured), e.g. gbk, latin-1, cp1252, utf-16; a UTF-8 "
-                            "file asked to be read as latin-1 or cp1252 is refused")
+                       help="text encoding of every CSV and TREC file (default: utf-8; a "
+                            "byte-order mark is always honoured), e.g. gbk, latin-1, cp1252, "
+                            "utf-16; a UTF-8 file asked to be read as latin-1 or cp1252 is "
+                            "refused")
     files.add_argument("--pred-encoding", type=_encoding, metavar="NAME",
                        help="text encoding of the scores file(s) only, overriding --encoding "
                             "(e.g. an Excel export in cp1252 beside a UTF-8 truth file)")
@@ -1470,7 +1471,16 @@ def _as_flags(message: str) -> str:
             return match.group(0)
         return _flags()[match.group(1)] + " " + (match.group(2) or "")
 
-    return _py_option().sub(flag, message)
+    message = _py_option().sub(flag, message)
+    return _py_name().sub(lambda m: _flags()[m.group(1)], message)
+
+
+@functools.cache
+def _py_name() -> re.Pattern:
+    """A keyword with an underscore named on its own ("item_features given but ..."), which
+    cannot be a word of the sentence: its flag instead."""
+    names = sorted((n for n in _flags() if "_" in n), key=len, reverse=True)
+    return re.compile(r"(?<![\w.'\"-])(" + "|".join(names) + r")(?![\w='\"-])")
 
 
 def _one_line(message) -> str:

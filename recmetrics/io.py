@@ -334,12 +334,7 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
 
     source = _read_header(path, compression, encoding, sep)
     present = source.header
-    seen: dict[str, int] = {}
-    for position, name in enumerate(present):
-        if name in seen and name in columns.values():
-            raise FileProblem(f"{path} names column {name!r} twice (columns {seen[name] + 1} and "
-                              f"{position + 1}); rename one of them")
-        seen.setdefault(name, position)
+    _refuse_repeated_names(path, present, columns)
     _check_columns(path, present, columns, hints, sep=source.sep, given_sep=sep)
     wanted = list(dict.fromkeys(columns.values()))
     id_columns = {columns[r] for r in ("user", "item") if r in columns}
@@ -357,6 +352,16 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
     if digest is not None:
         frame.attrs["sha256"] = digest
     return frame, source.where
+
+
+def _refuse_repeated_names(path: Path, present: list[str], columns: dict[str, str]) -> None:
+    """Refuse a header (CSV) or schema (Parquet) naming a column that is read twice."""
+    seen: dict[str, int] = {}
+    for position, name in enumerate(present):
+        if name in seen and name in columns.values():
+            raise FileProblem(f"{path} names column {name!r} twice (columns {seen[name] + 1} and "
+                              f"{position + 1}); rename one of them")
+        seen.setdefault(name, position)
 
 
 def _refuse_line_breaks(source: _CsvSource, frame: pd.DataFrame, names: list[str]) -> None:
@@ -496,6 +501,7 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report, texts=()):
     except (pa.ArrowException, OSError) as error:
         raise FileProblem(f"{path} is not a readable Parquet file ({_first_line(error)}); check "
                           "its format") from None
+    _refuse_repeated_names(path, list(schema.names), columns)
     _check_columns(path, list(schema.names), columns, hints)
     wanted = list(dict.fromkeys(columns.values()))
     text_ids = [columns[role] for role in ("user", "item") if role in columns
@@ -627,6 +633,7 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
     except (pa.ArrowException, OSError) as error:
         raise FileProblem(f"{files[0]} is not a readable Parquet file ({_first_line(error)}); "
                           "check its format") from None
+    _refuse_repeated_names(Path(files[0]), list(schema.names), columns)
     _check_columns(Path(files[0]), list(schema.names), columns, hints or {})
     for role in ("user", "item"):
         if role in columns and _is_binary(schema.field(columns[role]).type):
@@ -874,6 +881,10 @@ class Input:
 def _input_format(path, role: InputRole, format_in: str, trec_scores: bool) -> str:
     if role.trec is not None and (format_in == "trec" or trec_scores and role.trec == "qrels"
                                   or split_suffix(path)[0] in TREC_SUFFIXES):
+        if split_suffix(path)[0] in PARQUET_SUFFIXES:
+            raise FileProblem(f"{path} is a Parquet file, not a TREC {role.trec} file (text "
+                              f"lines); give the {role.trec} as text, or leave out --format-in "
+                              "trec to read the Parquet file")
         return "trec"
     return input_kind(path)[0]
 
@@ -937,10 +948,10 @@ def plan_inputs(files: dict, *, user: str = "user", item: str = "item", score="s
             elif role.rest == "label":
                 columns["label"] = label
             own = encodings.get(role.encoding) if role.encoding else None
-            trec = fmt == "trec"  # TREC files: white space between fields, ASCII ids
+            trec = fmt == "trec"  # TREC files: white space between fields
             plan.append(Input(name, os.fspath(path), fmt, columns,
                               sep=None if trec else sep,
-                              encoding=None if trec else (own if own is not None else encoding),
+                              encoding=own if own is not None else encoding,
                               model=list(models)[index] if models and name == "scores" else None))
     if by and plan and plan[0].role == "scores":
         users = next((i for i in plan if i.role == "users"), None)
@@ -1052,14 +1063,18 @@ def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
         raise FileProblem(f"{path} is a TREC run, which has no column {spec.text[0]!r}; give "
                           "the slice columns in --users FILE")
     columns = spec.columns
+    if spec.encoding is not None:  # as for CSV files: a UTF-8 file read as Latin-1 is refused
+        _check_encoding_name(spec.encoding)
+        if _single_byte(spec.encoding):
+            _refuse_utf8_read_as(path, split_suffix(path)[1], spec.encoding)
     try:
         if role.trec == "qrels":  # the pooled but unjudged lines (grade < 0) left out
-            qrels = read_trec_qrels(path)
+            qrels = read_trec_qrels(path, encoding=spec.encoding)
             frame = pd.DataFrame({columns["user"]: qrels["user"], columns["item"]: qrels["item"],
                                   columns["label"]: qrels["label"]})
             frame.attrs.update(qrels.attrs)  # the ids are exact text
             return frame
-        run = read_trec_run(path)
+        run = read_trec_run(path, encoding=spec.encoding)
     except FileProblem:
         raise
     except UnicodeDecodeError as error:

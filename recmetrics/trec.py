@@ -46,6 +46,7 @@ Conventions that change the number, spelled out:
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
 import io
 import os
@@ -66,7 +67,7 @@ _QRELS_FIELDS = ("query", "iteration", "doc", "grade")
 
 
 @contextlib.contextmanager
-def _text(path):
+def _text(path, encoding: str | None = None):
     """The file as text: UTF-8, or the UTF-16 or UTF-32 a byte-order mark announces (the mark
     skipped, as the CSV reader does); \\r\\n and \\r line ends read as \\n; decompressed
     as its name says through the kit's one table of compressions (``run.gz``, ``qrels.bz2``,
@@ -76,34 +77,42 @@ def _text(path):
         return
     path, compression = Path(path), split_suffix(path)[1]
     with open_input(path, compression) as raw:
-        encoding = bom_encoding(raw.read(4)) or "utf-8"
+        encoding = bom_encoding(raw.read(4)) or encoding or "utf-8"
     with open_input(path, compression) as raw, \
             io.TextIOWrapper(raw, encoding=encoding, newline=None) as text:
         yield text
 
 
-def _read_fields(path, fields: tuple[str, ...], what: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_fields(path, fields: tuple[str, ...], what: str, encoding: str | None = None
+                 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Every non-blank line split on white space into ``fields`` (text), with its line number."""
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(f"encoding={encoding!r}: unknown encoding; use a name such as "
+                             "utf-8, latin-1, cp1252 or gbk") from None
     try:
-        with _text(path) as text:
+        with _text(path, encoding) as text:
             return _split_fields(path, text, fields, what)
     except FileNotFoundError:
         raise
     except UnicodeDecodeError:
-        raise ValueError(f"{path} line {_first_undecodable_line(path)} is not UTF-8 text; TREC "
-                         "files are read as UTF-8 (or UTF-16 with a byte-order mark): save the "
-                         "file as UTF-8") from None
+        line = _first_undecodable_line(path, encoding or "utf-8")
+        raise ValueError(f"{path} line {line} is not {encoding or 'UTF-8'} text; pass "
+                         "encoding= the file's encoding (a byte-order mark is honoured), or "
+                         "save the file as UTF-8") from None
     except stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
         raise ValueError(f"{path} is not a readable {split_suffix(path)[1] or 'TREC'} file "
                          f"({_first_line(error)}); check its format") from None
 
 
-def _first_undecodable_line(path) -> int:
-    """The line of the first byte that is not UTF-8 (only on the error path)."""
+def _first_undecodable_line(path, encoding: str) -> int:
+    """The line of the first byte ``encoding`` cannot decode (only on the error path)."""
     with open_input(Path(path), split_suffix(path)[1]) as raw:
         for number, line in enumerate(raw.read().splitlines(), 1):
             try:
-                line.decode("utf-8")
+                line.decode(encoding)
             except UnicodeDecodeError:
                 return number
     return 1
@@ -184,7 +193,7 @@ def _unique(path, frame: pd.DataFrame, line: np.ndarray) -> None:
                          f"(first on line {line[earlier]}); keep one line per (query, document)")
 
 
-def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
+def read_trec_run(path: str | os.PathLike, *, encoding: str | None = None) -> pd.DataFrame:
     """Read a TREC run file (``query Q0 doc rank score tag``) into a frame.
 
     Parameters
@@ -194,6 +203,9 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
         lines are skipped. The ``Q0`` field is not checked (trec_eval ignores
         it too). Compressed files (``run.gz``, ``.bz2``, ``.xz``, ``.zst``,
         ``.zip``) are read as their name says.
+    encoding : str, optional
+        The file's text encoding (``"latin-1"``, ``"gbk"``...); default UTF-8.
+        A byte-order mark (UTF-8, UTF-16, UTF-32) wins, as for CSV files.
 
     Returns
     -------
@@ -224,7 +236,7 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     >>> run[["user", "item", "score"]].values.tolist()
     [['q1', 'd7', 2.5], ['q1', 'd3', 1.0]]
     """
-    frame, line = _read_fields(path, _RUN_FIELDS, "run")
+    frame, line = _read_fields(path, _RUN_FIELDS, "run", encoding)
     score = _numbers(path, frame, "score", line, whole=False)
     rank = _numbers(path, frame, "rank", line, whole=True)
     _unique(path, frame, line)
@@ -235,8 +247,8 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     return run
 
 
-def read_trec_qrels(path: str | os.PathLike, *,
-                    unjudged: Literal["drop", "keep"] = "drop") -> pd.DataFrame:
+def read_trec_qrels(path: str | os.PathLike, *, unjudged: Literal["drop", "keep"] = "drop",
+                    encoding: str | None = None) -> pd.DataFrame:
     """Read a TREC qrels file (``query iteration doc grade``) into a frame.
 
     Parameters
@@ -253,6 +265,8 @@ def read_trec_qrels(path: str | os.PathLike, *,
         unjudged too (bpref, ``judged_only``) and gives trec_eval's numbers.
         ``"keep"`` keeps them with ``label`` 0, which evaluate would read as
         judged non-relevant.
+    encoding : str, optional
+        As in :func:`read_trec_run`.
 
     Returns
     -------
@@ -284,7 +298,7 @@ def read_trec_qrels(path: str | os.PathLike, *,
     [['q1', 'd7', 2, 2], ['q1', 'd3', 0, 0], ['q1', 'd9', 0, -1]]
     """
     unjudged = check_option("unjudged", unjudged, ("drop", "keep"))
-    frame, line = _read_fields(path, _QRELS_FIELDS, "qrels")
+    frame, line = _read_fields(path, _QRELS_FIELDS, "qrels", encoding)
     grade = _numbers(path, frame, "grade", line, whole=True).astype(np.int64)
     _unique(path, frame, line)
     qrels = pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),

@@ -533,14 +533,18 @@ def _write_role(folder: Path, role: str, frame: pd.DataFrame, how: dict, columns
     base, compression = rio.split_suffix(path)
     names = {"user": columns["user"], "item": columns["item"], "label": columns["label"],
              "score": columns["score"]}
-    if how["format"] == "trec":
+    encoding = {"scores": io_options["pred_encoding"], "truth": io_options["truth_encoding"]
+                }.get(role) or io_options["encoding"] or "utf-8"
+    if how["bom"] and encoding == "utf-8":
+        encoding = "utf-8-sig"
+    if how["format"] == "trec":  # text in the encoding asked for, as CSV files
         if role == "scores":
             lines = [f"{u} Q0 {i} {r} {s!r} tag" for u, i, s, r in
                      frame[["user", "item", "score", "rank"]].itertuples(index=False)]
         else:
             lines = [f"{u} 0 {i} {y}" for u, i, y in
                      frame[["user", "item", "label"]].itertuples(index=False)]
-        data = "".join(line + how["newline"] for line in lines).encode("utf-8")
+        data = "".join(line + how["newline"] for line in lines).encode(encoding)
         path.write_bytes(_compress(data, compression and Path(path.name).suffix,
                                    path.stem))
         return path
@@ -548,12 +552,8 @@ def _write_role(folder: Path, role: str, frame: pd.DataFrame, how: dict, columns
     if how["format"] == "parquet":
         frame.to_parquet(path, index=False)
         return path
-    encoding = {"scores": io_options["pred_encoding"], "truth": io_options["truth_encoding"]
-                }.get(role) or io_options["encoding"] or "utf-8"
     sep = io_options["sep"] or {".csv": ",", ".tsv": "\t"}.get(base, how["txt_sep"])
     text = frame.to_csv(index=False, sep=sep, lineterminator=how["newline"])
-    if how["bom"] and encoding == "utf-8":
-        encoding = "utf-8-sig"
     path.write_bytes(_compress(text.encode(encoding), compression and Path(path.name).suffix,
                                path.stem))
     return path

@@ -517,7 +517,7 @@ def test_a_refusal_is_one_line_even_after_warnings_and_names_flags_issue_35(tmp_
         warnings.simplefilter("default", rm.RecmetricsWarning)
         code, out, err = run(["evaluate", pred, "--item-features", features, "--metrics",
                               "ndcg"], capsys)
-    assert code == 0 and err.startswith("recmetrics: warning: item_features given"), err
+    assert code == 0 and err.startswith("recmetrics: warning: --item-features given"), err
 
 
 @pytest.mark.parametrize("role", ["users", "item_features"])
@@ -570,3 +570,43 @@ def test_trec_files_are_read_as_messy_csv_files_are_issue_35(how, tmp_path):
     messy.write_bytes(data)
     pd.testing.assert_frame_equal(rm.read_trec_run(messy), rm.read_trec_run(plain))
     assert rm.read_trec_run(messy)["user"].tolist() == ["q1", "q1", "q2"]
+
+
+@pytest.mark.parametrize("role", ["scores", "users"])
+def test_a_parquet_file_naming_a_column_twice_is_refused_as_a_csv_file_is_issue_35(
+        role, tmp_path, capsys):
+    """Bug: a Parquet file whose schema names a column read twice (pyarrow writes such files)
+    ended in a KeyError traceback (scores) or "not a readable Parquet file (Multiple matches
+    for FieldRef...)" (users), where a CSV header naming a column twice is refused naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = _rows()
+    pred = tmp_path / "scores.parquet"
+    names = ["user", "item", "score", "label", "user" if role == "scores" else "x"]
+    pq.write_table(pa.Table.from_arrays([pa.array(rows[c]) for c in
+                                         ("user", "item", "score", "label", "user")],
+                                        names=names), pred)
+    argv = ["evaluate", pred, "--metrics", "auc"]
+    if role == "users":
+        users = tmp_path / "users.parquet"
+        pq.write_table(pa.Table.from_arrays([pa.array(USERS), pa.array(["fr"] * 6),
+                                             pa.array(["de"] * 6)],
+                                            names=["user", "country", "country"]), users)
+        argv += ["--by", "country", "--users", users]
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    column, second = ("user", 5) if role == "scores" else ("country", 3)
+    assert f"names column '{column}' twice (columns {second - 4 if role == 'scores' else 2} " \
+           f"and {second}); rename one of them" in err
+
+
+def test_a_parquet_file_read_as_trec_is_refused_as_parquet_issue_35(tmp_path, capsys):
+    """`--format-in trec` (or a TREC run beside it) made a Parquet truth file be read as qrels
+    text, refused as "not UTF-8 text; pass --encoding": advice that cannot help."""
+    run_, _ = _trec_files(tmp_path, "7")
+    truth = tmp_path / "truth.parquet"
+    _rows()[["user", "item", "label"]].to_parquet(truth, index=False)
+    code, out, err = run(["evaluate", run_, "--truth", truth], capsys)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"{truth} is a Parquet file, not a TREC qrels file" in err and "encoding" not in err

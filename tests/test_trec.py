@@ -376,3 +376,30 @@ def test_compressed_trec_files_are_read_as_csv_files_are_issue_35(suffix, tmp_pa
     packed_run.write_bytes(packed_run.read_bytes()[:20])
     with pytest.raises(ValueError, match=rf"{packed_run}"):
         rm.read_trec_run(packed_run)
+
+
+def test_trec_files_take_the_encoding_csv_files_take_issue_35(tmp_path, capsys):
+    """Bug (issue 35, an option one path knew and another did not): --encoding latin-1 was
+    applied to CSV files but silently not to TREC files, which were then refused as "not
+    UTF-8" with advice to re-save them; now the TREC readers take ``encoding=`` and the
+    command line gives them --encoding, refusing (as for CSV) a UTF-8 file read as Latin-1."""
+    from recmetrics import cli
+
+    run = tmp_path / "a.run"
+    run.write_bytes("q1 Q0 café 1 2.0 s\nq1 Q0 thé 2 1.0 s\n".encode("latin-1"))
+    qrels = tmp_path / "a.qrels"
+    qrels.write_bytes("q1 0 café 1\nq1 0 thé 0\n".encode("latin-1"))
+    assert rm.read_trec_run(run, encoding="latin-1")["item"].tolist() == ["café", "thé"]
+    assert rm.read_trec_qrels(qrels, encoding="latin-1")["item"].tolist() == ["café", "thé"]
+    with pytest.raises(ValueError, match=r"a\.run line 1 is not UTF-8 text; pass encoding= "):
+        rm.read_trec_run(run)
+    argv = ["evaluate", str(run), "--truth", str(qrels), "--metrics", "precision", "--k", "1",
+            "--format", "csv", "-q"]
+    assert cli.main(argv + ["--encoding", "latin-1"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("precision,1,1.0,")
+    assert cli.main(argv) == 2
+    assert "pass --encoding the file's encoding" in capsys.readouterr().err
+    run.write_text("q1 Q0 café 1 2.0 s\n", encoding="utf-8")   # UTF-8 asked to be read as Latin-1
+    assert cli.main(argv + ["--pred-encoding", "latin-1"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and f"{run} is UTF-8 text" in err
