@@ -1478,9 +1478,10 @@ def _as_flags(message: str) -> str:
 @functools.cache
 def _py_name() -> re.Pattern:
     """A keyword with an underscore named on its own ("item_features given but ..."), which
-    cannot be a word of the sentence: its flag instead."""
+    cannot be a word of the sentence: its flag instead; not inside a file name or path
+    (".../item_features.csv")."""
     names = sorted((n for n in _flags() if "_" in n), key=len, reverse=True)
-    return re.compile(r"(?<![\w.'\"-])(" + "|".join(names) + r")(?![\w='\"-])")
+    return re.compile(r"(?<![\w.'\"/\\-])(" + "|".join(names) + r")(?![\w='\"/\\-]|\.\w)")
 
 
 def _one_line(message) -> str:
@@ -1522,6 +1523,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: gate failed: {present.terminal(' '.join(str(error).split()))}",
               file=sys.stderr)
         return 3
+    except rio.FileProblem as error:  # written for the command line, its paths as given
+        print(f"{PROG}: error: {present.terminal(' '.join(str(error).split()))}",
+              file=sys.stderr)
+        return 2
     except ValueError as error:
         print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
         return 2
