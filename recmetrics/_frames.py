@@ -23,7 +23,15 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from ._ids import merged_ids
+
 Engine = Literal["spark", "distributed"]
+
+#: ``frame.attrs[EXACT_IDS]`` True: the frame's ids are exact text, never canonicalised (the
+#: frames of :func:`recmetrics.read_trec_run` and :func:`recmetrics.read_trec_qrels`: trec_eval
+#: compares ids as strings). :func:`pandas_inputs` refuses such ids that the id policy would
+#: read as one (``"7"`` and ``"7.0"``), which would otherwise judge each other.
+EXACT_IDS = "exact_ids"
 
 
 def _library(frame) -> str:
@@ -105,7 +113,33 @@ def pandas_inputs(inputs: Mapping[str, Any], ids: tuple[str, ...]) -> dict[str, 
             out[name] = type(value)(as_pandas(frame, ids) for frame in value)
         else:
             out[name] = as_pandas(value, ids)
+    _refuse_merged_exact_ids(out, ids)
     return out
+
+
+def _refuse_merged_exact_ids(inputs: Mapping[str, Any], ids: tuple[str, ...]) -> None:
+    """Refuse, when a frame holds exact-text ids (:data:`EXACT_IDS`), two ids of the inputs
+    that differ as text but are one id under the id policy: trec_eval tells them apart,
+    ``recmetrics.evaluate`` would join them, so the number would be neither's."""
+    frames = []
+    for name, value in inputs.items():
+        items = value.items() if isinstance(value, Mapping) else \
+            enumerate(value) if isinstance(value, (list, tuple)) else [(None, value)]
+        frames += [(name if key is None else f"{name}[{key!r}]", frame) for key, frame in items
+                   if type(frame).__name__ == "DataFrame" and _library(frame) == "pandas"]
+    if not any(frame.attrs.get(EXACT_IDS) for _, frame in frames):
+        return
+    for column in dict.fromkeys(ids):
+        found = merged_ids([(name, frame[column], bool(frame.attrs.get(EXACT_IDS)))
+                            for name, frame in frames if column in frame.columns])
+        if found is not None:
+            (where_a, a), (where_b, b) = found
+            raise ValueError(
+                f"{where_b}: {column} id {b!r} and {where_a}: {column} id {a!r} are two ids "
+                "where the ids are exact text, as in TREC files (rm.read_trec_run and "
+                "rm.read_trec_qrels keep them so: trec_eval compares ids as strings), but "
+                f"recmetrics' id policy reads them as one id, so one would stand for the "
+                "other; write each id the same way in every file, or rename one")
 
 
 #: The arguments of evaluate, evaluate_per_user and compare that hold score or truth frames.

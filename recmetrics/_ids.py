@@ -378,3 +378,28 @@ def distinct_ids(values: pd.Series) -> pd.Series:
     codes, uniques = pd.factorize(values)
     return pd.Series(pd.Categorical.from_codes(codes, categories=uniques, validate=False),
                      index=values.index, name=values.name)
+
+
+def merged_ids(named) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """Two different ids that the policy above reads as one, or None.
+
+    ``named`` holds (where, values, exact) triples: ``values`` a column of ids, ``where``
+    how messages name it, ``exact`` whether its ids are exact text (a TREC file's: trec_eval
+    compares ids as strings, so ``"7"`` and ``"7.0"`` are two documents). An exact id is
+    itself; any other id is its canonical form. Returned: ((where, id), (where, id)) of the
+    first two ids that differ but have one canonical form (``"7"`` and ``"7.0"``, or an exact
+    ``"7.0"`` and a number 7), which :func:`codes` would join as one.
+    """
+    seen: dict[str, tuple[str, str]] = {}
+    for where, values, exact in named:
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            distinct = pd.Series(values.cat.categories)
+        else:
+            distinct = pd.Series(pd.unique(values.dropna()))
+        canonical = np.asarray(canonical_ids(distinct)[0]).astype(str)
+        own = distinct.astype(str).to_numpy() if exact else canonical
+        for text, same in zip(own, canonical):
+            first = seen.setdefault(same, (where, text))
+            if first[1] != text:
+                return first, (where, text)
+    return None

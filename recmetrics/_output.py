@@ -15,25 +15,34 @@ Parquet file or directory of :func:`recmetrics.evaluate_per_user`) goes through 
 * a FIFO, a character device such as ``/dev/stdout`` or anything under ``/dev`` or
   ``/proc`` is opened and written through, never replaced; ``-`` means standard output.
 
+Reading goes through here too where it is about bytes, not formats: the one table of
+:data:`COMPRESSIONS` (what a file name's last suffix says, for every reader: CSV, TREC) and
+:func:`open_input`, which opens a file as its decompressed bytes.
+
 Only the standard library and pandas (for Parquet) are used; :mod:`recmetrics.io`
 re-exports these names.
 """
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import glob
+import hashlib
+import io
 import os
 import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 __all__ = ["FileProblem", "Output", "OUTPUT_FORMATS", "plan_output", "write_output",
-           "atomic_file", "refuse_inputs", "write_parquet", "directory_output"]
+           "atomic_file", "refuse_inputs", "write_parquet", "directory_output", "COMPRESSIONS",
+           "split_suffix", "open_input", "stream_errors", "bom_encoding"]
 
 
 class FileProblem(ValueError):
@@ -44,7 +53,122 @@ class FileProblem(ValueError):
 OUTPUT_FORMATS = {"csv": (".csv",), "tsv": (".tsv",), "json": (".json",),
                   "parquet": (".parquet", ".pq"), "table": (".txt", ""), "html": (".html", ".htm"),
                   "markdown": (".md",), "latex": (".tex",)}
-_OUTPUT_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+#: compression suffix -> compression, of every file the kit reads (a .zip archive: of one file)
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+#: and of those it writes
+_OUTPUT_COMPRESSIONS = {s: c for s, c in COMPRESSIONS.items() if c != "zip"}
+
+
+def split_suffix(path) -> tuple[str, str | None]:
+    """('.csv', 'gzip') for data.csv.gz; ('.parquet', None) for x.parquet; ('.run', 'bz2')
+    for a.run.bz2 (the suffix before the compression, lower case)."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    compression = None
+    if suffixes and suffixes[-1] in COMPRESSIONS:
+        compression = COMPRESSIONS[suffixes.pop()]
+    return (suffixes[-1] if suffixes else ""), compression
+
+
+#: byte-order marks and the encodings they announce (UTF-32 first: its little-endian BOM
+#: starts with UTF-16's); a file's BOM wins over any encoding asked for
+_BOMS = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16")]
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """The encoding a byte-order mark at the start of ``head`` announces, or None."""
+    return next((name for bom, name in _BOMS if head.startswith(bom)), None)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+class _Counting(io.RawIOBase):
+    """A read-only binary stream that reports how many bytes were read (for progress) and,
+    given a ``digest`` (hashlib), hashes them as they pass."""
+
+    def __init__(self, raw, report: Callable[[int], None] | None, digest=None):
+        self._raw, self._report, self.digest, self.hashed = raw, report, digest, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        n = self._raw.readinto(buffer)
+        if n and self._report is not None:
+            self._report(n)
+        if n and self.digest is not None:
+            self.digest.update(memoryview(buffer)[:n])
+            self.hashed += n
+        return n
+
+    def seekable(self):
+        return self._raw.seekable()
+
+    def seek(self, offset, whence=os.SEEK_SET):  # a .zip archive is read from its end
+        return self._raw.seek(offset, whence)
+
+    def tell(self):
+        return self._raw.tell()
+
+    def close(self):
+        self._raw.close()
+        super().close()
+
+
+def open_input(path: Path, compression: str | None, report=None, counting=None):
+    """The file's decompressed bytes as a Python binary stream. ``counting``: a list that
+    receives the stream's :class:`_Counting` layer (its digest of the file's bytes)."""
+    raw = open(path, "rb")
+    layer = _Counting(raw, report, hashlib.sha256() if counting is not None else None)
+    if counting is not None:
+        counting.append(layer)
+    counted = io.BufferedReader(layer, buffer_size=1 << 20)
+    if compression is None:
+        return counted
+    if compression == "gzip":
+        import gzip
+        return gzip.GzipFile(fileobj=counted, mode="rb")
+    if compression == "bz2":
+        import bz2
+        return bz2.BZ2File(counted, mode="rb")
+    if compression == "xz":
+        import lzma
+        return lzma.LZMAFile(counted, mode="rb")
+    if compression == "zstd":
+        import pyarrow as pa
+        return pa.CompressedInputStream(pa.PythonFile(counted, mode="r"), "zstd")
+    import zipfile  # .zip: exactly one member
+    try:
+        archive = zipfile.ZipFile(counted)
+        names = [n for n in archive.namelist() if not n.endswith("/")]
+        if len(names) != 1:
+            shown = f" ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" \
+                if names else ""
+            raise FileProblem(f"{path} holds {len(names)} files{shown}; a .zip input must hold "
+                              "exactly one CSV file: unpack it, or zip one file")
+        return archive.open(names[0])
+    except FileProblem:
+        counted.close()
+        raise
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError) as error:
+        counted.close()  # not a zip archive, encrypted, or compressed in a way Python cannot read
+        raise FileProblem(f"{path} is not a readable .zip archive ({_first_line(error)}); check "
+                          "its format, or unpack it and give the CSV file") from None
+
+
+def stream_errors() -> tuple[type[BaseException], ...]:
+    """What reading a damaged compressed stream raises (a truncated .xz, a bad .zip CRC...)."""
+    import lzma
+    import zipfile
+    import zlib
+
+    return (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
+
+
 
 
 @dataclass(frozen=True)
@@ -56,6 +180,7 @@ class Output:
     compression: str | None
     mode: str              # "stdout", "atomic" (regular file) or "through" (FIFO, device)
     real_path: str | None  # the file replaced in atomic mode (symlinks followed)
+    option: str = "-o"     # how the target was given, for messages: "-o", or "path" in Python
 
 
 def _format_from_name(option: str, target: str, allowed: tuple[str, ...]) -> tuple[str | None, str | None]:
@@ -174,7 +299,7 @@ def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o"
             raise FileProblem(f"{option} -: Parquet is binary; write it to a file ending in "
                               ".parquet")
         return Output(None, fmt or ("table" if "table" in allowed else allowed[0]), None,
-                      "stdout", None)
+                      "stdout", None, option)
     target = str(target)
     if target.endswith(os.sep) or os.path.isdir(target):
         raise FileProblem(f"{option} {target}: is a folder; give a file name such as "
@@ -190,7 +315,7 @@ def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o"
         named, compression = _format_from_name(option, target, allowed) \
             if Path(target).suffix else (None, None)
         chosen = _agree(option, target, named, fmt, allowed)
-        return Output(target, chosen, compression, "through", None)
+        return Output(target, chosen, compression, "through", None, option)
     named, compression = _format_from_name(option, target, allowed)
     chosen = _agree(option, target, named, fmt, allowed)
     real = os.path.realpath(target)
@@ -209,7 +334,7 @@ def plan_output(target, *, fmt: str | None = None, inputs=(), option: str = "-o"
     except OSError as error:
         raise FileProblem(f"{option} {target}: cannot write in {folder} "
                           f"({error.strerror or error}); choose another folder") from None
-    return Output(target, chosen, compression, "atomic", real)
+    return Output(target, chosen, compression, "atomic", real, option)
 
 
 def _agree(option: str, target: str, named: str | None, fmt: str | None,
@@ -288,16 +413,16 @@ def write_output(output: Output, content) -> None:
             with open(output.target, "wb") as handle:
                 handle.write(data)
         except OSError as error:
-            raise _cannot_write(f"-o {output.target}", error, "the output is incomplete") \
-                from None
+            raise _cannot_write(f"{output.option} {output.target}", error,
+                                "the output is incomplete") from None
         return
     if output.real_path is None:
         raise ValueError("an 'atomic' Output needs a real_path; build it with plan_output")
     try:
-        with atomic_file(output.real_path) as handle:
+        with atomic_file(output.real_path, option=output.option) as handle:
             handle.write(data)
     except OSError as error:
-        raise _cannot_write(f"-o {output.target}", error,
+        raise _cannot_write(f"{output.option} {output.target}", error,
                             f"nothing was written and {output.target} is as it was") from None
 
 

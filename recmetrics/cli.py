@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import os
@@ -874,8 +875,9 @@ def cmd_evaluate(args) -> None:
     _evaluation_gates_pass(table, args)
 
 
-_MODEL_SUFFIXES = {".csv", ".tsv", ".txt", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zst",
-                   ".zip"}
+#: the name endings of input files (io.INPUT_FORMATS, compressions included: a.run.gz -> a)
+_MODEL_SUFFIXES = {part for suffixes in rio.INPUT_FORMATS.values() for suffix in suffixes
+                   for part in Path("x" + suffix).suffixes}
 
 
 def _model_names(paths: list[str]) -> list[str]:
@@ -1216,7 +1218,8 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                                            if per_model else ""))
     files.add_argument("--format-in", choices=("auto", "trec"), default="auto",
                        help="how to read the input files: auto (from the name: "
-                            f"{', '.join(TREC_SUFFIXES)} are TREC files, a run and --truth qrels; "
+                            f"{', '.join(TREC_SUFFIXES)}, optionally compressed as CSV files may be, "
+                            "are TREC files, a run and --truth qrels; "
                             "else CSV, TSV, text or Parquet) or trec (every file is TREC: the "
                             "scores files runs, --truth qrels; negative grades are pooled but "
                             "unjudged, as in trec_eval)")
@@ -1224,9 +1227,10 @@ def _add_common(parser: argparse.ArgumentParser, *, k_default, n_resamples: int,
                        help="field separator of CSV files (default: ',' for .csv, a tab for "
                             ".tsv, found from the header for .txt); '\\t' or tab for a tab")
     files.add_argument("--encoding", type=_encoding, metavar="NAME",
-                       help="text encoding of every CSV file (default: utf-8; a byte-order mark "
-                            "is always honoured), e.g. gbk, latin-1, cp1252, utf-16; a UTF-8 "
-                            "file asked to be read as latin-1 or cp1252 is refused")
+                       help="text encoding of every CSV and TREC file (default: utf-8; a "
+                            "byte-order mark is always honoured), e.g. gbk, latin-1, cp1252, "
+                            "utf-16; a UTF-8 file asked to be read as latin-1 or cp1252 is "
+                            "refused")
     files.add_argument("--pred-encoding", type=_encoding, metavar="NAME",
                        help="text encoding of the scores file(s) only, overriding --encoding "
                             "(e.g. an Excel export in cp1252 beside a UTF-8 truth file)")
@@ -1431,22 +1435,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Python option names in messages from recmetrics.evaluate -> the command line's flags
-_FLAGS = {"k": "--k", "n_resamples": "--n-resamples", "ci": "--ci", "seed": "--seed",
-          "metrics": "--metrics", "alpha": "--alpha", "rank": "--rank-col",
-          **{c.name: c.flag for c in CONVENTIONS}}
-_PY_OPTION = re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_FLAGS, key=len, reverse=True))
-                        + r")=(?:'([\w.-]+)'|(?=\S))")
+@functools.cache
+def _flags() -> dict[str, str]:
+    """Python keyword -> the flag giving it, from the parser itself (every subcommand's long
+    option under its dest, which is the keyword of recmetrics.evaluate / compare; the
+    column options under the keyword they feed), so that no option is left out."""
+    parser = build_parser()
+    choices = next(a for a in parser._actions if a.dest == "command").choices
+    commands = list(choices.values()) if isinstance(choices, dict) else []
+    flags: dict[str, str] = {}
+    for command in commands:
+        for action in command._actions:
+            if action.option_strings and action.dest != "help":
+                flags.setdefault(action.dest, next((o for o in action.option_strings
+                                                    if o.startswith("--")),
+                                                   action.option_strings[0]))
+    flags.update({keyword: flags[dest] for dest, keyword in _COLUMN_FLAGS.items()
+                  if dest in flags})
+    return flags
+
+
+@functools.cache
+def _py_option() -> re.Pattern:
+    return re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_flags(), key=len,
+                                                                         reverse=True))
+                      + r")=(?:'([\w.-]+)'|(?=\S)|\s)")
 
 
 def _as_flags(message: str) -> str:
-    """"n_resamples=1 must be ..." -> "--n-resamples 1 must be ..." (the option as typed)."""
-    return _PY_OPTION.sub(lambda m: _FLAGS[m.group(1)] + " " + (m.group(2) or ""), message)
+    """"n_resamples=1 must be ..." -> "--n-resamples 1 must be ..." (the option as typed);
+    "pass score= a column" -> "pass --score-col a column". ``user=`` and ``item=`` with a
+    value ("user='u1'") name a row's ids, not the option, and stay."""
+    def flag(match: re.Match) -> str:
+        if match.group(1) in ("user", "item") and not match.group(0)[-1].isspace():
+            return match.group(0)
+        return _flags()[match.group(1)] + " " + (match.group(2) or "")
+
+    message = _py_option().sub(flag, message)
+    return _py_name().sub(lambda m: _flags()[m.group(1)], message)
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"{PROG}: warning: {present.terminal(_as_flags(' '.join(str(message).split())))}",
-          file=sys.stderr)
+@functools.cache
+def _py_name() -> re.Pattern:
+    """A keyword with an underscore named on its own ("item_features given but ..."), which
+    cannot be a word of the sentence: its flag instead; not inside a file name or path
+    (".../item_features.csv")."""
+    names = sorted((n for n in _flags() if "_" in n), key=len, reverse=True)
+    return re.compile(r"(?<![\w.'\"/\\-])(" + "|".join(names) + r")(?![\w='\"/\\-]|\.\w)")
+
+
+def _one_line(message) -> str:
+    return present.terminal(_as_flags(" ".join(str(message).split())))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1454,13 +1493,28 @@ def main(argv: list[str] | None = None) -> int:
     3 a quality gate failed, 130 interrupted)."""
     import warnings
 
+    noted: list[str] = []  # warnings, printed once the command has done its work: a refusal
+    #                        is one line, never preceded by warnings about the run it stops
+
+    def note(message, category, filename, lineno, file=None, line=None):
+        noted.append(f"{PROG}: warning: {_one_line(message)}")
+
+    def print_notes():
+        for line in noted:
+            print(line, file=sys.stderr)
+
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _one_line_warning
+            warnings.showwarning = note
             typed = list(sys.argv[1:] if argv is None else argv)
             args = build_parser().parse_args(typed)
             args.argv = [PROG, *typed]
-            args.run(args)
+            try:
+                args.run(args)
+            except GateFailed:
+                print_notes()
+                raise
+            print_notes()
     except UsageError as error:
         print(f"{PROG}: error: {present.terminal(' '.join(str(error).split()))}",
               file=sys.stderr)
@@ -1469,9 +1523,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: gate failed: {present.terminal(' '.join(str(error).split()))}",
               file=sys.stderr)
         return 3
-    except ValueError as error:
-        print(f"{PROG}: error: {present.terminal(_as_flags(' '.join(str(error).split())))}",
+    except rio.FileProblem as error:  # written for the command line, its paths as given
+        print(f"{PROG}: error: {present.terminal(' '.join(str(error).split()))}",
               file=sys.stderr)
+        return 2
+    except ValueError as error:
+        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
         return 2
     except MemoryError:
         print(f"{PROG}: error: out of memory; use fewer --n-resamples, a smaller --k, or a "

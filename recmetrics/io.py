@@ -49,7 +49,6 @@ from __future__ import annotations
 import codecs
 import csv
 import glob
-import hashlib
 import io as _io
 import json
 import os
@@ -61,8 +60,9 @@ import numpy as np
 import pandas as pd
 
 from . import _ids
-from ._output import (OUTPUT_FORMATS, FileProblem, Output, atomic_file, plan_output,
-                      refuse_inputs, write_output)
+from ._output import (COMPRESSIONS, OUTPUT_FORMATS, FileProblem, Output, _Counting,
+                      _first_line, atomic_file, bom_encoding, open_input, plan_output,
+                      refuse_inputs, split_suffix, stream_errors, write_output)
 from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
                           numeric_column)
 
@@ -74,20 +74,11 @@ __all__ = ["FileProblem", "read_scores", "parquet_dataset", "input_kind", "Outpu
 
 # --------------------------------------------------------------------------- file kinds
 
-_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+_COMPRESSIONS = COMPRESSIONS
 _TEXT_SEPARATORS = {".csv": ",", ".tsv": "\t", ".txt": None}
 CSV_SUFFIXES = tuple(f"{base}{comp}" for base in _TEXT_SEPARATORS for comp in ("", *_COMPRESSIONS))
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _SEP_NAMES = {",": "a comma", ";": "a semicolon", "\t": "a tab", "|": "a bar"}
-
-
-def _split_suffix(path: Path) -> tuple[str, str | None]:
-    """('.csv', 'gzip') for data.csv.gz; ('.parquet', None) for x.parquet."""
-    suffixes = [s.lower() for s in path.suffixes]
-    compression = None
-    if suffixes and suffixes[-1] in _COMPRESSIONS:
-        compression = _COMPRESSIONS[suffixes.pop()]
-    return (suffixes[-1] if suffixes else ""), compression
 
 
 def input_kind(path) -> tuple[str, str | None, str | None]:
@@ -97,7 +88,7 @@ def input_kind(path) -> tuple[str, str | None, str | None]:
     the header line) and for Parquet.
     """
     path = Path(path)
-    base, compression = _split_suffix(path)
+    base, compression = split_suffix(path)
     if base in _TEXT_SEPARATORS:
         return "csv", compression, _TEXT_SEPARATORS[base]
     if base in PARQUET_SUFFIXES and compression is None:
@@ -106,106 +97,16 @@ def input_kind(path) -> tuple[str, str | None, str | None]:
     raise FileProblem(f"{path}: unknown file type ({suffix}); give a .csv, .tsv, .txt (optionally "
                       "compressed, e.g. .csv.gz) or .parquet file (the extension tells recmetrics "
                       "how to read it); a TREC run or qrels file is read as .run, .qrels or .trec, "
-                      "or with --format-in trec (rm.read_trec_run / rm.read_trec_qrels in Python)")
+                      "or with --format-in trec (optionally compressed, e.g. .run.gz; "
+                      "rm.read_trec_run / rm.read_trec_qrels in Python)")
 
 
 # --------------------------------------------------------------------------- reading text
 
 
-_BOMS = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16")]
-
-
-class _Counting(_io.RawIOBase):
-    """A read-only binary stream that reports how many bytes were read (for progress) and,
-    given a ``digest`` (hashlib), hashes them as they pass."""
-
-    def __init__(self, raw, report: Callable[[int], None] | None, digest=None):
-        self._raw, self._report, self.digest, self.hashed = raw, report, digest, 0
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        n = self._raw.readinto(buffer)
-        if n and self._report is not None:
-            self._report(n)
-        if n and self.digest is not None:
-            self.digest.update(memoryview(buffer)[:n])
-            self.hashed += n
-        return n
-
-    def seekable(self):
-        return self._raw.seekable()
-
-    def seek(self, offset, whence=os.SEEK_SET):  # a .zip archive is read from its end
-        return self._raw.seek(offset, whence)
-
-    def tell(self):
-        return self._raw.tell()
-
-    def close(self):
-        self._raw.close()
-        super().close()
-
-
-def _open_binary(path: Path, compression: str | None, report=None, counting=None):
-    """The file's decompressed bytes as a Python binary stream. ``counting``: a list that
-    receives the stream's :class:`_Counting` layer (its digest of the file's bytes)."""
-    raw = open(path, "rb")
-    layer = _Counting(raw, report, hashlib.sha256() if counting is not None else None)
-    if counting is not None:
-        counting.append(layer)
-    counted = _io.BufferedReader(layer, buffer_size=1 << 20)
-    if compression is None:
-        return counted
-    if compression == "gzip":
-        import gzip
-        return gzip.GzipFile(fileobj=counted, mode="rb")
-    if compression == "bz2":
-        import bz2
-        return bz2.BZ2File(counted, mode="rb")
-    if compression == "xz":
-        import lzma
-        return lzma.LZMAFile(counted, mode="rb")
-    if compression == "zstd":
-        import pyarrow as pa
-        return pa.CompressedInputStream(pa.PythonFile(counted, mode="r"), "zstd")
-    import zipfile  # .zip: exactly one member
-    try:
-        archive = zipfile.ZipFile(counted)
-        names = [n for n in archive.namelist() if not n.endswith("/")]
-        if len(names) != 1:
-            shown = f" ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" \
-                if names else ""
-            raise FileProblem(f"{path} holds {len(names)} files{shown}; a .zip input must hold "
-                              "exactly one CSV file: unpack it, or zip one file")
-        return archive.open(names[0])
-    except FileProblem:
-        counted.close()
-        raise
-    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError) as error:
-        counted.close()  # not a zip archive, encrypted, or compressed in a way Python cannot read
-        raise FileProblem(f"{path} is not a readable .zip archive ({_first_line(error)}); check "
-                          "its format, or unpack it and give the CSV file") from None
-
-
-def _stream_errors() -> tuple[type[BaseException], ...]:
-    """What reading a damaged compressed stream raises (a truncated .xz, a bad .zip CRC...)."""
-    import lzma
-    import zipfile
-    import zlib
-
-    return (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
-
-
 def _detect_encoding(head: bytes, encoding: str | None) -> str:
     """The encoding to read with: a byte-order mark wins, then ``encoding``, then UTF-8."""
-    for bom, name in _BOMS:  # UTF-32 first: its little-endian BOM starts with UTF-16's
-        if head.startswith(bom):
-            return name
-    return codecs.lookup(encoding).name if encoding else "utf-8"
+    return bom_encoding(head) or (codecs.lookup(encoding).name if encoding else "utf-8")
 
 
 def _single_byte(encoding: str) -> bool:
@@ -222,7 +123,7 @@ def _refuse_utf8_read_as(path: Path, compression, encoding: str) -> None:
     never Latin-1 or cp1252 text, and read so they turn into mojibake ids ("JosÃ©") that
     silently match nothing in the other file.
     """
-    with _open_binary(path, compression) as stream:
+    with open_input(path, compression) as stream:
         sample = stream.read(1 << 20)
     if sample.isascii():
         return
@@ -262,7 +163,7 @@ def _first_bad_byte(path: Path, compression, encoding: str) -> tuple[int, bytes]
     factory = codecs.getincrementaldecoder(encoding)
     decoder = factory()
     line, after_cr = 1, False
-    with _open_binary(path, compression) as stream:
+    with open_input(path, compression) as stream:
         while True:
             block = stream.read(1 << 20)
             final = not block
@@ -289,7 +190,7 @@ def _line_ends(text: str, after_cr: bool = False) -> int:
 
 def _text_lines(path: Path, compression, encoding: str):
     """The decoded file as a text stream with universal newlines left alone (for csv)."""
-    return _io.TextIOWrapper(_open_binary(path, compression), encoding=encoding, newline="",
+    return _io.TextIOWrapper(open_input(path, compression), encoding=encoding, newline="",
                              errors="replace")
 
 
@@ -344,7 +245,7 @@ def _sniff_separator(header_line: str) -> str:
 
 def _read_header(path: Path, compression, encoding: str | None, sep: str | None) -> _CsvSource:
     """Decode the first line, find the encoding and separator, and parse the column names."""
-    with _open_binary(path, compression) as stream:
+    with open_input(path, compression) as stream:
         head = stream.read(1 << 16)
         while head and b"\n" not in head.lstrip(b"\r\n"):
             more = stream.read(1 << 16)
@@ -413,7 +314,7 @@ def _arrow_csv(source: _CsvSource, wanted: list[str], types: dict, report=None):
                                            invalid_row_handler=invalid_row)
         counting: list[_Counting] = []
         try:
-            with _open_binary(source.path, source.compression, report, counting) as stream:
+            with open_input(source.path, source.compression, report, counting) as stream:
                 table = pacsv.read_csv(stream, read_options=read_options,
                                        parse_options=parse_options,
                                        convert_options=convert_options)
@@ -433,12 +334,7 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
 
     source = _read_header(path, compression, encoding, sep)
     present = source.header
-    seen: dict[str, int] = {}
-    for position, name in enumerate(present):
-        if name in seen and name in columns.values():
-            raise FileProblem(f"{path} names column {name!r} twice (columns {seen[name] + 1} and "
-                              f"{position + 1}); rename one of them")
-        seen.setdefault(name, position)
+    _refuse_repeated_names(path, present, columns)
     _check_columns(path, present, columns, hints, sep=source.sep, given_sep=sep)
     wanted = list(dict.fromkeys(columns.values()))
     id_columns = {columns[r] for r in ("user", "item") if r in columns}
@@ -456,6 +352,16 @@ def _read_csv(path: Path, compression, columns: dict[str, str], numbers, grades,
     if digest is not None:
         frame.attrs["sha256"] = digest
     return frame, source.where
+
+
+def _refuse_repeated_names(path: Path, present: list[str], columns: dict[str, str]) -> None:
+    """Refuse a header (CSV) or schema (Parquet) naming a column that is read twice."""
+    seen: dict[str, int] = {}
+    for position, name in enumerate(present):
+        if name in seen and name in columns.values():
+            raise FileProblem(f"{path} names column {name!r} twice (columns {seen[name] + 1} and "
+                              f"{position + 1}); rename one of them")
+        seen.setdefault(name, position)
 
 
 def _refuse_line_breaks(source: _CsvSource, frame: pd.DataFrame, names: list[str]) -> None:
@@ -595,6 +501,7 @@ def _read_parquet(path: Path, columns: dict[str, str], hints, report, texts=()):
     except (pa.ArrowException, OSError) as error:
         raise FileProblem(f"{path} is not a readable Parquet file ({_first_line(error)}); check "
                           "its format") from None
+    _refuse_repeated_names(path, list(schema.names), columns)
     _check_columns(path, list(schema.names), columns, hints)
     wanted = list(dict.fromkeys(columns.values()))
     text_ids = [columns[role] for role in ("user", "item") if role in columns
@@ -726,6 +633,7 @@ def parquet_dataset(path, *, columns: dict[str, str], hints: dict[str, str] | No
     except (pa.ArrowException, OSError) as error:
         raise FileProblem(f"{files[0]} is not a readable Parquet file ({_first_line(error)}); "
                           "check its format") from None
+    _refuse_repeated_names(Path(files[0]), list(schema.names), columns)
     _check_columns(Path(files[0]), list(schema.names), columns, hints or {})
     for role in ("user", "item"):
         if role in columns and _is_binary(schema.field(columns[role]).type):
@@ -741,16 +649,12 @@ def _hidden(path: str, base: str) -> bool:
     return any(part.startswith(("_", ".")) for part in Path(os.path.relpath(path, base)).parts)
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
-
-
 def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                 grades: tuple[str, ...] = (), optional: tuple[str, ...] = (),
                 texts: tuple[str, ...] = (), hints: dict[str, str] | None = None,
                 sep: str | None = None, encoding: str | None = None,
-                progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                progress: Callable[[int, int], None] | None = None,
+                unique: str | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet file of (user, item, ...) rows and check it, naming file and line.
 
     Parameters
@@ -779,6 +683,10 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         Text encoding of a CSV file; default UTF-8 (a byte-order mark always wins).
     progress : callable, optional
         Called as ``progress(bytes_read, file_size)`` while the file is read.
+    unique : str, optional
+        The id role (``"user"``, ``"item"``) of a file of one row per id (user attributes,
+        item features): a repeated id is refused naming its line. Without it, a file with
+        both ids holds one row per (user, item).
 
     Returns
     -------
@@ -843,13 +751,14 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                 raise
             except ValueError as error:  # a value check while explaining a failed read
                 raise FileProblem(str(error)) from None
-        except _stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
+        except stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
             raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
                               "its format") from None
     else:
         frame, where = _read_parquet(path, columns, hints, report, texts)
     if len(frame) == 0:
-        raise FileProblem(f"{path} has no data rows; it needs at least one scored (user, item)")
+        raise FileProblem(f"{path} has no data rows; it needs at least one row of "
+                          f"{', '.join(dict.fromkeys(columns.values()))}")
     digest = frame.attrs.get("sha256")
     try:
         checked = {}  # the columns replaced, put in one frame without copying the others
@@ -862,7 +771,9 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                                                     grades=role in grades, where=where)
         frame = pd.DataFrame({**{name: frame[name] for name in frame.columns}, **checked},
                              copy=False)
-        if "user" in columns and "item" in columns:
+        if unique is not None:
+            _check_unique(path, frame, columns[unique], unique, where)
+        elif "user" in columns and "item" in columns:
             check_unique_pairs(str(path), frame, columns["user"], columns["item"], where=where)
     except FileProblem:
         raise
@@ -872,6 +783,17 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     if digest is not None:  # the SHA-256 of the bytes read, for the provenance record
         frame.attrs["sha256"] = digest
     return frame
+
+
+def _check_unique(path: Path, frame: pd.DataFrame, column: str, role: str, where) -> None:
+    """One row per id in a file of attributes (users, item features)."""
+    repeated = frame[column].duplicated().to_numpy()
+    if repeated.any():
+        row = int(np.flatnonzero(repeated)[0])
+        value = frame[column].iloc[row]
+        first = int(np.flatnonzero((frame[column] == value).to_numpy())[0])
+        raise FileProblem(f"{path} {where(row)}: {role} {str(value)!r} has a row already (on "
+                          f"{where(first)}); give each {role} one row")
 
 
 def _release_arrow_memory() -> None:
@@ -917,9 +839,11 @@ INPUT_ROLES: dict[str, InputRole] = {r.name: r for r in (
 )}
 
 #: Input formats and the file name endings that select them (``format_in="auto"``).
-INPUT_FORMATS: dict[str, tuple[str, ...]] = {"csv": CSV_SUFFIXES, "parquet": PARQUET_SUFFIXES,
-                                             "trec": (".run", ".qrels", ".trec")}
-TREC_SUFFIXES = INPUT_FORMATS["trec"]
+#: TREC files, as CSV files, may be compressed (run.gz): one table of compressions for both.
+TREC_SUFFIXES = (".run", ".qrels", ".trec")
+INPUT_FORMATS: dict[str, tuple[str, ...]] = {
+    "csv": CSV_SUFFIXES, "parquet": PARQUET_SUFFIXES,
+    "trec": tuple(f"{base}{comp}" for base in TREC_SUFFIXES for comp in ("", *COMPRESSIONS))}
 
 _LABEL_HINT = "pass --label-col NAME, or give the labels in a separate file with --truth FILE"
 
@@ -956,7 +880,11 @@ class Input:
 
 def _input_format(path, role: InputRole, format_in: str, trec_scores: bool) -> str:
     if role.trec is not None and (format_in == "trec" or trec_scores and role.trec == "qrels"
-                                  or Path(path).suffix.lower() in TREC_SUFFIXES):
+                                  or split_suffix(path)[0] in TREC_SUFFIXES):
+        if split_suffix(path)[0] in PARQUET_SUFFIXES:
+            raise FileProblem(f"{path} is a Parquet file, not a TREC {role.trec} file (text "
+                              f"lines); give the {role.trec} as text, or leave out --format-in "
+                              "trec to read the Parquet file")
         return "trec"
     return input_kind(path)[0]
 
@@ -1020,10 +948,10 @@ def plan_inputs(files: dict, *, user: str = "user", item: str = "item", score="s
             elif role.rest == "label":
                 columns["label"] = label
             own = encodings.get(role.encoding) if role.encoding else None
-            trec = fmt == "trec"  # TREC files: white space between fields, ASCII ids
+            trec = fmt == "trec"  # TREC files: white space between fields
             plan.append(Input(name, os.fspath(path), fmt, columns,
                               sep=None if trec else sep,
-                              encoding=None if trec else (own if own is not None else encoding),
+                              encoding=own if own is not None else encoding,
                               model=list(models)[index] if models and name == "scores" else None))
     if by and plan and plan[0].role == "scores":
         users = next((i for i in plan if i.role == "users"), None)
@@ -1119,7 +1047,8 @@ def read_input(spec, *, progress: Callable[[int, int], None] | None = None) -> p
         texts = tuple(named)
     return read_scores(spec.path, columns=columns, numbers=numbers, grades=grades,
                        optional=optional, texts=texts, hints=hints, sep=spec.sep,
-                       encoding=spec.encoding, progress=progress)
+                       encoding=spec.encoding, progress=progress,
+                       unique=role.ids[0] if role.rest in ("text", "numbers") else None)
 
 
 def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
@@ -1134,12 +1063,18 @@ def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
         raise FileProblem(f"{path} is a TREC run, which has no column {spec.text[0]!r}; give "
                           "the slice columns in --users FILE")
     columns = spec.columns
+    if spec.encoding is not None:  # as for CSV files: a UTF-8 file read as Latin-1 is refused
+        _check_encoding_name(spec.encoding)
+        if _single_byte(spec.encoding):
+            _refuse_utf8_read_as(path, split_suffix(path)[1], spec.encoding)
     try:
         if role.trec == "qrels":  # the pooled but unjudged lines (grade < 0) left out
-            qrels = read_trec_qrels(path)
-            return pd.DataFrame({columns["user"]: qrels["user"], columns["item"]: qrels["item"],
-                                 columns["label"]: qrels["label"]})
-        run = read_trec_run(path)
+            qrels = read_trec_qrels(path, encoding=spec.encoding)
+            frame = pd.DataFrame({columns["user"]: qrels["user"], columns["item"]: qrels["item"],
+                                  columns["label"]: qrels["label"]})
+            frame.attrs.update(qrels.attrs)  # the ids are exact text
+            return frame
+        run = read_trec_run(path, encoding=spec.encoding)
     except FileProblem:
         raise
     except UnicodeDecodeError as error:
@@ -1151,8 +1086,10 @@ def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
     except ValueError as error:
         raise FileProblem(str(error)) from None
     ordering = "rank" if "rank" in columns else "score"
-    return pd.DataFrame({columns["user"]: run["user"], columns["item"]: run["item"],
-                         columns[ordering]: run[ordering]})
+    frame = pd.DataFrame({columns["user"]: run["user"], columns["item"]: run["item"],
+                          columns[ordering]: run[ordering]})
+    frame.attrs.update(run.attrs)  # the ids are exact text
+    return frame
 
 
 def read_inputs(plan, *, progress: Callable[[Input], Callable | None] | None = None
@@ -1168,24 +1105,22 @@ def read_inputs(plan, *, progress: Callable[[Input], Callable | None] | None = N
 
 
 def _check_trec_ids(plan: list[Input], frames: list[pd.DataFrame]) -> None:
-    """Refuse TREC ids that are different text but one id under the id policy (``7`` and
-    ``7.0``): trec_eval tells them apart, recmetrics.evaluate would not."""
-    trec = [(spec, frame) for spec, frame in zip(plan, frames) if spec.format == "trec"]
+    """Refuse ids that are different text but one id under the id policy (``7`` and ``7.0``)
+    when a TREC file holds one of them: trec_eval tells them apart, recmetrics.evaluate would
+    not (the rule of :func:`recmetrics._ids.merged_ids`, which evaluate applies to the frames
+    of :func:`recmetrics.read_trec_run` too)."""
+    if not any(spec.format == "trec" for spec in plan):
+        return
     for key, what in (("user", "query"), ("item", "document")):
-        seen: dict[str, tuple[str, str]] = {}
-        for spec, frame in trec:
-            distinct = pd.unique(frame[spec.columns[key]].astype("str"))
-            canonical = _ids.canonical_ids(pd.Series(distinct))[0]
-            for text, same in zip(distinct, np.asarray(canonical, dtype=object)):
-                earlier = seen.setdefault(same, (text, spec.path))
-                if earlier[0] != text:
-                    raise FileProblem(
-                        f"{spec.path}: {what} id {text!r} and {what} id {earlier[0]!r} of "
-                        f"{earlier[1]} are two ids in TREC files (trec_eval compares ids as "
-                        "text), but recmetrics reads ids as numbers where they are whole "
-                        "numbers, so one would stand for the other; write each id the same way "
-                        "in every file, or rename one")
-
+        found = _ids.merged_ids([(spec.path, frame[spec.columns[key]], spec.format == "trec")
+                                 for spec, frame in zip(plan, frames) if key in spec.columns])
+        if found is not None:
+            (path_a, a), (path_b, b) = found
+            raise FileProblem(
+                f"{path_b}: {what} id {b!r} and {what} id {a!r} of {path_a} are two ids where "
+                "a TREC file holds them (trec_eval compares ids as text), but recmetrics "
+                "reads ids as numbers where they are whole numbers, so one would stand for "
+                "the other; write each id the same way in every file, or rename one")
 
 
 # --------------------------------------------------------------------------- writing

@@ -197,7 +197,7 @@ def render_report(parameters: dict, output: Output | str | os.PathLike, *,
     from nbconvert import HTMLExporter
 
     if not isinstance(output, Output):
-        output = plan_output(output, allowed=("html",))
+        output = plan_output(output, allowed=("html",), option="output")
     nb = nbformat.read(template or TEMPLATE, as_version=4)
     tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
     position = tagged[0] + 1 if tagged else 0

@@ -24,10 +24,17 @@ Conventions that change the number, spelled out:
   trec_eval's (``gain="linear"`` for ``ndcg_cut``; tested on trec_eval's own
   test collection). :func:`read_trec_run` keeps ``rank`` for reference only.
 * **Ids are text.** trec_eval compares ids as strings, so a qrels document
-  ``7.0`` does not judge a run's document ``7``. :func:`recmetrics.evaluate`
-  compares ids by its id policy (``7.0`` and ``7`` are one id); the command
-  line and :func:`recmetrics.io.read_inputs` refuse TREC files holding two
-  such spellings of one id rather than let one judge the other.
+  ``7.0`` does not judge a run's document ``7``. The frames returned carry
+  ``attrs["exact_ids"] = True`` (ids exact text); :func:`recmetrics.evaluate`,
+  ``evaluate_per_user`` and ``compare`` honour it by refusing, naming both,
+  two ids that differ as text but that their id policy reads as one
+  (``7.0`` and ``7``), rather than let one judge the other; the command line
+  does the same for TREC files. The marker survives filtering, ``assign``,
+  ``rename`` and copies.
+* **Files.** A path is read as UTF-8 (a byte-order mark skipped; ``\n``,
+  ``\r\n`` or ``\r`` line ends), decompressed as its name says through the
+  compressions every reader of the kit takes: ``run.gz``, ``qrels.bz2``,
+  ``.xz``, ``.zst``, a ``.zip`` of one file.
 * **Negative grades.** trec_eval reads a negative grade as "in the pool but
   not judged": neither relevant nor judged non-relevant (it matters for
   bpref and ``judged_only``). :func:`read_trec_qrels` leaves those lines out
@@ -39,12 +46,18 @@ Conventions that change the number, spelled out:
 """
 from __future__ import annotations
 
+import codecs
+import contextlib
+import io
 import os
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from ._frames import EXACT_IDS
+from ._output import _first_line, bom_encoding, open_input, split_suffix, stream_errors
 from ._validation import check_option
 
 __all__ = ["read_trec_run", "read_trec_qrels"]
@@ -53,15 +66,65 @@ _RUN_FIELDS = ("query", "Q0", "doc", "rank", "score", "tag")
 _QRELS_FIELDS = ("query", "iteration", "doc", "grade")
 
 
-def _read_fields(path, fields: tuple[str, ...], what: str) -> tuple[pd.DataFrame, np.ndarray]:
+@contextlib.contextmanager
+def _text(path, encoding: str | None = None):
+    """The file as text: UTF-8, or the UTF-16 or UTF-32 a byte-order mark announces (the mark
+    skipped, as the CSV reader does); \\r\\n and \\r line ends read as \\n; decompressed
+    as its name says through the kit's one table of compressions (``run.gz``, ``qrels.bz2``,
+    ``.xz``, ``.zst``, a ``.zip`` of one file). A text or binary stream is read as it is."""
+    if hasattr(path, "read"):
+        yield path
+        return
+    path, compression = Path(path), split_suffix(path)[1]
+    with open_input(path, compression) as raw:
+        encoding = bom_encoding(raw.read(4)) or encoding or "utf-8"
+    with open_input(path, compression) as raw, \
+            io.TextIOWrapper(raw, encoding=encoding, newline=None) as text:
+        yield text
+
+
+def _read_fields(path, fields: tuple[str, ...], what: str, encoding: str | None = None
+                 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Every non-blank line split on white space into ``fields`` (text), with its line number."""
-    n = len(fields)
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(f"encoding={encoding!r}: unknown encoding; use a name such as "
+                             "utf-8, latin-1, cp1252 or gbk") from None
     try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, names=range(n + 1), dtype=str,
-                            skip_blank_lines=False, engine="c", quoting=3, na_filter=True,
-                            keep_default_na=False, na_values=[""])
+        with _text(path, encoding) as text:
+            return _split_fields(path, text, fields, what)
     except FileNotFoundError:
         raise
+    except UnicodeDecodeError:
+        line = _first_undecodable_line(path, encoding or "utf-8")
+        raise ValueError(f"{path} line {line} is not {encoding or 'UTF-8'} text; pass "
+                         "encoding= the file's encoding (a byte-order mark is honoured), or "
+                         "save the file as UTF-8") from None
+    except stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
+        raise ValueError(f"{path} is not a readable {split_suffix(path)[1] or 'TREC'} file "
+                         f"({_first_line(error)}); check its format") from None
+
+
+def _first_undecodable_line(path, encoding: str) -> int:
+    """The line of the first byte ``encoding`` cannot decode (only on the error path)."""
+    with open_input(Path(path), split_suffix(path)[1]) as raw:
+        for number, line in enumerate(raw.read().splitlines(), 1):
+            try:
+                line.decode(encoding)
+            except UnicodeDecodeError:
+                return number
+    return 1
+
+
+def _split_fields(path, text, fields: tuple[str, ...], what: str
+                  ) -> tuple[pd.DataFrame, np.ndarray]:
+    n = len(fields)
+    try:
+        frame = pd.read_csv(text, sep=r"\s+", header=None, names=range(n + 1), dtype=str,
+                            skip_blank_lines=False, engine="c", quoting=3, na_filter=True,
+                            keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} is empty; a TREC {what} file has one line per "
                          f"({', '.join(fields)})") from None
@@ -96,8 +159,8 @@ def _first_long_line(path, n: int) -> tuple[int | None, int]:
         path.seek(0)
         lines = path.read().splitlines()
     else:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            lines = file.read().splitlines()
+        with _text(path) as text:
+            lines = text.read().splitlines()
     for number, text in enumerate(lines, 1):
         count = len(text.split())
         if count > n:
@@ -130,7 +193,7 @@ def _unique(path, frame: pd.DataFrame, line: np.ndarray) -> None:
                          f"(first on line {line[earlier]}); keep one line per (query, document)")
 
 
-def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
+def read_trec_run(path: str | os.PathLike, *, encoding: str | None = None) -> pd.DataFrame:
     """Read a TREC run file (``query Q0 doc rank score tag``) into a frame.
 
     Parameters
@@ -138,7 +201,11 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     path : str or path-like
         The run file: six fields a line, separated by spaces or tabs. Blank
         lines are skipped. The ``Q0`` field is not checked (trec_eval ignores
-        it too).
+        it too). Compressed files (``run.gz``, ``.bz2``, ``.xz``, ``.zst``,
+        ``.zip``) are read as their name says.
+    encoding : str, optional
+        The file's text encoding (``"latin-1"``, ``"gbk"``...); default UTF-8.
+        A byte-order mark (UTF-8, UTF-16, UTF-32) wins, as for CSV files.
 
     Returns
     -------
@@ -147,7 +214,9 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
         ``score`` (float64), ``rank`` (int64, as written) and ``tag`` (text),
         one row per line in file order: ready for
         ``recmetrics.evaluate(run, qrels)``. The ranking is by ``score``;
-        ``rank`` is not used (as in trec_eval).
+        ``rank`` is not used (as in trec_eval). ``attrs["exact_ids"]`` is
+        True: the ids are exact text, and evaluate refuses two of them that
+        its id policy would read as one (``7`` and ``7.0``; see above).
 
     Raises
     ------
@@ -167,17 +236,19 @@ def read_trec_run(path: str | os.PathLike) -> pd.DataFrame:
     >>> run[["user", "item", "score"]].values.tolist()
     [['q1', 'd7', 2.5], ['q1', 'd3', 1.0]]
     """
-    frame, line = _read_fields(path, _RUN_FIELDS, "run")
+    frame, line = _read_fields(path, _RUN_FIELDS, "run", encoding)
     score = _numbers(path, frame, "score", line, whole=False)
     rank = _numbers(path, frame, "rank", line, whole=True)
     _unique(path, frame, line)
-    return pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
-                         "score": score, "rank": rank.astype(np.int64),
-                         "tag": frame["tag"].astype(str)})
+    run = pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
+                        "score": score, "rank": rank.astype(np.int64),
+                        "tag": frame["tag"].astype(str)})
+    run.attrs[EXACT_IDS] = True
+    return run
 
 
-def read_trec_qrels(path: str | os.PathLike, *,
-                    unjudged: Literal["drop", "keep"] = "drop") -> pd.DataFrame:
+def read_trec_qrels(path: str | os.PathLike, *, unjudged: Literal["drop", "keep"] = "drop",
+                    encoding: str | None = None) -> pd.DataFrame:
     """Read a TREC qrels file (``query iteration doc grade``) into a frame.
 
     Parameters
@@ -185,7 +256,8 @@ def read_trec_qrels(path: str | os.PathLike, *,
     path : str or path-like
         The judgements: four fields a line, separated by spaces or tabs; the
         grade is a whole number, possibly negative. Blank lines are skipped;
-        the iteration field is not used.
+        the iteration field is not used. Compressed files are read as their
+        name says, as in :func:`read_trec_run`.
     unjudged : {"drop", "keep"}, default "drop"
         Lines with a negative grade, which trec_eval reads as "pooled but not
         judged": neither relevant nor judged non-relevant. ``"drop"`` leaves
@@ -193,6 +265,8 @@ def read_trec_qrels(path: str | os.PathLike, *,
         unjudged too (bpref, ``judged_only``) and gives trec_eval's numbers.
         ``"keep"`` keeps them with ``label`` 0, which evaluate would read as
         judged non-relevant.
+    encoding : str, optional
+        As in :func:`read_trec_run`.
 
     Returns
     -------
@@ -201,7 +275,8 @@ def read_trec_qrels(path: str | os.PathLike, *,
         ``label`` (int64: the grade, negatives set to 0) and ``grade`` (int64,
         as written), one row per line in file order. Relevant means grade > 0,
         as in trec_eval. bpref's judged non-relevant documents are
-        ``grade == 0``.
+        ``grade == 0``. ``attrs["exact_ids"]`` is True, as in
+        :func:`read_trec_run`.
 
     Raises
     ------
@@ -223,9 +298,12 @@ def read_trec_qrels(path: str | os.PathLike, *,
     [['q1', 'd7', 2, 2], ['q1', 'd3', 0, 0], ['q1', 'd9', 0, -1]]
     """
     unjudged = check_option("unjudged", unjudged, ("drop", "keep"))
-    frame, line = _read_fields(path, _QRELS_FIELDS, "qrels")
+    frame, line = _read_fields(path, _QRELS_FIELDS, "qrels", encoding)
     grade = _numbers(path, frame, "grade", line, whole=True).astype(np.int64)
     _unique(path, frame, line)
     qrels = pd.DataFrame({"user": frame["query"].astype(str), "item": frame["doc"].astype(str),
                           "label": np.maximum(grade, 0), "grade": grade})
-    return qrels[qrels["grade"] >= 0].reset_index(drop=True) if unjudged == "drop" else qrels
+    if unjudged == "drop":
+        qrels = qrels[qrels["grade"] >= 0].reset_index(drop=True)
+    qrels.attrs[EXACT_IDS] = True
+    return qrels

@@ -9,6 +9,11 @@ The only outcomes allowed: exit 0 with AUC and MRR equal to a slow reference com
 the intended data (pairs counted one by one, ranks by sorting one user at a time), or exit 2
 with exactly one line on stderr. Never a traceback, never a changed input file. Where the
 file is intact the outcome must be exit 0; where a row was damaged it must be exit 2.
+
+Two more properties below: every kind of scores and truth file (CSV layouts and compressions,
+Parquet id types) against the clean DataFrames' numbers; and (issue 35) every input role, every
+format of the input table and every option of the parser against recmetrics.evaluate called in
+Python. The examples are few enough that the file runs in about a minute.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import json
 import os
 import warnings
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 from recmetrics import cli
@@ -122,7 +127,7 @@ def write(rows, layout, folder) -> tuple[str, list[str], bool]:
     return path, options, damaged
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=120, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                   HealthCheck.too_slow])
 @given(rows=data_sets(), layout=LAYOUTS)
 def test_messy_csv_gives_the_reference_numbers_or_one_line(rows, layout, tmp_path_factory,
@@ -295,7 +300,7 @@ def _check_run(argv, capsys, paths, *, refused: bool):
     return None
 
 
-@settings(max_examples=80, deadline=None,
+@settings(max_examples=35, deadline=None,  # the third property draws every format too
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=clean_data(), kind=st.sampled_from(["csv"] * 8 + list(ID_TYPES)), layout=CSV_LAYOUTS,
        csv_truth=st.booleans())
@@ -379,3 +384,275 @@ def test_every_kind_of_input_gives_the_clean_numbers_or_one_line(data, kind, lay
         for column in ("value_a", "value_b", "difference"):
             np.testing.assert_allclose(got[column].astype(float), expected[column].astype(float),
                                        rtol=0, atol=1e-12, err_msg=column)
+
+
+# --------------------------------------------------------------------------- every role, format, option
+#
+# A third property (issue 35): a run of `recmetrics evaluate` drawn from every input role
+# (scores, truth, users, history, catalog, item features; TREC runs and qrels), every format
+# of the input table (recmetrics.io.INPUT_FORMATS: CSV, TSV and sniffed .txt, each possibly
+# compressed, Parquet, TREC; encodings, byte-order marks, line ends) and every option of the
+# command's parser, each set away from its default now and then. The options are taken from
+# the parser: an option added to `evaluate` fails this test until it is drawn here or named
+# in NOT_DRAWN with the reason. Each run must exit 0 with the numbers of recmetrics.evaluate
+# called in Python on the same data with the same options (the keywords are the options'
+# names), or, exactly when that call refuses, exit 2 with one line; an input never changes
+# and the output file is whole or as it was.
+
+import inspect  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from recmetrics import io as rio  # noqa: E402
+
+
+def _evaluate_options() -> dict:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["evaluate"]
+    return {a.dest: a for a in sub._actions if a.dest != "help" and a.option_strings}
+
+
+EVALUATE_OPTIONS = _evaluate_options()
+#: the roles' files and how they are written: drawn with the data, below
+FILE_OPTIONS = {r.option.lstrip("-").replace("-", "_") for r in rio.INPUT_ROLES.values()
+                if r.option.startswith("--")} | {
+    f"{role}_col" for role in ("user", "item", "score", "label", "rank")} | {
+    "format_in", "sep", "encoding", "by"} | {
+    r.encoding for r in rio.INPUT_ROLES.values() if r.encoding}
+#: options with values that are neither choices nor flags: the values drawn
+VALUES = {
+    "k": st.lists(st.integers(1, 4), min_size=1, max_size=2, unique=True),
+    "metrics": st.lists(st.sampled_from([m for m in EVALUATE_OPTIONS["metrics"].choices
+                                         if m not in rm.BEYOND_METRICS]), min_size=1,
+                        max_size=4, unique=True),
+    "rbp_p": st.sampled_from([0.8, 0.5]), "max_grade": st.sampled_from([None, None, 2, 3]),
+    "min_grade": st.sampled_from([None, None, 1, 2]), "head_share": st.sampled_from([0.8, 0.5]),
+    "ci": st.sampled_from([None, None, 0.9]), "n_resamples": st.sampled_from([100, 150]),
+    "seed": st.integers(0, 3), "min_slice_size": st.integers(1, 3),
+}
+NOT_DRAWN = {
+    "quiet": "terminal output only", "progress": "terminal output only",
+    "format": "the run writes JSON, to read the numbers", "output": "always given: -o FILE",
+    "raw_csv": "CSV text only, not numbers", "fail_under": "quality gates (exit 3): test_cli",
+    "fail_over": "quality gates (exit 3): test_cli", "engine": "Dask and Spark: their own tests",
+    "master": "Spark", "workers": "Dask", "memory_limit": "Dask", "scheduler": "Dask",
+}
+#: choice options (conventions, bootstrap, unseen) and flags, each drawn away from its default
+CHOICES = {d: a for d, a in EVALUATE_OPTIONS.items() if a.choices and d not in VALUES
+           and d not in FILE_OPTIONS and d not in NOT_DRAWN}
+FLAGS = {d: a for d, a in EVALUATE_OPTIONS.items() if a.nargs == 0 and d not in NOT_DRAWN}
+
+
+def test_the_drawn_options_are_every_option_of_evaluate():
+    drawn = set(FILE_OPTIONS) | set(VALUES) | set(CHOICES) | set(FLAGS) | set(NOT_DRAWN)
+    assert set(EVALUATE_OPTIONS) - drawn == set(), "draw the new option, or say why not"
+    assert drawn - set(EVALUATE_OPTIONS) == set(), "an option that evaluate no longer has"
+
+
+def _option_values(draw) -> dict:
+    """dest -> value (the default most of the time)."""
+    values = {d: draw(s) for d, s in VALUES.items()}
+    for dest, action in CHOICES.items():
+        values[dest] = draw(st.sampled_from([action.default] * 8 + list(action.choices)))
+    for dest in FLAGS:
+        values[dest] = draw(st.sampled_from([False] * 4 + [True]))
+    return values
+
+
+SUFFIXES = {fmt: list(suffixes) for fmt, suffixes in rio.INPUT_FORMATS.items()}
+
+
+@st.composite
+def runs(draw):
+    n_users, n_items = draw(st.integers(1, 4)), draw(st.integers(2, 5))
+    users = ["josé", "u1", "u2", "u3"][:n_users]
+    items = [f"i{j}" for j in range(n_items)]
+    pairs = draw(st.lists(st.tuples(st.sampled_from(users), st.sampled_from(items)),
+                          min_size=2, max_size=12, unique=True))
+    scores = draw(st.lists(st.integers(-20, 20), min_size=len(pairs), max_size=len(pairs)))
+    labels = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=len(pairs),
+                           max_size=len(pairs)))
+    pred = pd.DataFrame({"user": [u for u, _ in pairs], "item": [i for _, i in pairs],
+                         "score": [s / 4 for s in scores], "label": labels})
+    pred["rank"] = pred.sort_values(["score", "item"], ascending=False).groupby(
+        "user").cumcount().reindex(pred.index) + 1
+    roles = {"scores": pred, "truth": None}
+    if draw(st.booleans()):
+        truth = pred[["user", "item", "label"]]
+        if draw(st.booleans()):  # a relevant item no model scored
+            truth = pd.concat([truth, pd.DataFrame({"user": [pairs[0][0]], "item": ["i9"],
+                                                    "label": [1]})], ignore_index=True)
+        roles["truth"] = truth
+    options = _option_values(draw)
+    if draw(st.booleans()):
+        roles["history"] = pd.DataFrame({"user": [u for u, _ in pairs[::2]],
+                                         "item": [i for _, i in pairs[::2]]})
+    if draw(st.booleans()):
+        roles["catalog"] = pd.DataFrame({"item": items + ["i8"]})
+    if draw(st.booleans()):
+        roles["item_features"] = pd.DataFrame({"item": items, "x": np.arange(n_items) % 3,
+                                               "y": np.arange(n_items) % 2})
+    beyond = [m for m in rm.BEYOND_METRICS if m in EVALUATE_OPTIONS["metrics"].choices]
+    if any(r in roles for r in ("history", "catalog", "item_features")) and draw(st.booleans()):
+        options["metrics"] += draw(st.lists(st.sampled_from(beyond), min_size=1, max_size=3,
+                                            unique=True))
+    if draw(st.sampled_from([False, False, True])):   # by= and beyond metrics: both refuse
+        options["by"] = ["country"]
+        roles["users"] = pd.DataFrame({"user": users, "country": (["fr", "de"] * 2)[:n_users]})
+    # how every file is written: its format, then its name ending from the input table
+    files = {}
+    for role, frame in roles.items():
+        if frame is None:
+            continue
+        formats = ["csv", "csv", "parquet"] + (["trec"] if rio.INPUT_ROLES[role].trec else [])
+        fmt = draw(st.sampled_from(formats))
+        if role == "truth" and files["scores"]["format"] == "trec":
+            fmt = "trec"                           # a TREC run's truth is qrels
+        if role == "scores" and fmt == "trec" and roles["truth"] is None:
+            fmt = "csv"                            # a run holds no labels
+        files[role] = {"format": fmt, "suffix": draw(st.sampled_from(SUFFIXES[fmt])),
+                       "txt_sep": draw(st.sampled_from([",", ";", "|", "\t"])),
+                       "bom": draw(st.booleans()),
+                       "newline": draw(st.sampled_from(["\n", "\r\n", "\r"]))}
+    columns = {r: draw(st.sampled_from([r, r, f"{r}_id"])) for r in ("user", "item", "label")}
+    columns["score"] = draw(st.sampled_from(["score", "s"]))
+    columns["rank"] = draw(st.sampled_from([None, None, "rank"]))
+    io_options = {"sep": draw(st.sampled_from([None, None, ";"])),
+                  "encoding": draw(st.sampled_from([None, None, "latin-1", "utf-16"])),
+                  "pred_encoding": draw(st.sampled_from([None, None, "cp1252"])),
+                  "truth_encoding": draw(st.sampled_from([None, None, "utf-8"])),
+                  "format_in": "auto"}
+    if all(f["format"] == "trec" for r, f in files.items() if r in ("scores", "truth")) \
+            and "truth" in files:
+        io_options["format_in"] = draw(st.sampled_from(["auto", "trec"]))
+    return roles, files, columns, io_options, options, draw(st.booleans())
+
+
+def _write_role(folder: Path, role: str, frame: pd.DataFrame, how: dict, columns: dict,
+                io_options: dict) -> Path:
+    path = folder / f"{role}{how['suffix']}"
+    base, compression = rio.split_suffix(path)
+    names = {"user": columns["user"], "item": columns["item"], "label": columns["label"],
+             "score": columns["score"]}
+    encoding = {"scores": io_options["pred_encoding"], "truth": io_options["truth_encoding"]
+                }.get(role) or io_options["encoding"] or "utf-8"
+    if how["bom"] and encoding == "utf-8":
+        encoding = "utf-8-sig"
+    if how["format"] == "trec":  # text in the encoding asked for, as CSV files
+        if role == "scores":
+            lines = [f"{u} Q0 {i} {r} {s!r} tag" for u, i, s, r in
+                     frame[["user", "item", "score", "rank"]].itertuples(index=False)]
+        else:
+            lines = [f"{u} 0 {i} {y}" for u, i, y in
+                     frame[["user", "item", "label"]].itertuples(index=False)]
+        data = "".join(line + how["newline"] for line in lines).encode(encoding)
+        path.write_bytes(_compress(data, compression and Path(path.name).suffix,
+                                   path.stem))
+        return path
+    frame = frame.rename(columns=names)
+    if how["format"] == "parquet":
+        frame.to_parquet(path, index=False)
+        return path
+    sep = io_options["sep"] or {".csv": ",", ".tsv": "\t"}.get(base, how["txt_sep"])
+    text = frame.to_csv(index=False, sep=sep, lineterminator=how["newline"])
+    path.write_bytes(_compress(text.encode(encoding), compression and Path(path.name).suffix,
+                               path.stem))
+    return path
+
+
+def _python_call(roles, columns, options):
+    """recmetrics.evaluate's keywords: the drawn options under their own names (the parser's
+    dests are evaluate's keywords), the roles' frames, the ranks when --rank-col is given."""
+    keywords = set(inspect.signature(rm.evaluate).parameters)
+    call = {d: v for d, v in options.items() if d in keywords}
+    for role, frame in roles.items():
+        if role == "scores":
+            continue
+        keyword = rio.INPUT_ROLES[role].keyword
+        call[keyword] = frame["item"] if role == "catalog" and frame is not None else frame
+    if columns["rank"]:
+        call["rank"] = "rank"
+    return call
+
+
+def _outcome(function):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return function(), None
+        except ValueError as error:
+            return None, error
+
+
+@settings(max_examples=60, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate,
+                                                 Phase.shrink],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(drawn=runs())
+def test_every_role_format_and_option_gives_the_python_numbers_or_one_line_issue_35(
+        drawn, tmp_path_factory, capsys):
+    roles, files, columns, io_options, options, old_output = drawn
+    folder = Path(tmp_path_factory.mktemp("roles"))
+    paths = {role: _write_role(folder, role, roles[role], how, columns, io_options)
+             for role, how in files.items()}
+    argv = ["evaluate", str(paths["scores"]), "-o", str(folder / "out.json")]
+    for role, path in paths.items():
+        if role != "scores":
+            argv += [rio.INPUT_ROLES[role].option, str(path)]
+    for role in ("user", "item", "label", "score"):
+        if columns[role] != role:
+            argv += [f"--{role}-col", columns[role]]
+    if columns["rank"]:
+        argv += ["--rank-col", columns["rank"]]
+    for dest, value in io_options.items():
+        if value is not None and value != EVALUATE_OPTIONS[dest].default:
+            argv += [EVALUATE_OPTIONS[dest].option_strings[-1], value]
+    for dest, value in options.items():
+        action = EVALUATE_OPTIONS[dest]
+        if value is None or value == action.default or value is False:
+            continue
+        flag = action.option_strings[-1]
+        argv += [flag] if value is True else [flag, *map(str, value)] \
+            if isinstance(value, list) else [flag, str(value)]
+    for how in files.values():
+        event(f"{how['format']} {how['suffix']}")
+    if old_output:
+        (folder / "out.json").write_text("old\n")
+    before = _hashes(list(map(str, paths.values())))
+    listing = sorted(p.name for p in folder.iterdir())
+
+    expected, refusal = _outcome(lambda: rm.evaluate(roles["scores"], **_python_call(
+        roles, columns, options)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", rm.RecmetricsWarning)
+        code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert _hashes(list(map(str, paths.values()))) == before, "an input file changed"
+    assert "Traceback" not in err and out == ""
+    assert sorted(p.name for p in folder.iterdir()) == sorted(set(listing) | {"out.json"}) \
+        if code == 0 else listing, "a file was left behind"
+    if refusal is not None:
+        event("refused by both")
+        event(f"refusal: {str(refusal)[:60]}")
+        assert code == 2, f"recmetrics.evaluate refused ({refusal}) but the command exited {code}"
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("recmetrics: error: "), err
+        assert not old_output or (folder / "out.json").read_text() == "old\n"
+        return
+    assert code == 0, f"the command refused what recmetrics.evaluate accepts: {err}"
+    assert all(line.startswith("recmetrics: warning: ") for line in err.splitlines()), err
+    got = pd.DataFrame(json.loads((folder / "out.json").read_text())["metrics"])
+    assert len(got) == len(expected)
+    for column in expected.columns:
+        if column not in got.columns:
+            continue
+        if pd.api.types.is_numeric_dtype(expected[column]) and column != "k":
+            np.testing.assert_allclose(got[column].astype(float), expected[column].astype(float),
+                                       rtol=0, atol=1e-12, err_msg=column)
+        else:
+            assert _texts(got[column]) == _texts(expected[column]), column
+
+
+def _texts(values: pd.Series) -> list[str]:
+    """A column as text, a missing value as "" (JSON's null, pandas' NA); 1.0 as 1."""
+    return ["" if v is None or v is pd.NA or isinstance(v, float) and np.isnan(v) else
+            str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else
+            str(v) for v in values.astype(object)]

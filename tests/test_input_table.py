@@ -263,11 +263,20 @@ def _same_numbers(table: pd.DataFrame, rows: list[dict]) -> None:
         assert a == b
 
 
-def test_report_reads_a_trec_run_and_qrels_as_evaluate_does_issue_35(tmp_path, short_template,
+@pytest.mark.parametrize("compression", ["", ".gz"])
+def test_report_reads_a_trec_run_and_qrels_as_evaluate_does_issue_35(compression, tmp_path,
+                                                                     short_template,
                                                                      monkeypatch, capsys):
     """Bug: `recmetrics report a.run --truth a.qrels` failed in its notebook ("unknown file
-    type (.run)") where `recmetrics evaluate` read the same files."""
+    type (.run)") where `recmetrics evaluate` read the same files; and both refused a.run.gz
+    (compressed TREC files), which the CSV path's table of compressions reads."""
+    import gzip
+
     run_, qrels = _trec_files(tmp_path, "7")
+    if compression:
+        for path in (run_, qrels):
+            path.with_name(path.name + compression).write_bytes(gzip.compress(path.read_bytes()))
+        run_, qrels = (p.with_name(p.name + compression) for p in (run_, qrels))
     argv = [run_, "--truth", qrels, "--metrics", "precision", "ndcg", "mrr", "--k", "1", "2",
             "--ci", "0.9", "--n-resamples", "100"]
     _same_numbers(_report_table(argv, tmp_path, short_template, monkeypatch, capsys),
@@ -482,3 +491,122 @@ def test_the_record_lists_every_input_of_every_role_and_every_option(tmp_path, c
     parsed = set(_options_of("evaluate")) - {"format", "output", "quiet", "progress"}
     columns = {"user_col", "item_col", "score_col", "rank_col", "label_col"}
     assert parsed - columns <= set(options) and options["columns"]["user"] == "user"
+
+
+# --------------------------------------------------------------------------- messy inputs found since
+
+def test_a_refusal_is_one_line_even_after_warnings_and_names_flags_issue_35(tmp_path, capsys):
+    """Found by the widened property test: a warning printed before the refusal made two
+    lines on stderr (an unused --item-features file, then logloss refused on ranks), and the
+    refusal said "pass score= a column" (a Python keyword) on the command line."""
+    rows = _rows()
+    pred = _write(rows, tmp_path / "scores.csv")
+    features = _write(pd.DataFrame({"item": ITEMS, "x": [1.0, 0, 2, 0.5, 1]}),
+                      tmp_path / "f.csv")
+    import warnings
+
+    with warnings.catch_warnings():  # as on a terminal: warnings printed, one line each
+        warnings.simplefilter("default", rm.RecmetricsWarning)
+        code, out, err = run(["evaluate", pred, "--item-features", features, "--rank-col",
+                              "rank", "--metrics", "logloss"], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "--rank-col rank gives each row a rank" in err and "--score-col a column" in err
+    assert "score=" not in err and "rank=" not in err
+    # the warning alone, on a run that works, is still printed
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", rm.RecmetricsWarning)
+        code, out, err = run(["evaluate", pred, "--item-features", features, "--metrics",
+                              "ndcg"], capsys)
+    assert code == 0 and err.startswith("recmetrics: warning: --item-features given"), err
+
+
+@pytest.mark.parametrize("role", ["users", "item_features"])
+def test_an_attribute_file_with_a_repeated_id_is_refused_naming_file_and_line_issue_35(
+        role, tmp_path, capsys):
+    """Bug: `--users FILE` (or --item-features) with a user listed twice was refused by
+    recmetrics.evaluate as "users has 2 duplicate user(s) ... in row 1": the Python
+    argument's name and a row number, not the file and its line."""
+    rows = _rows()
+    pred = _write(rows, tmp_path / "scores.csv")
+    if role == "users":
+        frame = pd.DataFrame({"user": ["u1", "u2", "u1"], "country": ["fr", "es", "de"]})
+        extra = ["--by", "country", "--users"]
+    else:
+        frame = pd.DataFrame({"item": ["a", "b", "a"], "x": [1.0, 2.0, 3.0]})
+        extra = ["--metrics", "diversity", "--item-features"]
+    path = _write(frame, tmp_path / f"{role}.csv")
+    code, out, err = run(["evaluate", pred, *extra, path], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    key = rio.INPUT_ROLES[role].ids[0]
+    assert f"{path} line 4: {key} '{frame[key][0]}' has a row already (on line 2)" in err
+
+
+def test_a_file_of_a_header_only_names_its_own_columns_issue_35(tmp_path, capsys):
+    """A header-only --catalog file was refused as needing "at least one scored (user, item)"
+    (the scores file's words), though a catalog has an item column only."""
+    pred = _write(_rows(), tmp_path / "scores.csv")
+    catalog = tmp_path / "catalog.csv"
+    catalog.write_text("item\n")
+    code, out, err = run(["evaluate", pred, "--catalog", catalog, "--metrics",
+                          "catalog_coverage"], capsys)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"{catalog} has no data rows; it needs at least one row of item" in err
+
+
+@pytest.mark.parametrize("how", ["utf-16 with a byte-order mark", "utf-8 with a byte-order mark",
+                                 "CR-only line ends", "CRLF line ends"])
+def test_trec_files_are_read_as_messy_csv_files_are_issue_35(how, tmp_path):
+    """TREC files with a byte-order mark (UTF-16 saved by Windows editors; UTF-8 with BOM,
+    whose mark became part of the first query id) or old-Mac line ends read as the plain
+    file, as CSV files are (the CSV reader's rules for BOMs and line ends)."""
+    text = "q1 Q0 d1 1 2.0 s\nq1 Q0 d2 2 1.0 s\nq2 Q0 d1 1 0.5 s\n"
+    plain = tmp_path / "plain.run"
+    plain.write_text(text)
+    messy = tmp_path / "messy.run"
+    data = {"utf-16 with a byte-order mark": text.encode("utf-16"),
+            "utf-8 with a byte-order mark": b"\xef\xbb\xbf" + text.encode(),
+            "CR-only line ends": text.replace("\n", "\r").encode(),
+            "CRLF line ends": text.replace("\n", "\r\n").encode()}[how]
+    messy.write_bytes(data)
+    pd.testing.assert_frame_equal(rm.read_trec_run(messy), rm.read_trec_run(plain))
+    assert rm.read_trec_run(messy)["user"].tolist() == ["q1", "q1", "q2"]
+
+
+@pytest.mark.parametrize("role", ["scores", "users"])
+def test_a_parquet_file_naming_a_column_twice_is_refused_as_a_csv_file_is_issue_35(
+        role, tmp_path, capsys):
+    """Bug: a Parquet file whose schema names a column read twice (pyarrow writes such files)
+    ended in a KeyError traceback (scores) or "not a readable Parquet file (Multiple matches
+    for FieldRef...)" (users), where a CSV header naming a column twice is refused naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = _rows()
+    pred = tmp_path / "scores.parquet"
+    names = ["user", "item", "score", "label", "user" if role == "scores" else "x"]
+    pq.write_table(pa.Table.from_arrays([pa.array(rows[c]) for c in
+                                         ("user", "item", "score", "label", "user")],
+                                        names=names), pred)
+    argv = ["evaluate", pred, "--metrics", "auc"]
+    if role == "users":
+        users = tmp_path / "users.parquet"
+        pq.write_table(pa.Table.from_arrays([pa.array(USERS), pa.array(["fr"] * 6),
+                                             pa.array(["de"] * 6)],
+                                            names=["user", "country", "country"]), users)
+        argv += ["--by", "country", "--users", users]
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    column, second = ("user", 5) if role == "scores" else ("country", 3)
+    assert f"names column '{column}' twice (columns {second - 4 if role == 'scores' else 2} " \
+           f"and {second}); rename one of them" in err
+
+
+def test_a_parquet_file_read_as_trec_is_refused_as_parquet_issue_35(tmp_path, capsys):
+    """`--format-in trec` (or a TREC run beside it) made a Parquet truth file be read as qrels
+    text, refused as "not UTF-8 text; pass --encoding": advice that cannot help."""
+    run_, _ = _trec_files(tmp_path, "7")
+    truth = tmp_path / "truth.parquet"
+    _rows()[["user", "item", "label"]].to_parquet(truth, index=False)
+    code, out, err = run(["evaluate", run_, "--truth", truth], capsys)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"{truth} is a Parquet file, not a TREC qrels file" in err and "encoding" not in err

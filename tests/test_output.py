@@ -292,3 +292,42 @@ def test_no_thread_sees_a_changed_umask_while_outputs_are_written(tmp_path):
     finally:
         os.umask(old)
     assert {stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()} == {0o644}
+
+
+# --------------------------------------------------------------------------- messages name the caller's argument
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_to_csv_write_errors_name_path_not_dash_o_issue_35(tmp_path):
+    """Bug (issue 35): rm.to_csv(table, path=...) write errors named ``-o`` (a flag of the
+    command line) instead of ``path``, the argument the Python caller gave; the same for a
+    failed atomic write (a file-size limit, in a child process) and for render_report's
+    ``output``."""
+    table = pd.DataFrame({"metric": ["ndcg"], "value": [0.5]})
+    with pytest.raises(ValueError) as caught:
+        rm.to_csv(table, "/dev/full")
+    assert str(caught.value).startswith("path /dev/full: cannot write (No space left")
+    with pytest.raises(ValueError, match=r"^path .*: is a folder"):
+        rm.to_csv(table, tmp_path)
+    target = tmp_path / "t.csv"
+    target.write_text("old\n")
+    script = ("import resource, signal, pandas as pd, recmetrics as rm\n"
+              "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
+              "table = pd.DataFrame({'metric': ['ndcg'] * 500, 'value': 0.5})\n"
+              "try:\n"
+              f"    rm.to_csv(table, {str(target)!r})\n"
+              "except ValueError as error:\n"
+              "    print(error)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=600)
+    assert done.stdout.strip() == (f"path {target}: cannot write (File too large); nothing was "
+                                   f"written and {target} is as it was"), done.stderr
+    assert target.read_text() == "old\n"
+    from recmetrics import report
+
+    try:
+        report.require_jupyter()
+    except report.ReportUnavailable:
+        pytest.skip("needs the report extra")
+    with pytest.raises(ValueError, match=r"^output .*: is a folder"):
+        report.render_report({}, tmp_path)

@@ -259,3 +259,147 @@ def test_evaluate_with_trec_ties_equals_pytrec_eval(data, min_grade, judged_only
         for measure, value in values.items():
             assert per_user.loc[query, names[measure]] == pytest.approx(value, abs=1e-12), \
                 (query, measure)
+
+
+# --------------------------------------------------------------------------- ids as text (issue 35)
+
+def _seven(tmp_path, qrels_doc):
+    run = write(tmp_path / "a.run", ["q1 Q0 7 1 2.0 s", "q1 Q0 8 2 1.0 s",
+                                     "q2 Q0 3 1 0.5 s", "q2 Q0 4 2 0.2 s"])
+    qrels = write(tmp_path / "a.qrels", [f"q1 0 {qrels_doc} 1", "q1 0 9 1", "q2 0 4 1",
+                                         "q2 0 3 0"])
+    return run, qrels
+
+
+def test_python_trec_document_7_0_does_not_judge_document_7_issue_35(tmp_path):
+    """Bug (issue 35): rm.read_trec_run + rm.read_trec_qrels + rm.evaluate joined qrels
+    document 7.0 with the run's document 7 under the id policy (P@1 1.0), while trec_eval
+    compares ids as text (P@1 0 for q1). The frames now carry that their ids are exact text
+    and evaluate, evaluate_per_user and compare refuse such ids, as the command line does."""
+    run, qrels = _seven(tmp_path, "7.0")
+    judged = {"q1": {"7.0": 1, "9": 1}, "q2": {"4": 1, "3": 0}}
+    ranked = {"q1": {"7": 2.0, "8": 1.0}, "q2": {"3": 0.5, "4": 0.2}}
+    assert pytrec_eval.RelevanceEvaluator(judged, {"P.1"}).evaluate(ranked)["q1"]["P_1"] == 0.0
+    run, qrels = rm.read_trec_run(run), rm.read_trec_qrels(qrels)
+    other = run.assign(score=-run["score"])
+    calls = [lambda: rm.evaluate(run, qrels, metrics=["precision"], k=1),
+             lambda: rm.evaluate_per_user(run, qrels, metrics=["precision"], k=1),
+             lambda: rm.compare(run, other, qrels, metrics=["precision"], k=1),
+             lambda: rm.compare({"a": run, "b": other}, truth=qrels, metrics=["precision"], k=1),
+             # the marker survives the usual frame operations
+             lambda: rm.evaluate(run[run["score"] > 0].copy(), qrels.rename(columns={}),
+                                 metrics=["precision"], k=1)]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"item id '7\.0' and pred\w*(\['a'\])?: item id "
+                                             r"'7' are two ids .* exact text"):
+            call()
+    # written alike, the number is trec_eval's
+    run, qrels = _seven(tmp_path, "7")
+    judged["q1"] = {"7": 1, "9": 1}
+    expected = pytrec_eval.RelevanceEvaluator(judged, {"P.1"}).evaluate(ranked)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        table = rm.evaluate(rm.read_trec_run(run), rm.read_trec_qrels(qrels),
+                            metrics=["precision"], k=1, ties="trec")
+    assert table["value"].iloc[0] == pytest.approx(np.mean([m["P_1"] for m in expected.values()]))
+
+
+def test_exact_ids_meet_the_id_policy_of_other_frames_only_where_it_is_the_same_text(tmp_path):
+    """A CSV-read or pandas truth (id policy: 7.0 is 7) with a TREC run: the number 7.0 meets
+    the TREC id "7" (one id under both readings), the TREC id "7.0" does not meet 7 silently."""
+    run = rm.read_trec_run(write(tmp_path / "a.run", ["q1 Q0 7 1 2.0 s", "q1 Q0 8 2 1.0 s"]))
+    truth = pd.DataFrame({"user": ["q1", "q1"], "item": [7.0, 9.0], "label": [1, 1]})
+    assert rm.evaluate(run, truth, metrics=["precision"], k=1)["value"].iloc[0] == 1.0
+    run = rm.read_trec_run(write(tmp_path / "b.run", ["q1 Q0 7.0 1 2.0 s", "q1 Q0 8 2 1.0 s"]))
+    with pytest.raises(ValueError, match=r"pred: item id '7\.0' .* exact text"):
+        rm.evaluate(run, truth, metrics=["precision"], k=1)
+    # within one file: "07"... stay two ids (text), "7" and "7.00" are refused
+    run = rm.read_trec_run(write(tmp_path / "c.run", ["q1 Q0 7 1 2.0 s", "q1 Q0 7.00 2 1.0 s"]))
+    with pytest.raises(ValueError, match=r"item id '7\.00' and pred: item id '7'"):
+        rm.evaluate(run, truth, metrics=["precision"], k=1)
+
+
+COMPRESSED = {"gz": "gzip", "bz2": "bz2", "xz": "xz", "zst": "zstd", "zip": "zip"}
+
+
+def _compress(path, suffix):
+    """``path`` compressed by the real tools' libraries into ``path.suffix``."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    data, target = path.read_bytes(), path.with_name(path.name + "." + suffix)
+    if suffix == "gz":
+        target.write_bytes(gzip.compress(data))
+    elif suffix == "bz2":
+        target.write_bytes(bz2.compress(data))
+    elif suffix == "xz":
+        target.write_bytes(lzma.compress(data))
+    elif suffix == "zst":
+        import pyarrow as pa
+
+        with pa.CompressedOutputStream(str(target), "zstd") as out:
+            out.write(data)
+    else:
+        with zipfile.ZipFile(target, "w") as archive:
+            archive.writestr(path.name, data)
+    return target
+
+
+@pytest.mark.parametrize("suffix", sorted(COMPRESSED))
+def test_compressed_trec_files_are_read_as_csv_files_are_issue_35(suffix, tmp_path):
+    """Bug (issue 35): run.gz, qrels.bz2, ... were refused (unknown file type) although the CSV
+    path reads every compression of the input table; now rm.read_trec_* and the command line
+    read them through the same table, with the numbers of the plain files."""
+    from recmetrics.io import INPUT_FORMATS
+
+    assert f".run.{suffix}" in INPUT_FORMATS["trec"] and f".csv.{suffix}" in INPUT_FORMATS["csv"]
+    run_lines, qrels_lines = random_collection(3, n_queries=4, n_docs=12)
+    run, qrels = write(tmp_path / "x.run", run_lines), write(tmp_path / "x.qrels", qrels_lines)
+    packed_run, packed_qrels = _compress(run, suffix), _compress(qrels, suffix)
+    pd.testing.assert_frame_equal(rm.read_trec_run(packed_run), rm.read_trec_run(run))
+    pd.testing.assert_frame_equal(rm.read_trec_qrels(packed_qrels), rm.read_trec_qrels(qrels))
+    import subprocess
+    import sys
+
+    def cli(*files):
+        done = subprocess.run([sys.executable, "-m", "recmetrics", "evaluate", str(files[0]),
+                               "--truth", str(files[1]), "--ties", "trec", "--metrics", "ndcg",
+                               "precision", "--format", "csv", "-q"],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert cli(packed_run, packed_qrels) == cli(run, qrels)
+    # a damaged archive is one clear refusal naming the file
+    packed_run.write_bytes(packed_run.read_bytes()[:20])
+    with pytest.raises(ValueError, match=rf"{packed_run}"):
+        rm.read_trec_run(packed_run)
+
+
+def test_trec_files_take_the_encoding_csv_files_take_issue_35(tmp_path, capsys):
+    """Bug (issue 35, an option one path knew and another did not): --encoding latin-1 was
+    applied to CSV files but silently not to TREC files, which were then refused as "not
+    UTF-8" with advice to re-save them; now the TREC readers take ``encoding=`` and the
+    command line gives them --encoding, refusing (as for CSV) a UTF-8 file read as Latin-1."""
+    from recmetrics import cli
+
+    run = tmp_path / "a.run"
+    run.write_bytes("q1 Q0 café 1 2.0 s\nq1 Q0 thé 2 1.0 s\n".encode("latin-1"))
+    qrels = tmp_path / "a.qrels"
+    qrels.write_bytes("q1 0 café 1\nq1 0 thé 0\n".encode("latin-1"))
+    assert rm.read_trec_run(run, encoding="latin-1")["item"].tolist() == ["café", "thé"]
+    assert rm.read_trec_qrels(qrels, encoding="latin-1")["item"].tolist() == ["café", "thé"]
+    with pytest.raises(ValueError, match=r"a\.run line 1 is not UTF-8 text; pass encoding= "):
+        rm.read_trec_run(run)
+    argv = ["evaluate", str(run), "--truth", str(qrels), "--metrics", "precision", "--k", "1",
+            "--format", "csv", "-q"]
+    assert cli.main(argv + ["--encoding", "latin-1"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("precision,1,1.0,")
+    assert cli.main(argv) == 2
+    assert "pass --encoding the file's encoding" in capsys.readouterr().err
+    run.write_text("q1 Q0 café 1 2.0 s\n", encoding="utf-8")   # UTF-8 asked to be read as Latin-1
+    assert cli.main(argv + ["--pred-encoding", "latin-1"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and f"{run} is UTF-8 text" in err
