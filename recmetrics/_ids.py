@@ -230,12 +230,43 @@ def scored_grades(pred: pd.DataFrame, truth: pd.DataFrame, *, user: str, item: s
     return grades
 
 
+#: Canonical text of a whole number in int64 (no sign on zero, no leading zeros).
+_WHOLE_TEXT = r"0|-?[1-9][0-9]{0,18}"
+
+
 def user_hash(ids) -> np.ndarray:
-    """A uint64 hash of each canonical user id (int64 or text), the same in every process."""
+    """A uint64 hash of each canonical user id (int64 or text), the same in every process.
+
+    One id, one hash, however it was read: a text id that is the canonical text of a whole
+    number in int64 (``"7"``, as a CSV file's ids are read) hashes as that number (``7``, as a
+    Parquet file's or a pandas int column's), since the id policy makes them one id; so the
+    Poisson weights of a user, and the partition it is sent to, do not depend on the format.
+    """
     values = np.asarray(ids)
-    if values.dtype.kind not in "iub":
-        values = np.asarray(ids, dtype=object)
-    return pd.util.hash_array(values)
+    if values.dtype.kind in "iub":
+        return pd.util.hash_array(values)
+    values = np.asarray(ids, dtype=object)
+    hashes = pd.util.hash_array(values)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        text = pa.array(values, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):   # not all text: hashed as they are
+        return hashes
+    whole = pc.fill_null(pc.match_substring_regex(text, f"^({_WHOLE_TEXT})$"), False)
+    at = np.flatnonzero(whole.to_numpy(zero_copy_only=False))
+    if at.size:
+        chosen = text.take(pa.array(at))
+        short = pc.less_equal(pc.utf8_length(chosen), 18).to_numpy(zero_copy_only=False)
+        if short.any():     # at most 18 characters: always within int64
+            numbers = pc.cast(chosen.filter(pa.array(short)), pa.int64()).to_numpy()
+            hashes[at[short]] = pd.util.hash_array(numbers)
+        for i in at[~short]:                                    # 19 digits: int64 if it fits
+            number = int(values[i])
+            if -(2**63) <= number < 2**63:
+                hashes[i] = pd.util.hash_array(np.array([number], dtype=np.int64))[0]
+    return hashes
 
 
 def keyed_users(values: pd.Series, *, name: str, column: str, integral: bool

@@ -39,6 +39,7 @@ import pandas as pd
 from . import _beyond, _pipeline, _kernels, _slices
 from ._pipeline import Prepared, Summary, check_rank, rank_hint
 from ._ids import keyed_users, user_hash
+from ._metrics import GRADED
 from ._options import Options
 from ._output import directory_output
 from ._request import Columns, Comparison, Evaluation, Resampling, SliceRequest
@@ -64,6 +65,16 @@ def refuse_unscored(o: Options, engine: str) -> None:
         raise ValueError(f"unscored='below' is not supported on {engine} yet (its AUC intervals "
                          "and slices would need the unscored rows of every partition); evaluate "
                          "in memory (pandas) with unscored='below', or leave it at 'ignore'")
+
+
+def refuse_unresolved_grade(o: Options, engine: str) -> None:
+    """ERR and RBP divide by the top grade of the judging scale; in memory it defaults to the
+    top grade of the whole truth, which no partition sees: the engines need ``max_grade``."""
+    graded = [m for m in o.metrics if m in GRADED]
+    if graded and o.max_grade is None:
+        raise ValueError(f"{', '.join(graded)} on {engine} divide(s) by the top grade of the "
+                         "judging scale, which a partition cannot find in the others' truth: "
+                         "pass max_grade=, e.g. max_grade=1 for binary labels")
 
 
 def refuse_history_activity(by, history, engine: str) -> None:
@@ -123,6 +134,7 @@ def evaluate_on(engine: Engine, pred, truth, request: Evaluation) -> pd.DataFram
     o, b, c, r = request.options, request.beyond, request.columns, request.resampling
     b.refuse_dask(engine.name, baselines_only=True)
     refuse_unscored(o, engine.name)
+    refuse_unresolved_grade(o, engine.name)
     r.poisson_only(engine.name)
     truth, positives_only = engine.labelled_truth(truth, c.label, default_label=c.default_label)
     seed = None if r.ci is None else _pipeline.poisson_seed(r.seed)
@@ -165,6 +177,7 @@ def evaluate_per_user_on(engine: Engine, pred, truth, request: Evaluation, per_u
     o, c = request.options, request.columns
     request.beyond.refuse_dask(engine.name)
     refuse_unscored(o, engine.name)
+    refuse_unresolved_grade(o, engine.name)
     truth, _ = engine.labelled_truth(truth, c.label, default_label=c.default_label)
     o_users, folder = per_user_plan(o, per_user_path, engine.input_files(pred, truth))
     none = Resampling(None, 0, 0)
@@ -273,10 +286,9 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
                     label=label, ties=o.ties, check=False, integral_ids=integral,
                     rank=names.get("rank"), min_grade=o.min_grade, judged_only=o.judged_only,
                     keep_items=beyond is not None)
-    per_user = _pipeline.per_user(prep, o)
     if users is not None:
         counted = Summary(n_rows=prep.n_rows, inputs=inputs)
-        table = _pipeline.user_table(prep, per_user.columns, user)
+        table = _pipeline.user_table(prep, _pipeline.user_columns(prep, o), user)
         if users == "write":
             if path is None:
                 raise ValueError("writing the per-user table needs a folder; pass per_user_path=")
@@ -284,6 +296,7 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
             return Partial(counted, [])
         table["_first"] = first_rows(prep.users, pred, truth, user)
         return Partial(counted, [], table)
+    per_user = _pipeline.per_user(prep, o)
     ratios = _pipeline.user_ratios(prep, per_user, o)
     partial = _whole(prep, per_user, ratios, o, inputs=inputs, bounds=bounds, seed=seed,
                      n_resamples=n_resamples)
@@ -721,6 +734,7 @@ def compare_plan(pred_a, pred_b, truth, request: Comparison, engine: str
     from ._compare import models_of, pairs_of
 
     refuse_unscored(request.options, engine)
+    refuse_unresolved_grade(request.options, engine)
     c = request.columns
     models = models_of(pred_a, pred_b, truth, score=c.score, rank=c.rank)
     for m in models:

@@ -474,9 +474,8 @@ class _RankedInput:
 def check_graded(prep: Prepared, o: Options) -> float:
     """``max_grade`` of RBP and ERR: resolved (:func:`resolve_max_grade`) and above every grade."""
     if o.max_grade is None:
-        raise ValueError("max_grade is not resolved: resolve_max_grade(options, top grade) must "
-                         "run on the whole input before the engine (on Dask, pass max_grade=, "
-                         "the top grade of the judging scale)")
+        raise ValueError("max_grade is not resolved; pass max_grade=, the top grade of the "
+                         "judging scale")
     check_max_grade(o.max_grade, prep.top_grade)
     return o.max_grade
 
@@ -514,6 +513,15 @@ def rbp_residual(prep: Prepared, p: float) -> np.ndarray:
     unjudged = np.bincount(prep.lists[~prep.judged], weights=weight[~prep.judged],
                            minlength=prep.n_users)
     return np.power(p, prep.ranked.n_rows.astype(np.float64)) + unjudged
+
+
+def user_columns(prep: Prepared, o: Options) -> dict[str, np.ndarray]:
+    """Every per-user column of :func:`recmetrics.evaluate_per_user` but the beyond-accuracy
+    ones: each metric's values, and with RBP its residual (every engine reads this)."""
+    columns = per_user(prep, o).columns
+    if "rbp" in o.metrics:
+        columns["rbp_residual"] = rbp_residual(prep, o.rbp_p)
+    return columns
 
 
 def user_table(prep: Prepared, columns: dict[str, np.ndarray], user: str = "user"

@@ -84,11 +84,12 @@ def _tracked(description: str = "Spark tasks of this evaluation"):
 @contextlib.contextmanager
 def _worker_errors():
     """A ValueError raised inside a Python worker (the in-memory checks) raised as ValueError."""
+    from py4j.protocol import Py4JJavaError
     from pyspark.errors.exceptions.captured import PythonException
 
     try:
         yield
-    except PythonException as error:
+    except (PythonException, Py4JJavaError) as error:   # collect() / toLocalIterator()
         found = re.findall(r"^ValueError: (.*)$", str(error), flags=re.M)
         if found:
             raise ValueError(found[-1]) from None

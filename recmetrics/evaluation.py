@@ -525,9 +525,7 @@ def evaluate_per_user(pred, truth=None, *, k=10, metrics=None, user: str = "user
         run = _beyond.rows_in_background if o.metrics else _beyond.compute_rows
         computed = run(prep, pred, truth, o, b, user=user, item=item, label=label, rows=False,
                        similarity=similarity)
-    columns = _pipeline.per_user(prep, o).columns
-    if "rbp" in o.metrics:
-        columns["rbp_residual"] = _pipeline.rbp_residual(prep, o.rbp_p)
+    columns = _pipeline.user_columns(prep, o)
     if computed is not None:
         columns.update(_beyond.evaluate_rows(prep, o, b, computed).columns)
     table = _pipeline.user_table(prep, columns, user)

@@ -176,21 +176,14 @@ def refusal(call: str, scenario: str, engine: str, metric: _metrics.Metric) -> s
 #: as a whole): bugs, each with its reproduction in the reason; the test is an expected failure
 #: (strict) until it is fixed.
 KNOWN_DIFFERENCES: dict[tuple[str, str, str, str | None], str] = {
-    **{("per_user", "conventions", engine, metric): (
-        "evaluate_per_user(metrics=['rbp'], max_grade=2) on a Dask or Spark DataFrame has no "
-        "rbp_residual column; in memory it has one (the residual of each user's RBP)")
-       for engine in ("dask", "spark") for metric in ("rbp", None)},
-    **{("per_user", "defaults", "spark", metric): (
-        "a ValueError raised in a Spark worker by evaluate_per_user reaches the caller as py4j's "
-        "Py4JJavaError (a Java stack trace around it), not as the ValueError that "
-        "evaluate(spark_frame, ...) and Dask raise: evaluate_per_user(spark_frame, "
-        "metrics=['rbp']) without max_grade, or metrics=['err'] with a tie mixing grades")
-       for metric in ("rbp", "err")},
+    # fixed, each with its test: the Dask and Spark per-user tables lacked rbp_residual; a
+    # ValueError in a Spark worker of evaluate_per_user reached the caller as Py4JJavaError;
+    # the command line's CSV ids hashed as text gave other Poisson intervals than Parquet's
 }
 
 #: Paths whose bootstrap intervals differ from in memory (their values, counts and text are
 #: compared): the command line on CSV (test_command_line_on_csv_gives_pythons_intervals).
-INTERVALS_DIFFER = ("cli csv",)
+INTERVALS_DIFFER: tuple[str, ...] = ()
 
 # --------------------------------------------------------------------------- the paths
 
@@ -585,13 +578,11 @@ def test_compare_tables_have_the_in_memory_columns_rows_and_conventions(request,
     assert got.attrs["conventions"] == want.attrs["conventions"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the command line reads a CSV file's integer user ids as a category of text, a Parquet "
-    "file's as int64; the Poisson bootstrap hashes the ids as read, so `recmetrics evaluate "
-    "log.csv --ci 0.9` gives another interval than `recmetrics evaluate log.parquet --ci 0.9` "
-    "and rm.evaluate(pd.read_csv('log.csv'), ci=0.9, bootstrap='poisson') on the same log"))
 def test_command_line_on_csv_gives_pythons_intervals(tmp_path):
-    """Found by the matrix above (every metric's interval on ``cli csv``); four users."""
+    """Bug fixed (found by the matrix above): the command line reads a CSV file's integer user
+    ids as text, a Parquet file's as int64, and the Poisson bootstrap hashed the ids as read,
+    so the CSV file's interval was another; a text id that is a whole number now hashes as
+    that number (one id, one hash)."""
     pred = pd.DataFrame({"user": [1, 1, 2, 2, 3, 3, 4, 4], "item": ["a", "b"] * 4,
                          "score": [0.9, 0.1, 0.8, 0.3, 0.5, 0.5, 0.2, 0.7],
                          "label": [1, 0, 0, 1, 1, 0, 0, 1]})

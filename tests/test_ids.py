@@ -352,3 +352,18 @@ def test_locate_equals_pandas_get_indexer_on_every_path(space):
         rng.shuffle(keys)
         got = locate(keys, wanted, space)
         assert np.array_equal(got, pd.Index(wanted).get_indexer(keys))
+
+
+def test_one_id_one_hash_whatever_type_it_was_read_as():
+    """Bug fixed: "7" (a CSV file's id) and 7 (Parquet's, pandas') are one id under the id
+    policy, but hashed apart, so their Poisson weights (and engine partitions) differed."""
+    from recmetrics._ids import user_hash
+
+    numbers = np.array([0, 7, -3, 2**63 - 1, -(2**63), 123456789012345678], dtype=np.int64)
+    text = np.array([str(n) for n in numbers], dtype=object)
+    assert (user_hash(numbers) == user_hash(text)).all()
+    # text that is not a whole number's canonical text stays text: "007", "-0", "7.0" are
+    # other ids than 7 and 0 (canonical ids never hold them; here they keep their own hash)
+    others = np.array(["007", "-0", "7.0", "u7", "99999999999999999999"], dtype=object)
+    assert not set(user_hash(others)) & set(user_hash(numbers))
+    assert list(user_hash(others)) == list(pd.util.hash_array(others))
