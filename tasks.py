@@ -56,6 +56,21 @@ def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None)
         sys.exit(completed.returncode)
 
 
+def _run_saying(*args: str | os.PathLike) -> None:
+    """Run a command, passing its output on line by line, and a line at least every
+    ``_PIP_QUIET_AT_MOST`` seconds while it prints nothing (the last thing it said)."""
+    process = subprocess.Popen([str(a) for a in args], cwd=ROOT, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    doing = f"running {Path(str(args[1])).name}"
+    with _Progress(doing) as progress:
+        for line in process.stdout:
+            progress.say(line.rstrip("\n"))
+            progress.now_doing(doing)  # the time counted from its last line
+    if process.wait() != 0:
+        sys.exit(process.returncode)
+
+
 class _Progress:
     """Lines of progress, and a line at least every ``_PIP_QUIET_AT_MOST`` seconds while the
     work goes on silently (``with`` block): what is being done and for how long."""
@@ -95,7 +110,8 @@ def _pip(*args: str) -> None:
     # unbuffered: a pipe would otherwise get pip's lines in bursts, minutes apart
     process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
                                text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1",
+                                    "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     lines, collected = [], 0
     with _Progress("starting pip") as progress:
         for line in process.stdout:
@@ -136,8 +152,10 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
     started = time.perf_counter()
     print(f"tasks.py: installing recmetrics with the extras {', '.join(extras)} "
           "(first run only; a few minutes)", flush=True)
-    _pip("install", "--upgrade", "pip")
-    _pip("install", "-e", f".[{','.join(extras)}]")
+    # The pip that venv bundles installs editable projects (PEP 660) as well as a newer one:
+    # no upgrade first. --no-compile: pip would otherwise byte-compile every module of every
+    # package (7,000 files, half the install time); Python compiles the few a run imports.
+    _pip("install", "--no-compile", "-e", f".[{','.join(extras)}]")
     STAMP.write_text(f"{wanted} {','.join(extras)}\n")
     print(f"tasks.py: installed in {time.perf_counter() - started:.0f} s", flush=True)
 
@@ -155,7 +173,10 @@ def main(argv: list[str]) -> None:
     ensure_venv(EXTRAS[argv[0]])
     # every extra is installed above, so a test that finds one missing fails instead of skipping
     env = {"RECMETRICS_REQUIRE_EXTRAS": "1"} if argv[0] == "test" else None
-    _run(*commands[argv[0]], *argv[1:], env=env)
+    if argv[0] in ("report", "execute"):  # long silent stretches (a notebook executing)
+        _run_saying(*commands[argv[0]], *argv[1:])
+    else:
+        _run(*commands[argv[0]], *argv[1:], env=env)
 
 
 if __name__ == "__main__":
