@@ -396,3 +396,13 @@ def test_join_walks_the_sorted_keys_in_blocks(monkeypatch):
         twice = _ids.join(np.r_[users, users[at]], np.r_[items, items[at]], users, items,
                           n_users=50, n_items=10**6)
         assert (twice.pred_distinct, twice.truth_distinct) == (False, True)
+
+
+@pytest.mark.parametrize("values", [
+    pd.Series(pd.Categorical(["b", "a", None, "b"], categories=["a", "b", "unused"])),
+    pd.Series(pd.Categorical([], categories=["a"])),
+    pd.Series(["b", "a", None, "b", " a"]),
+    pd.Series([3, 1, 3, np.nan])])
+def test_n_distinct_is_nunique(values):
+    # the command line counts a file's users from the codes of its Categorical (issue 36)
+    assert _ids.n_distinct(values) == values.nunique()
