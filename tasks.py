@@ -11,8 +11,10 @@ what it needs (``EXTRAS``: report and execute ``.[report,notebooks]``; test and 
 test oracles, the browser driver, Dask, Spark and the benchmark peers; none installs JupyterLab,
 the ``lab`` extra). It reinstalls only when pyproject.toml changes or a command needs an extra
 not yet installed, and shows pip's progress one line per step, and a line at least every 15 s
-while a step runs silently (creating the environment, downloading, installing). Only the Python
-standard library is used here, so a fresh machine needs nothing but Python 3.11+.
+while a step runs silently (creating the environment, downloading, installing) and while report
+or execute prints nothing (a notebook executing). pip does not byte-compile what it installs
+(Python compiles the modules a run imports). Only the Python standard library is used here, so a
+fresh machine needs nothing but Python 3.11+.
 """
 from __future__ import annotations
 
