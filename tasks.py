@@ -11,8 +11,10 @@ what it needs (``EXTRAS``: report and execute ``.[report,notebooks]``; test and 
 test oracles, the browser driver, Dask, Spark and the benchmark peers; none installs JupyterLab,
 the ``lab`` extra). It reinstalls only when pyproject.toml changes or a command needs an extra
 not yet installed, and shows pip's progress one line per step, and a line at least every 15 s
-while a step runs silently (creating the environment, downloading, installing). Only the Python
-standard library is used here, so a fresh machine needs nothing but Python 3.11+.
+while a step runs silently (creating the environment, downloading, installing) and while report
+or execute prints nothing (a notebook executing). pip does not byte-compile what it installs
+(Python compiles the modules a run imports). Only the Python standard library is used here, so a
+fresh machine needs nothing but Python 3.11+.
 """
 from __future__ import annotations
 
@@ -56,6 +58,21 @@ def _run(*args: str | os.PathLike, quiet: bool = False, env: dict | None = None)
         sys.exit(completed.returncode)
 
 
+def _run_saying(*args: str | os.PathLike) -> None:
+    """Run a command, passing its output on line by line, and a line at least every
+    ``_PIP_QUIET_AT_MOST`` seconds while it prints nothing (the last thing it said)."""
+    process = subprocess.Popen([str(a) for a in args], cwd=ROOT, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    doing = f"running {Path(str(args[1])).name}"
+    with _Progress(doing) as progress:
+        for line in process.stdout:
+            progress.say(line.rstrip("\n"))
+            progress.now_doing(doing)  # the time counted from its last line
+    if process.wait() != 0:
+        sys.exit(process.returncode)
+
+
 class _Progress:
     """Lines of progress, and a line at least every ``_PIP_QUIET_AT_MOST`` seconds while the
     work goes on silently (``with`` block): what is being done and for how long."""
@@ -88,14 +105,17 @@ class _Progress:
         self._beat.join()
 
 
-def _pip(*args: str) -> None:
+def _pip(*args: str, pip: str = "-m pip") -> None:
     """Run pip, printing its progress lines as they come; everything if it fails. While pip
     prints nothing worth a line (downloading, unpacking wheels), a line every
-    ``_PIP_QUIET_AT_MOST`` seconds says what it is doing and for how long."""
+    ``_PIP_QUIET_AT_MOST`` seconds says what it is doing and for how long. ``pip``: how
+    the environment's Python runs pip (``-m pip``, or a pip wheel's ``<wheel>/pip``)."""
     # unbuffered: a pipe would otherwise get pip's lines in bursts, minutes apart
-    process = subprocess.Popen([str(PYTHON), "-m", "pip", *args, "--progress-bar", "off"], cwd=ROOT,
+    runner = pip.split(" ") if pip == "-m pip" else [pip]
+    process = subprocess.Popen([str(PYTHON), *runner, *args, "--progress-bar", "off"], cwd=ROOT,
                                text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1",
+                                    "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     lines, collected = [], 0
     with _Progress("starting pip") as progress:
         for line in process.stdout:
@@ -114,9 +134,26 @@ def _pip(*args: str) -> None:
                 progress.say(f"  pip: installing {text.count(',') + 1} packages ...")
             elif text.startswith("Successfully installed"):
                 progress.say(f"  pip: done ({len(text.split()) - 2} installed)")
+                progress.now_doing("finishing (pip exiting)")
     if process.wait() != 0:
         sys.stderr.write("".join(lines))
         sys.exit(process.returncode)
+
+
+def _create_venv() -> None:
+    """.venv with the newest pip: the pip wheel Python bundles (ensurepip's) is run directly
+    to install pip, uncompiled. ``ensurepip`` would install the bundled pip and setuptools,
+    byte-compiling both, before pip upgraded itself (52 s against 32 s at load 13). Where
+    Python bundles no wheel (a distribution's trimmed Python), ensurepip after all."""
+    import ensurepip
+
+    wheels = sorted(Path(ensurepip.__file__).parent.glob("_bundled/pip-*.whl"))
+    with _Progress("creating the virtual environment"):
+        venv.EnvBuilder(with_pip=not wheels, clear=True).create(VENV)
+    if wheels:
+        _pip("install", "--no-compile", "--upgrade", "pip", pip=f"{wheels[-1]}/pip")
+    else:
+        _pip("install", "--no-compile", "--upgrade", "pip")
 
 
 def ensure_venv(extras: tuple[str, ...]) -> None:
@@ -128,16 +165,17 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
     installed = set(stamp[1].split(",")) if len(stamp) == 2 and stamp[0] == wanted else set()
     if PYTHON.exists() and set(extras) <= installed:
         return
+    started = time.perf_counter()
     if not PYTHON.exists():
         print(f"tasks.py: creating virtual environment in {VENV}", flush=True)
-        with _Progress("creating the virtual environment (installing pip into it)"):
-            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        _create_venv()
     extras = tuple(sorted(set(extras) | installed))
-    started = time.perf_counter()
     print(f"tasks.py: installing recmetrics with the extras {', '.join(extras)} "
           "(first run only; a few minutes)", flush=True)
-    _pip("install", "--upgrade", "pip")
-    _pip("install", "-e", f".[{','.join(extras)}]")
+    # --no-compile: pip would otherwise byte-compile every module of every package (7,400
+    # files; installing the 73 packages took 280 s with it, 112 s without, on a loaded
+    # machine); Python compiles the few modules a run imports when it first imports them.
+    _pip("install", "--no-compile", "-e", f".[{','.join(extras)}]")
     STAMP.write_text(f"{wanted} {','.join(extras)}\n")
     print(f"tasks.py: installed in {time.perf_counter() - started:.0f} s", flush=True)
 
@@ -155,7 +193,10 @@ def main(argv: list[str]) -> None:
     ensure_venv(EXTRAS[argv[0]])
     # every extra is installed above, so a test that finds one missing fails instead of skipping
     env = {"RECMETRICS_REQUIRE_EXTRAS": "1"} if argv[0] == "test" else None
-    _run(*commands[argv[0]], *argv[1:], env=env)
+    if argv[0] in ("report", "execute"):  # long silent stretches (a notebook executing)
+        _run_saying(*commands[argv[0]], *argv[1:])
+    else:
+        _run(*commands[argv[0]], *argv[1:], env=env)
 
 
 if __name__ == "__main__":

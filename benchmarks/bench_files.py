@@ -21,7 +21,9 @@ distinct string item ids, a label for every row. ``--catalogue 100`` or ``100000
 
 Time is the best of ``--repeat`` runs of the whole process (imports included), the three sides
 run in interleaved rounds (one run of each a round, in a rotating order) so that a slow stretch
-of a shared machine hits every side alike; memory is the child's ``ru_maxrss``. The files are
+of a shared machine hits every side alike; memory is the child's ``ru_maxrss``. Each run is
+printed as it ends with the machine's load (1-minute average) before and after it, and each
+row of the table gives the range of the load over its runs. The files are
 written by another child so that this process stays small.
 """
 from __future__ import annotations
@@ -140,16 +142,22 @@ def run_json(command: list[str]) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def interleaved_measure(commands: dict[str, list[str]], rounds: int) -> dict:
+def interleaved_measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict, str]:
     """Each command's best time and peak RSS over ``rounds`` rounds, one run of each a round
-    in a rotating order (as _bench.interleaved_times does for calls, here for processes)."""
+    in a rotating order (as _bench.interleaved_times does for calls, here for processes), and
+    the range of the machine's load (1-minute average) over the runs: the machine is shared."""
     names = list(commands)
     best = {name: (float("inf"), 0) for name in names}
+    loads = []
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
+            loads.append(os.getloadavg()[0])
             seconds, peak = measure(commands[name], 1)
+            loads.append(os.getloadavg()[0])
+            print(f"  {name}: {seconds:.1f} s, peak {peak / 2**30:.2f} GiB (load "
+                  f"{loads[-2]:.1f} -> {loads[-1]:.1f})", flush=True)
             best[name] = (min(best[name][0], seconds), max(best[name][1], peak))
-    return best
+    return best, f"{min(loads):.1f}-{max(loads):.1f}"
 
 
 def pair_rows(n_users: int, n_items: int, n_catalogue: int, repeat: int) -> list[list[str]]:
@@ -171,7 +179,9 @@ def pair_rows(n_users: int, n_items: int, n_catalogue: int, repeat: int) -> list
                        str(truth), "--k", "10", "--metrics", "auc", "precision", "mrr", "ndcg",
                        "-o", str(out)]
             query = [sys.executable, "-c", QUERY, str(scores), str(truth), "10"]
-            measured = interleaved_measure(
+            print(f"{n_users * n_items:.0e} rows, {n_catalogue or n_items:,} items, {kind}:",
+                  flush=True)
+            measured, load = interleaved_measure(
                 {"ours": command, "floor": [sys.executable, "-c", FLOOR, str(scores), str(truth)],
                  "duckdb": query}, repeat)
             (ours, our_peak), (floor, floor_peak), (duck, duck_peak) = \
@@ -184,12 +194,13 @@ def pair_rows(n_users: int, n_items: int, n_catalogue: int, repeat: int) -> list
                     f"{kind.upper()}")
             rows += [
                 [f"recmetrics evaluate vs the floor, {size}", f"{ours:.1f} s", f"{floor:.1f} s",
-                 f"{ours / floor:.2f}x", "<= 2.5x", "met" if ours <= 2.5 * floor else "not met"],
+                 f"{ours / floor:.2f}x", "<= 2.5x", "met" if ours <= 2.5 * floor else "not met",
+                 load],
                 [f"recmetrics evaluate vs DuckDB SQL, {size}", f"{ours:.1f} s", f"{duck:.1f} s",
-                 f"{ours / duck:.2f}x", "< 1x", "met" if ours < duck else "not met"],
+                 f"{ours / duck:.2f}x", "< 1x", "met" if ours < duck else "not met", load],
                 [f"peak memory, {size} (DuckDB {duck_peak / 2**30:.2f} GiB, floor "
                  f"{floor_peak / 2**30:.2f} GiB)", f"{our_peak / 2**30:.2f} GiB", "",
-                 "", "<= 1.2 GiB", "met" if our_peak <= 1.2 * 2**30 else "not met"],
+                 "", "<= 1.2 GiB", "met" if our_peak <= 1.2 * 2**30 else "not met", load],
             ]
             print(f"{kind}: largest gap between DuckDB's and recmetrics' values "
                   f"{max(gaps.values()):.1e} ({', '.join(f'{k} {v:.1e}' for k, v in gaps.items())})",
@@ -206,10 +217,13 @@ def main() -> int:
                         help="distinct items of a pair (default: both pairs, 100 and 100000)")
     args = parser.parse_args()
     n_users, n_items = (10_000 if args.quick else 100_000), 100
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+          flush=True)
     rows = []
     for n_catalogue in args.catalogue or [100, 100_000]:
         rows += pair_rows(n_users, n_items, 0 if n_catalogue == n_items else n_catalogue,
                           args.repeat)
+    load = os.getloadavg()[0]
     sample = Path(__file__).resolve().parent.parent / "recmetrics" / "data"
     ours, _ = measure([sys.executable, "-m", "recmetrics", "evaluate",
                        str(sample / "sample_model_a.csv"), "--truth",
@@ -217,10 +231,13 @@ def main() -> int:
     imports, _ = measure([sys.executable, "-c", "import pandas, pyarrow.csv"], max(8, args.repeat))
     rows.append(["python -m recmetrics evaluate on the sample vs import pandas, pyarrow.csv",
                  f"{ours:.2f} s", f"{imports:.2f} s", f"{ours / imports:.2f}x", "<= 1.5x",
-                 "met" if ours <= 1.5 * imports else "not met"])
+                 "met" if ours <= 1.5 * imports else "not met",
+                 f"{min(load, os.getloadavg()[0]):.1f}-{max(load, os.getloadavg()[0]):.1f}"])
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+          flush=True)
     print_table(f"Files end to end ({platform.machine()}, {os.cpu_count()} cores, "
                 f"numpy {np.__version__})",
-                ["what", "recmetrics", "baseline", "ratio", "target", ""], rows)
+                ["what", "recmetrics", "baseline", "ratio", "target", "", "load"], rows)
     return 0
 
 

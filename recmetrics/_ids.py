@@ -14,7 +14,8 @@ value fits, so that 2**64 - 1 never becomes -1. Boolean ids are the text ``True`
 * :func:`canonical_ids` / :func:`integral_ids`: the policy applied to columns;
 * :func:`codes`: joint integer codes of one id column of several frames, the
   per-row work one hash and one gather;
-* :func:`locate`: a join of integer keys;
+* :func:`locate`: a join of integer keys; :func:`join`: the same with the duplicate check
+  of both sides, one sort for both;
 * :func:`user_hash` / :func:`keyed_users`: the hash that sends a user to a
   partition and keys the Poisson bootstrap, the same in every process.
 """
@@ -22,11 +23,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ._validation import check_id_codes, is_real_number
+from ._validation import all_distinct, check_id_codes, is_real_number
 
 # The id policy, the same for CSV, Parquet and DataFrames: ids are compared as
 # canonical text. Surrounding whitespace is stripped, whole numbers are written
@@ -198,6 +200,66 @@ def locate(keys: np.ndarray, wanted: np.ndarray, space: int) -> np.ndarray:
     return where
 
 
+@dataclass(frozen=True)
+class Joined:
+    """Scored (user, item) codes joined to truth's (:func:`join`): ``where`` as :func:`locate`
+    gives it, and whether each side's pairs are distinct (``where`` means nothing when not)."""
+    where: np.ndarray
+    pred_distinct: bool
+    truth_distinct: bool
+
+
+#: Sorted keys :func:`join` walks at a time (a few MB of temporaries, not 16 bytes a row).
+JOIN_BLOCK = 1 << 20
+
+
+def join(users: np.ndarray, items: np.ndarray, truth_users: np.ndarray, truth_items: np.ndarray,
+         *, n_users: int, n_items: int) -> Joined:
+    """Each scored (user, item) pair's row in truth (-1 where absent), with the duplicate check
+    of both sides made on the way: one sort for the three.
+
+    Codes lie in [0, n_users) and [0, n_items); a pair's key is ``user * n_items + item``.
+    When the key space is small next to the rows, a bitmap of it checks each side and a
+    direct table joins them (:func:`locate`); otherwise both sides' keys are sorted together,
+    each with its side and row in the low bits of one uint64 (a sort of values: no hash
+    table, no argsort). In the sorted keys, equal neighbours from one side are a duplicate,
+    and a scored key followed by the same key from truth is a match. The sorted keys are
+    walked a block at a time, so the only arrays of a row's size are the keys and ``where``.
+    """
+    n, m = users.size, truth_users.size
+    space = n_users * n_items
+    row_bits = max(n, m, 2).bit_length()
+    low = row_bits + 1  # the row, and above it the side: 0 scored, 1 truth
+    if space <= 2 * (n + m) + 65536 or (int(space) - 1).bit_length() + low > 64:
+        keys = users.astype(np.int64) * n_items + items
+        truth_keys = truth_users.astype(np.int64) * n_items + truth_items
+        distinct = all_distinct(keys), all_distinct(truth_keys)
+        where = locate(keys, truth_keys, space) if all(distinct) else np.zeros(0, np.int64)
+        return Joined(where, *distinct)
+    packed = np.empty(n + m, dtype=np.uint64)
+    for part, (u, i) in ((packed[:n], (users, items)), (packed[n:], (truth_users, truth_items))):
+        part[:] = u
+        part *= np.uint64(n_items)
+        part += i.astype(np.uint64)
+        part <<= np.uint64(low)
+    packed[:n] |= np.arange(n, dtype=np.uint64)
+    packed[n:] |= np.arange(m, dtype=np.uint64) | np.uint64(1 << row_bits)
+    packed.sort()
+    where = np.full(n, -1, dtype=np.int32 if m < 2**31 - 1 else np.int64)
+    pred_distinct = truth_distinct = True
+    side_bit, row_mask = np.uint64(1 << row_bits), np.uint64((1 << row_bits) - 1)
+    for start in range(0, n + m - 1, JOIN_BLOCK):
+        block = packed[start:start + JOIN_BLOCK + 1]  # one key past the block: its neighbour
+        same = (block[1:] >> np.uint64(low)) == (block[:-1] >> np.uint64(low))
+        truth_side = (block & side_bit).astype(bool)  # within a key the scored rows come first
+        pred_distinct &= not (same & ~truth_side[1:]).any()
+        truth_distinct &= not (same & truth_side[:-1]).any()
+        at = np.flatnonzero(same & truth_side[1:] & ~truth_side[:-1])
+        rows = (block & row_mask).view(np.int64)
+        where[rows[at]] = rows[at + 1]
+    return Joined(where, pred_distinct, truth_distinct)
+
+
 def _sorted_with_rows(keys: np.ndarray, row_bits: int) -> tuple[np.ndarray, np.ndarray]:
     """Non-negative integer keys sorted (equal keys by row), and the row of each: one sort of
     uint64 values holding the key above ``row_bits`` bits of row number."""
@@ -228,6 +290,16 @@ def scored_grades(pred: pd.DataFrame, truth: pd.DataFrame, *, user: str, item: s
     found = where >= 0
     grades[found] = truth[label].to_numpy(dtype=np.float64)[where[found]]
     return grades
+
+
+def n_distinct(values: pd.Series) -> int:
+    """``values.nunique()``: for a Categorical (ids as the readers give them) a count of its
+    codes (missing ids left out), not a hash of every row."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes_ = values.array.codes
+        return int(np.count_nonzero(np.bincount(codes_[codes_ >= 0],
+                                                minlength=len(values.cat.categories))))
+    return int(values.nunique())
 
 
 #: Canonical text of a whole number in int64 (no sign on zero, no leading zeros).

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from . import _kernels, _progress
-from ._ids import codes, locate, user_hash
+from ._ids import codes, join, user_hash
 from ._kernels import DEFAULT_EPS
 from ._metrics import (DEFAULT_METRICS, ECE_BINS, GRADED, METRIC, METRICS, PAIRWISE,
                        PROBABILITY_METRICS, RANKING)
@@ -147,13 +147,17 @@ class Prepared:
             (items, truth_items), item_ids = codes(item, ("pred", pred), ("truth", truth),
                                                    ordered=False)
             width = len(item_ids)
-            keys = users.astype(np.int64) * width + items
-            check_unique_keys("pred", keys, pred, user, item)
-            truth_keys = truth_users.astype(np.int64) * width + truth_items
-            check_unique_keys("truth", truth_keys, truth, user, item)
-            where = locate(keys, truth_keys, len(user_ids) * width)
-            n_truth = truth_keys.size
-            del keys, truth_keys  # each row is 8 bytes: freed as soon as they are used
+            # one sort joins the pairs and checks both sides for duplicates
+            joined = join(users, items, truth_users, truth_items, n_users=len(user_ids),
+                          n_items=width)
+            if not joined.pred_distinct:
+                check_unique_keys("pred", users.astype(np.int64) * width + items, pred, user, item)
+            if not joined.truth_distinct:
+                check_unique_keys("truth", truth_users.astype(np.int64) * width + truth_items,
+                                  truth, user, item)
+            where = joined.where
+            n_truth = truth_users.size
+            del joined
             scored = where >= 0
             if judged_only:  # condensed lists: the unjudged rows are gone before ranking
                 if keep_row_users:

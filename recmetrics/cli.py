@@ -59,6 +59,7 @@ import pandas as pd
 from . import _memory, _metrics, _progress, _provenance
 from . import _present as present
 from . import io as rio
+from ._ids import n_distinct
 from ._options import CONVENTIONS
 from ._progress import Progress
 from ._validation import MAX_K, check_n_resamples
@@ -156,7 +157,7 @@ TREC_SUFFIXES = rio.TREC_SUFFIXES
 
 def _describe_input(path, frame: pd.DataFrame, args, *, truth: bool = False) -> dict:
     described = {"path": str(path), "rows": int(len(frame)),
-                 "users": int(frame[args.user_col].nunique())}
+                 "users": n_distinct(frame[args.user_col])}
     if truth and args.label_col not in frame.columns:
         described["labels"] = "none: every row is a relevant item (grade 1)"
     return described
@@ -599,7 +600,7 @@ def _provenance_of(args, plan: list[rio.Input] | None = None, frames=None, *, ca
     for key, spec, frame in zip(keys, plan or [], frames or []):
         user = spec.columns.get("user")
         described[key] = {**_provenance.describe_input(
-            spec.path, rows=len(frame), users=frame[user].nunique() if user in frame else None,
+            spec.path, rows=len(frame), users=n_distinct(frame[user]) if user in frame else None,
             digest=frame.attrs.get("sha256")),
             "read": {**spec.as_dict(), "path": str(Path(spec.path).resolve())}}
     for key, d in (inputs or {}).items():  # datasets read by an engine
@@ -1012,7 +1013,7 @@ def cmd_report(args) -> None:
         # input gets a one-line message here rather than a failed cell there.
         plan = _input_plan(args)
         frames = _read_inputs(plan, progress)
-        users = max(f[args.user_col].nunique() for spec, f in zip(plan, frames)
+        users = max(n_distinct(f[args.user_col]) for spec, f in zip(plan, frames)
                     if spec.role in ("scores", "truth"))
         _check_memory(args, n_users=int(users), n_rows=max(
             len(f) for spec, f in zip(plan, frames) if spec.role == "scores"))

@@ -154,7 +154,8 @@ def refusal(call: str, scenario: str, engine: str, metric: _metrics.Metric) -> s
     if metric.family == "beyond" and (o.get("ties") == "trec" or "min_grade" in o
                                       or o.get("judged_only")):
         reasons.append(rf"the beyond-accuracy metrics take {said('ties', 'average')}, "
-                       r"'optimistic' or 'pessimistic' and no min_grade or judged_only")
+                       r"'optimistic' or 'pessimistic' and no (?:min_grade|--min-grade) or "
+                       r"(?:judged_only|--judged-only)")
     if metric.family == "pairwise" and o.get("ties") == "trec":
         reasons.append(rf"{said('ties', 'trec')} orders tied documents by id")
     if metric.name == "err" and o.get("ties", "average") == "average":   # the data's ties

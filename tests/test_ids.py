@@ -354,6 +354,60 @@ def test_locate_equals_pandas_get_indexer_on_every_path(space):
         assert np.array_equal(got, pd.Index(wanted).get_indexer(keys))
 
 
+def _join_slow(pred, truth):
+    """join written out: a dict of truth's pairs, duplicates counted one pair at a time."""
+    position = {}
+    for row, pair in enumerate(truth):
+        position.setdefault(pair, row)
+    where = [position.get(pair, -1) for pair in pred]
+    return where, len(set(pred)) == len(pred), len(position) == len(truth)
+
+
+pairs = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs, pairs, st.sampled_from([7, 10**5, 2**40]))
+def test_join_equals_a_dict_and_finds_duplicates_on_either_side(pred, truth, n_items):
+    # issue 36: scores and truth are joined and checked for duplicate pairs in one sort (a
+    # table when users x items is small, a sort of packed keys, a hash table past 64 bits)
+    stretch = n_items // 7                                      # items spread over the codes
+    codes_ = [(np.array([u for u, _ in side], dtype=np.intp),
+               np.array([i for _, i in side], dtype=np.intp) * stretch) for side in (pred, truth)]
+    joined = _ids.join(*codes_[0], *codes_[1], n_users=7, n_items=n_items)
+    where, pred_distinct, truth_distinct = _join_slow(pred, truth)
+    assert (joined.pred_distinct, joined.truth_distinct) == (pred_distinct, truth_distinct)
+    if pred_distinct and truth_distinct:
+        assert joined.where.tolist() == where
+
+
+def test_join_walks_the_sorted_keys_in_blocks(monkeypatch):
+    # a match or a duplicate that straddles two blocks is still seen
+    monkeypatch.setattr(_ids, "JOIN_BLOCK", 3)
+    rng = np.random.default_rng(5)
+    users, items = rng.integers(0, 50, 40), rng.choice(10**6, 40, replace=False)
+    keep = rng.random(40) < 0.5
+    joined = _ids.join(users, items, users[keep][::-1], items[keep][::-1], n_users=50,
+                       n_items=10**6)
+    truth = list(zip(users[keep][::-1].tolist(), items[keep][::-1].tolist()))
+    assert joined.where.tolist() == _join_slow(list(zip(users.tolist(), items.tolist())),
+                                               truth)[0]
+    for at in range(40):
+        twice = _ids.join(np.r_[users, users[at]], np.r_[items, items[at]], users, items,
+                          n_users=50, n_items=10**6)
+        assert (twice.pred_distinct, twice.truth_distinct) == (False, True)
+
+
+@pytest.mark.parametrize("values", [
+    pd.Series(pd.Categorical(["b", "a", None, "b"], categories=["a", "b", "unused"])),
+    pd.Series(pd.Categorical([], categories=["a"])),
+    pd.Series(["b", "a", None, "b", " a"]),
+    pd.Series([3, 1, 3, np.nan])])
+def test_n_distinct_is_nunique(values):
+    # the command line counts a file's users from the codes of its Categorical (issue 36)
+    assert _ids.n_distinct(values) == values.nunique()
+
+
 def test_one_id_one_hash_whatever_type_it_was_read_as():
     """Bug fixed: "7" (a CSV file's id) and 7 (Parquet's, pandas') are one id under the id
     policy, but hashed apart, so their Poisson weights (and engine partitions) differed."""
