@@ -1470,7 +1470,7 @@ def _switches() -> re.Pattern:
 
 @functools.cache
 def _py_option() -> re.Pattern:
-    return re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_flags(), key=len,
+    return re.compile(r"(?<![\w.'\"/\\-])(?<!position )(" + "|".join(sorted(_flags(), key=len,
                                                                          reverse=True))
                       + r")=(?:'([\w.-]+)'|(?=\S)|\s)")
 
@@ -1537,9 +1537,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: gate failed: {present.terminal(' '.join(str(error).split()))}",
               file=sys.stderr)
         return 3
-    except rio.FileProblem as error:  # written for the command line, its paths as given
-        print(f"{PROG}: error: {present.terminal(' '.join(str(error).split()))}",
-              file=sys.stderr)
+    except rio.FileProblem as error:  # its paths as given: no option spelled inside a path
+        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)   # is rewritten
         return 2
     except ValueError as error:
         print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
