@@ -387,7 +387,7 @@ def test_cli_text_table_names_the_model_of_each_row(capsys):
                                                     "novelty"], "has no column 'item'"),
     ({"features.csv": "item,x\ni9999,1\n"}, ["--history", DATA / "sample_history.csv",
                                              "--item-features", "features.csv", "--metrics",
-                                             "diversity"], "item_features lacks"),
+                                             "diversity"], "--item-features lacks"),
     ({}, ["--metrics", "serendipity"], "needs history"),
     ({}, ["--baselines"], "--baselines needs history|baselines=True needs history"),
     ({}, ["--history", DATA / "sample_history.csv", "--baselines", "--engine", "dask"],
