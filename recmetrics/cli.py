@@ -1457,6 +1457,18 @@ def _flags() -> dict[str, str]:
 
 
 @functools.cache
+def _switches() -> re.Pattern:
+    """``baselines=True`` of a switch (a flag taking no value): the flag alone."""
+    parser = build_parser()
+    choices = next(a for a in parser._actions if a.dest == "command").choices
+    commands = list(choices.values()) if isinstance(choices, dict) else []
+    names = {action.dest for command in commands for action in command._actions
+             if action.option_strings and action.nargs == 0 and action.dest != "help"}
+    return re.compile(r"(?<![\w.'\"-])(" + "|".join(sorted(names, key=len, reverse=True))
+                      + r")=True\b")
+
+
+@functools.cache
 def _py_option() -> re.Pattern:
     return re.compile(r"(?<![\w.'\"-])(?<!position )(" + "|".join(sorted(_flags(), key=len,
                                                                          reverse=True))
@@ -1472,6 +1484,7 @@ def _as_flags(message: str) -> str:
             return match.group(0)
         return _flags()[match.group(1)] + " " + (match.group(2) or "")
 
+    message = _switches().sub(lambda m: _flags()[m.group(1)], message)
     message = _py_option().sub(flag, message)
     return _py_name().sub(lambda m: _flags()[m.group(1)], message)
 
