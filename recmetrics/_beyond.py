@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _pipeline, _kernels
+from . import _kernels, _metrics, _pipeline
 from ._ids import codes, locate, user_hash
-from ._metrics import BEYOND_METRICS, PER_USER_BEYOND, READS_POPULARITY
+from ._metrics import (AVERAGED_BEYOND, BEYOND_METRICS, COMPARES_LISTS, PER_USER_BEYOND,
+                       READS_POPULARITY)
 from ._validation import (
     UNSEEN,
     RecmetricsWarning,
@@ -247,27 +248,27 @@ class BeyondInputs:
                 self.similarity_source = "cosine of item_features"
             elif pending is not None:   # built on history's own codes: mapped onto these
                 built = pending.result()
-                h_items = _kernels._built(history, "history")[1]
+                h_items = _kernels.built(history, "history")[1]
                 item_map = built.item_map(h_items, self.n_items)
                 similarity = built.similarity.recoded(item_map)
                 if "serendipity" in self.metrics:
                     history_index = built.history_index(self.user_ids[:self.n_lists], item_map,
                                                         self.n_items)
             else:
-                h_users, h_items = _kernels._built(history, "history")
+                h_users, h_items = _kernels.built(history, "history")
                 similarity = _kernels.CooccurrenceSimilarity(
-                    _kernels._built(h_users, "history's user codes"), h_items, self.n_users,
+                    _kernels.built(h_users, "history's user codes"), h_items, self.n_users,
                     self.n_items)
             if features is None:
                 self.similarity_source = "cosine of the items' user sets in history"
             if "serendipity" in self.metrics and history_index is None:
-                h_users, h_items = _kernels._built(history, "history")
+                h_users, h_items = _kernels.built(history, "history")
                 if isinstance(similarity, _kernels.CooccurrenceSimilarity):
                     # its distinct (user, item) pairs by user, built already on these codes
                     start, items_ = similarity.by_user.indptr, similarity.by_user.indices
                     count = np.diff(start)
                 else:
-                    h_users = _kernels._built(h_users, "history's user codes")
+                    h_users = _kernels.built(h_users, "history's user codes")
                     pairs = np.sort(h_users.astype(np.int64) * self.n_items + h_items)
                     pairs = pairs[_kernels.starts(pairs)]          # distinct (user, item) pairs
                     count = np.bincount(pairs // self.n_items, minlength=self.n_users)
@@ -616,9 +617,9 @@ def compute_rows(prep: _pipeline.Prepared, pred, truth, o, b: BeyondOptions, *, 
     for cut in o.ks:
         top = data.top_k(cut, o.ties)
         data.check_top(top, b.unseen)
-        values_per_user = _kernels.beyond_per_user(top, data.context, per_user)
-        per_cut[cut] = (values_per_user,
-                        _sums(top, data.context, values_per_user) if rows else None)
+        values_per_user = _metrics.beyond_per_user(top, data.context, per_user)
+        per_cut[cut] = (values_per_user, _metrics.beyond_sums(
+            top, data.context, list(values_per_user), values_per_user) if rows else None)
     return BeyondComputed(data, per_cut)
 
 
@@ -657,7 +658,7 @@ def evaluate_rows(prep: _pipeline.Prepared, o, b: BeyondOptions,
             columns[f"{name}@{cut}"] = values_per_user[name]    # prep's users, in its order
         if sums is None:
             continue
-        values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
+        values = _metrics.beyond_values(sums, data.context, data.metrics, cut)
         for name in data.metrics:
             n, note = counted(name, cut, sums, values)
             if name in per_user and n > 1:
@@ -683,18 +684,6 @@ def evaluate_rows(prep: _pipeline.Prepared, o, b: BeyondOptions,
     return BeyondEvaluated(table, columns, data)
 
 
-def _sums(top: _kernels.TopK, ctx: _kernels.BeyondContext, per_user: dict) -> _kernels.BeyondSums:
-    """:func:`recmetrics._kernels.beyond_sums`, reusing per-user values already computed."""
-    certain, log_miss = _kernels.coverage_parts(top, ctx.n_items)
-    s, q = _kernels.personalization_parts(top, ctx.n_items)
-    means = {m: v for m, v in per_user.items() if m != "personalization"}
-    return _kernels.BeyondSums(
-        n_lists=int(np.count_nonzero(top.length)), exposure=s, certain=certain,
-        log_miss=log_miss, p_square=q,
-        totals={m: float(np.nansum(v)) for m, v in means.items()},
-        counts={m: int(np.count_nonzero(~np.isnan(v))) for m, v in means.items()})
-
-
 def counted(name: str, cut: int, sums, values: dict) -> tuple[int, str]:
     """How many lists ``name``'s value at ``cut`` is taken over, and its note; warns where
     the value is undefined (NaN)."""
@@ -708,13 +697,12 @@ def counted(name: str, cut: int, sums, values: dict) -> tuple[int, str]:
 
 def note_of(name: str, n: int, n_lists: int) -> str:
     """Why a beyond row leaves users out, or is undefined."""
+    row = _metrics.METRIC[name]
     left_out = n_lists - n
-    if name == "personalization" and n_lists < 2:
-        return "needs at least two users with a list"
-    if name == "diversity" and left_out:
-        return f"{left_out:,} user(s) with fewer than 2 items left out"
-    if name == "serendipity" and left_out:
-        return f"{left_out:,} user(s) without history left out"
+    if name in COMPARES_LISTS and n_lists < 2:
+        return "needs at least two users with a list"   # a list compared with the others
+    if row.left_out and left_out:
+        return f"{left_out:,} {row.left_out} left out"
     return ""
 
 
@@ -885,14 +873,14 @@ class SharedBeyond:
             own_count = np.where(found, count[np.maximum(where, 0)], 0)
             ctx = replace(ctx, history=(own_start, own_count, history_items))
         per_user = [m for m in data.metrics
-                    if m in PER_USER_BEYOND and m != "personalization"]
+                    if m in AVERAGED_BEYOND]
         sums, ratios = {}, {}
         for cut in ks:
             top = _kernels.top_k_ranked(prep.lists, items, prep.scores, prep.grades,
                                         prep.n_users, cut, ties=ties)
             data.check_top(top, unseen)
-            values = _kernels.beyond_per_user(top, ctx, per_user)
-            sums[cut] = _sums(top, ctx, values)
+            values = _metrics.beyond_per_user(top, ctx, per_user)
+            sums[cut] = _metrics.beyond_sums(top, ctx, list(values), values)
             for name, v in values.items():
                 defined = ~np.isnan(v)
                 ratios[f"{name}@{cut}"] = (np.where(defined, v, 0.0), defined.astype(np.float64))
@@ -906,7 +894,7 @@ class SharedBeyond:
         zero = _kernels.BeyondSums(exposure=np.zeros(n), certain=np.zeros(n, dtype=np.int64),
                                    log_miss=np.zeros(n), p_square=np.zeros(n))
         per_user = [m for m in self.data.metrics
-                    if m in PER_USER_BEYOND and m != "personalization"]
+                    if m in AVERAGED_BEYOND]
         zero.totals = {m: 0.0 for m in per_user}
         zero.counts = {m: 0 for m in per_user}
         resamples = {} if seed is None else {f"{m}@{cut}": np.zeros((n_resamples, 2))
@@ -921,7 +909,7 @@ class SharedBeyond:
         quantiles = [(1 - ci) / 2, (1 + ci) / 2] if ci is not None else None
         for cut in o.ks:
             sums = total.sums[cut]
-            values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
+            values = _metrics.beyond_values(sums, data.context, data.metrics, cut)
             for name in data.metrics:
                 n, note = counted(name, cut, sums, values)
                 row = f"{name}@{cut}"
@@ -958,8 +946,9 @@ def distributed_setup(b: BeyondOptions, o, *, ci: float | None, seed, n_resample
     Spark ``history`` is collected here: popularity and similarity need all of it, once. The
     engine ships the shared part to its workers once (a graph key, a broadcast variable),
     not with every task."""
-    if ci is not None and "personalization" in b.metrics:
-        raise ValueError(f"personalization has no interval on {engine}: a user's value compares "
+    compared = [m for m in b.metrics if m in COMPARES_LISTS]
+    if ci is not None and compared:
+        raise ValueError(f"{', '.join(compared)} has no interval on {engine}: a user's value compares "
                          "the user's list with every other user's, which no partition holds; "
                          "leave it out of metrics, or evaluate without ci=")
     history = b.history

@@ -449,14 +449,9 @@ class Dask:
             _beyond.SharedBeyond.partition_sums,
             dask.delayed(shared, pure=True, traverse=False), **options)
 
-    def run(self, pred, truth, **kwargs):
-        return _run(pred, truth, **kwargs)
-
-    def run_sliced(self, pred, truth, **kwargs):
-        return _run_sliced(pred, truth, **kwargs)
-
-    def input_files(self, *frames) -> list[str]:
-        return _input_files(*frames)
+    run = staticmethod(_run)
+    run_sliced = staticmethod(_run_sliced)
+    input_files = staticmethod(_input_files)
 
 
 ENGINE = Dask()

@@ -2134,70 +2134,9 @@ class BeyondSums:
 _T = TypeVar("_T")
 
 
-def _built(value: _T | None, what: str) -> _T:
+def built(value: _T | None, what: str) -> _T:
     """A part of the context or of the sums that the metrics asked for need (built with them)."""
     if value is None:
         raise ValueError(f"{what} was not computed; build the context and the sums with the "
                          "metrics that need it")
     return value
-
-
-def beyond_per_user(top: TopK, ctx: BeyondContext, metrics,
-                    everyone: tuple[np.ndarray, int] | None = None) -> dict[str, np.ndarray]:
-    """Per-user values of the per-user metrics in ``metrics`` (NaN where undefined).
-
-    Personalization compares a user with all the others: ``everyone`` gives
-    the exposure summed over every user and the number of users with a list,
-    when ``top`` holds only some of them (default: ``top``'s users are all).
-    """
-    out: dict[str, np.ndarray] = {}
-    for name in metrics:
-        if name == "novelty":
-            out[name] = top.mean_over_slots(_built(ctx.information, "information")[top.items])
-        elif name == "arp":
-            out[name] = top.mean_over_slots(_built(ctx.popularity, "popularity")[top.items])
-        elif name == "aplt":
-            out[name] = top.mean_over_slots(_built(ctx.tail, "tail")[top.items].astype(np.float64))
-        elif name == "diversity":
-            out[name] = diversity(top, ctx.similarity)
-        elif name == "serendipity":
-            out[name] = serendipity(top, ctx.similarity, *_built(ctx.history, "history"))
-        elif name == "personalization":
-            s, n = everyone or (exposure(top, ctx.n_items), int(np.count_nonzero(top.length)))
-            out[name] = personalization_per_list(top, s, n)
-    return {name: out[name] for name in metrics if name in out}
-
-
-def beyond_sums(top: TopK, ctx: BeyondContext, metrics) -> BeyondSums:
-    """The :class:`BeyondSums` of the users of ``top``."""
-    # the per-user metrics among ``metrics`` (the others give no value), but personalization:
-    # its mean comes from the exposure sums, which need every user
-    per_user = beyond_per_user(top, ctx, [m for m in metrics if m != "personalization"])
-    certain, log_miss = coverage_parts(top, ctx.n_items)
-    s, q = personalization_parts(top, ctx.n_items)
-    return BeyondSums(n_lists=int(np.count_nonzero(top.length)), exposure=s, certain=certain,
-                      log_miss=log_miss, p_square=q,
-                      totals={m: float(np.nansum(v)) for m, v in per_user.items()},
-                      counts={m: int(np.count_nonzero(~np.isnan(v))) for m, v in per_user.items()})
-
-
-def beyond_values(sums: BeyondSums, ctx: BeyondContext, metrics, k: int) -> dict[str, float]:
-    """Every metric of ``metrics`` from the sums over all users (NaN where undefined)."""
-    out = {}
-    exposure = _built(sums.exposure, "exposure")
-    in_catalogue = exposure[ctx.catalogue]
-    for name in metrics:
-        if name == "catalog_coverage":
-            n = int(np.count_nonzero(ctx.catalogue))
-            hit = covered(_built(sums.certain, "certain"), _built(sums.log_miss, "log_miss"))[ctx.catalogue]
-            out[name] = float(hit.sum() / n) if n else float("nan")
-        elif name == "distributional_coverage":
-            out[name] = entropy_bits(in_catalogue)
-        elif name == "gini":
-            out[name] = gini(in_catalogue)
-        elif name == "personalization":
-            out[name] = personalization(exposure, _built(sums.p_square, "p_square"), sums.n_lists, k)
-        else:
-            n = sums.counts.get(name, 0)
-            out[name] = sums.totals[name] / n if n else float("nan")
-    return out

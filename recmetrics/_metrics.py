@@ -99,6 +99,10 @@ class Metric:
     kernel: Kernel | None = None  # ranking metrics: per-user values from the ranked lists
     fixed: str | None = None     # how the number is made where no option changes it (probability)
     reads_popularity: bool = False  # beyond accuracy: reads the items' popularity in the history
+    list_value: ListValue | None = None       # beyond accuracy: each list's own value
+    catalogue_value: CatalogueValue | None = None  # beyond accuracy: the value from all lists'
+    #                                            sums (None: the mean of the lists' values)
+    left_out: str = ""           # beyond accuracy: the lists without a value, in a note
 
     @property
     def table_name(self) -> str:
@@ -171,6 +175,66 @@ def _err(x: RankedInput, cut: int | None, o: KernelOptions) -> np.ndarray:
     if x.layout_ties and cut is not None:  # the evaluation's ERR rows always have a cut-off
         _kernels.check_err_ties(x.ranked.layout, cut)
     return x.ranked.err(cut, x.top_grade())
+
+
+# --------------------------------------------------------------------------- beyond accuracy
+
+#: A beyond-accuracy metric's value for each list of ``top`` (NaN where undefined);
+#: ``everyone``: the exposure summed over every user and the number of lists, when ``top``
+#: holds only some users (personalization compares a list with all the others).
+ListValue = Callable[["_kernels.TopK", "_kernels.BeyondContext",
+                      "tuple[np.ndarray, int] | None"], np.ndarray]
+#: A beyond-accuracy metric's value from the sums over every list, at cut-off k.
+CatalogueValue = Callable[["_kernels.BeyondSums", "_kernels.BeyondContext", int], float]
+
+
+def _novelty(top, ctx, everyone) -> np.ndarray:
+    return top.mean_over_slots(_kernels.built(ctx.information, "information")[top.items])
+
+
+def _arp(top, ctx, everyone) -> np.ndarray:
+    return top.mean_over_slots(_kernels.built(ctx.popularity, "popularity")[top.items])
+
+
+def _aplt(top, ctx, everyone) -> np.ndarray:
+    return top.mean_over_slots(_kernels.built(ctx.tail, "tail")[top.items].astype(np.float64))
+
+
+def _diversity(top, ctx, everyone) -> np.ndarray:
+    return _kernels.diversity(top, ctx.similarity)
+
+
+def _serendipity(top, ctx, everyone) -> np.ndarray:
+    return _kernels.serendipity(top, ctx.similarity, *_kernels.built(ctx.history, "history"))
+
+
+def _personalization_per_list(top, ctx, everyone) -> np.ndarray:
+    s, n = everyone or (_kernels.exposure(top, ctx.n_items), int(np.count_nonzero(top.length)))
+    return _kernels.personalization_per_list(top, s, n)
+
+
+def _in_catalogue(sums, ctx) -> np.ndarray:
+    return _kernels.built(sums.exposure, "exposure")[ctx.catalogue]
+
+
+def _catalog_coverage(sums, ctx, k: int) -> float:
+    n = int(np.count_nonzero(ctx.catalogue))
+    hit = _kernels.covered(_kernels.built(sums.certain, "certain"),
+                           _kernels.built(sums.log_miss, "log_miss"))[ctx.catalogue]
+    return float(hit.sum() / n) if n else float("nan")
+
+
+def _distributional_coverage(sums, ctx, k: int) -> float:
+    return _kernels.entropy_bits(_in_catalogue(sums, ctx))
+
+
+def _gini(sums, ctx, k: int) -> float:
+    return _kernels.gini(_in_catalogue(sums, ctx))
+
+
+def _personalization(sums, ctx, k: int) -> float:
+    return _kernels.personalization(_kernels.built(sums.exposure, "exposure"),
+                                    _kernels.built(sums.p_square, "p_square"), sums.n_lists, k)
 
 
 # --------------------------------------------------------------------------- the rows
@@ -257,29 +321,39 @@ REGISTRY: tuple[Metric, ...] = (
            higher_is_better=False, conventions=_FILTERS, fixed=f"bins={ECE_BINS} uniform"),
     Metric("catalog_coverage", "beyond", "per_k", "catalog coverage",
            meaning="share of the catalogue in some user's top k",
-           per_user=False),
+           per_user=False,
+           catalogue_value=_catalog_coverage),
     Metric("distributional_coverage", "beyond", "per_k", "distributional coverage",
            meaning="entropy of how often items are in a top k",
-           per_user=False),
+           per_user=False,
+           catalogue_value=_distributional_coverage),
     Metric("gini", "beyond", "per_k", "Gini index of exposure",
            meaning="inequality of how often items are in a top k",
            per_user=False,
-           higher_is_better=False),
+           higher_is_better=False,
+           catalogue_value=_gini),
     Metric("novelty", "beyond", "per_k", "novelty",
            meaning="mean self-information of the recommended items",
-           reads_popularity=True),
+           reads_popularity=True,
+           list_value=_novelty),
     Metric("diversity", "beyond", "per_k", "intra-list diversity",
-           meaning="mean dissimilarity of the pairs in a top k"),
+           meaning="mean dissimilarity of the pairs in a top k",
+           list_value=_diversity, left_out="user(s) with fewer than 2 items"),
     Metric("serendipity", "beyond", "per_k", "serendipity",
-           meaning="relevant and unlike the user's history"),
+           meaning="relevant and unlike the user's history",
+           list_value=_serendipity, left_out="user(s) without history"),
     Metric("personalization", "beyond", "per_k", "personalization",
-           meaning="1 - overlap of two users' top k"),
+           meaning="1 - overlap of two users' top k",
+           list_value=_personalization_per_list,
+           catalogue_value=_personalization),
     Metric("arp", "beyond", "per_k", "average recommendation popularity",
            meaning="mean popularity of the recommended items",
-           reads_popularity=True),
+           reads_popularity=True,
+           list_value=_arp),
     Metric("aplt", "beyond", "per_k", "average percentage of long-tail items",
            meaning="share of long-tail items in the top k",
-           reads_popularity=True),
+           reads_popularity=True,
+           list_value=_aplt),
 )
 METRIC: dict[str, Metric] = {m.name: m for m in REGISTRY}
 #: What each table row's number says (``mrr@k`` shares ``mrr``'s rows: the first row wins).
@@ -320,6 +394,52 @@ LOWER_IS_BETTER: frozenset[str] = frozenset(m.name for m in REGISTRY if not m.hi
 POPULARITY_METRICS = tuple(m.name for m in REGISTRY if m.popularity)
 #: The public single-list functions of :mod:`recmetrics.ranking` and their metrics.
 BY_FUNCTION: dict[str, Metric] = {m.function: m for m in REGISTRY if m.function}
+#: Beyond-accuracy metrics whose row is the mean of the lists' own values (personalization's
+#: comes from the exposure sums: a list's value compares it with every other list).
+AVERAGED_BEYOND = tuple(m.name for m in REGISTRY
+                        if m.list_value is not None and m.catalogue_value is None)
+#: Beyond-accuracy metrics whose list value compares the list with every other list
+#: (personalization): no partition holds what a user's value needs.
+COMPARES_LISTS = tuple(m.name for m in REGISTRY
+                       if m.list_value is not None and m.catalogue_value is not None)
+
+
+def beyond_per_user(top, ctx, metrics, everyone=None) -> dict[str, np.ndarray]:
+    """Each list's value of the beyond-accuracy metrics of ``metrics`` that have one (NaN where
+    undefined): the rows' ``list_value``. ``everyone``: the exposure summed over every user
+    and the number of lists, when ``top`` holds only some of them."""
+    return {name: METRIC[name].list_value(top, ctx, everyone)  # type: ignore[misc]
+            for name in metrics if METRIC[name].list_value is not None}
+
+
+def beyond_sums(top, ctx, metrics, per_user: dict | None = None) -> _kernels.BeyondSums:
+    """The :class:`~recmetrics._kernels.BeyondSums` of the lists of ``top`` (``per_user``: their
+    values already computed, reused)."""
+    averaged = [m for m in metrics if m in AVERAGED_BEYOND]
+    if per_user is None:
+        per_user = beyond_per_user(top, ctx, averaged)
+    means = {m: per_user[m] for m in averaged if m in per_user}
+    certain, log_miss = _kernels.coverage_parts(top, ctx.n_items)
+    s, q = _kernels.personalization_parts(top, ctx.n_items)
+    return _kernels.BeyondSums(
+        n_lists=int(np.count_nonzero(top.length)), exposure=s, certain=certain,
+        log_miss=log_miss, p_square=q,
+        totals={m: float(np.nansum(v)) for m, v in means.items()},
+        counts={m: int(np.count_nonzero(~np.isnan(v))) for m, v in means.items()})
+
+
+def beyond_values(sums, ctx, metrics, k: int) -> dict[str, float]:
+    """Each beyond-accuracy metric of ``metrics`` from the sums over every list (NaN where
+    undefined): the row's ``catalogue_value``, or the mean of the lists' values."""
+    out = {}
+    for name in metrics:
+        row = METRIC[name]
+        if row.catalogue_value is not None:
+            out[name] = row.catalogue_value(sums, ctx, k)
+        else:
+            n = sums.counts.get(name, 0)
+            out[name] = sums.totals[name] / n if n else float("nan")
+    return out
 
 
 def scope(convention: str) -> tuple[str, ...]:

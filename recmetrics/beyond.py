@@ -109,7 +109,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import _kernels
+from . import _kernels, _metrics
 from ._beyond import BeyondInputs, counted
 from ._frames import as_pandas, pandas_inputs
 from ._metrics import BEYOND_METRICS, PER_USER_BEYOND
@@ -261,8 +261,8 @@ def beyond_accuracy(pred, *, k=10, history=None, truth=None, catalog=None, item_
     for cut in ks:
         top = data.top_k(cut, ties)
         data.check_top(top, unseen)
-        sums = _kernels.beyond_sums(top, data.context, data.metrics)
-        values = _kernels.beyond_values(sums, data.context, data.metrics, cut)
+        sums = _metrics.beyond_sums(top, data.context, data.metrics)
+        values = _metrics.beyond_values(sums, data.context, data.metrics, cut)
         for name in data.metrics:
             n, note = counted(name, cut, sums, values)
             rows.append({"metric": name, "k": cut, "value": values[name], "n_users": n,
@@ -318,7 +318,7 @@ def beyond_accuracy_per_user(pred, *, k: int = 10, history=None, truth=None, cat
     top = data.top_k(cut, ties)
     data.check_top(top, unseen)
     wanted = [m for m in data.metrics if m in PER_USER_BEYOND]
-    values = _kernels.beyond_per_user(top, data.context, wanted)
+    values = _metrics.beyond_per_user(top, data.context, wanted)
     present = np.flatnonzero(top.length > 0)
     table = pd.DataFrame({user: data.user_ids[present], "n_items": top.length[present]})
     for name in wanted:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import recmetrics as rm
-from recmetrics import _kernels
+from recmetrics import _kernels, _metrics
 from recmetrics._beyond import BeyondInputs as _Inputs
 from recmetrics.beyond import BEYOND_METRICS
 
@@ -399,22 +399,22 @@ def test_sums_over_two_disjoint_sets_of_users_add_up_to_the_whole(world, data):
                               inputs.n_users, k, grades=inputs.grades[rows])
 
     def sums(rows):
-        return _kernels.beyond_sums(top(rows), inputs.context, inputs.metrics)
+        return _metrics.beyond_sums(top(rows), inputs.context, inputs.metrics)
 
     everything = np.ones(side.size, dtype=bool)
     whole = sums(everything)
     added = sums(side) + sums(~side)
     # per-user values of a partition, personalization given the exposure of everyone
-    per_user = _kernels.beyond_per_user(top(everything), inputs.context, inputs.metrics)
+    per_user = _metrics.beyond_per_user(top(everything), inputs.context, inputs.metrics)
     everyone = (whole.exposure, whole.n_lists)
     for part in (side, ~side):
-        got = _kernels.beyond_per_user(top(part), inputs.context, inputs.metrics, everyone)
+        got = _metrics.beyond_per_user(top(part), inputs.context, inputs.metrics, everyone)
         users = np.unique(inputs.users[part])
         for name, value in got.items():
             assert np.allclose(value[users], per_user[name][users], rtol=0, atol=1e-12,
                                equal_nan=True), name
-    a = _kernels.beyond_values(whole, inputs.context, inputs.metrics, k)
-    b = _kernels.beyond_values(added, inputs.context, inputs.metrics, k)
+    a = _metrics.beyond_values(whole, inputs.context, inputs.metrics, k)
+    b = _metrics.beyond_values(added, inputs.context, inputs.metrics, k)
     for name in inputs.metrics:
         assert (math.isnan(a[name]) and math.isnan(b[name])) or abs(a[name] - b[name]) <= 1e-12, \
             name
@@ -442,8 +442,8 @@ def test_random_baseline_mean_of_2000_shuffles_equals_the_exact_average_over_tie
         scores = rng.permutation(inputs.scores.size).astype(float)     # one random order
         top = _kernels.top_k(inputs.users, inputs.items, scores, inputs.n_users, k,
                              grades=inputs.grades)
-        sums = _kernels.beyond_sums(top, inputs.context, inputs.metrics)
-        draws.append(_kernels.beyond_values(sums, inputs.context, inputs.metrics, k))
+        sums = _metrics.beyond_sums(top, inputs.context, inputs.metrics)
+        draws.append(_metrics.beyond_values(sums, inputs.context, inputs.metrics, k))
         exposures.append(sums.exposure)
     linear = [m for m in inputs.metrics if m not in ("distributional_coverage", "gini")]
     for name in linear:
