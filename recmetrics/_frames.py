@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from ._ids import merged_ids
+from ._ids import merged_ids_problem
 
 Engine = Literal["spark", "distributed"]
 
@@ -130,16 +130,11 @@ def _refuse_merged_exact_ids(inputs: Mapping[str, Any], ids: tuple[str, ...]) ->
     if not any(frame.attrs.get(EXACT_IDS) for _, frame in frames):
         return
     for column in dict.fromkeys(ids):
-        found = merged_ids([(name, frame[column], bool(frame.attrs.get(EXACT_IDS)))
-                            for name, frame in frames if column in frame.columns])
-        if found is not None:
-            (where_a, a), (where_b, b) = found
-            raise ValueError(
-                f"{where_b}: {column} id {b!r} and {where_a}: {column} id {a!r} are two ids "
-                "where the ids are exact text, as in TREC files (rm.read_trec_run and "
-                "rm.read_trec_qrels keep them so: trec_eval compares ids as strings), but "
-                f"recmetrics' id policy reads them as one id, so one would stand for the "
-                "other; write each id the same way in every file, or rename one")
+        problem = merged_ids_problem([(name, frame[column], bool(frame.attrs.get(EXACT_IDS)))
+                                      for name, frame in frames if column in frame.columns],
+                                     column)
+        if problem is not None:
+            raise ValueError(problem)
 
 
 #: The arguments of evaluate, evaluate_per_user and compare that hold score or truth frames.

@@ -506,3 +506,18 @@ def merged_ids(named) -> tuple[tuple[str, str], tuple[str, str]] | None:
             if first[1] != text:
                 return first, (where, text)
     return None
+
+
+def merged_ids_problem(named, what: str) -> str | None:
+    """The message refusing :func:`merged_ids`' two ids of ``named``, or None when there are
+    none; ``what`` names the ids (``"item"``, ``"document"``). One message for frames
+    (a ``ValueError``) and files (the command line's one line)."""
+    found = merged_ids(named)
+    if found is None:
+        return None
+    (where_a, a), (where_b, b) = found
+    return (f"{where_b}: {what} id {b!r} and {where_a}: {what} id {a!r} are two ids where the "
+            "ids are exact text, as in TREC files (trec_eval compares ids as text), but "
+            "recmetrics' id policy reads them as one id (a whole number written 7 or 7.0 is "
+            "the number 7), so one would stand for the other; write each id the same way in "
+            "every file, or rename one")

@@ -1112,15 +1112,11 @@ def _check_trec_ids(plan: list[Input], frames: list[pd.DataFrame]) -> None:
     if not any(spec.format == "trec" for spec in plan):
         return
     for key, what in (("user", "query"), ("item", "document")):
-        found = _ids.merged_ids([(spec.path, frame[spec.columns[key]], spec.format == "trec")
-                                 for spec, frame in zip(plan, frames) if key in spec.columns])
-        if found is not None:
-            (path_a, a), (path_b, b) = found
-            raise FileProblem(
-                f"{path_b}: {what} id {b!r} and {what} id {a!r} of {path_a} are two ids where "
-                "a TREC file holds them (trec_eval compares ids as text), but recmetrics "
-                "reads ids as numbers where they are whole numbers, so one would stand for "
-                "the other; write each id the same way in every file, or rename one")
+        problem = _ids.merged_ids_problem(
+            [(spec.path, frame[spec.columns[key]], spec.format == "trec")
+             for spec, frame in zip(plan, frames) if key in spec.columns], what)
+        if problem is not None:
+            raise FileProblem(problem)
 
 
 # --------------------------------------------------------------------------- writing
