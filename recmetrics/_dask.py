@@ -7,9 +7,9 @@ the public module (cluster helpers and the Dask forms of the functions).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import os
+from typing import Any
 
 import dask
 import dask.dataframe as dd
@@ -125,15 +125,15 @@ def _piece_of(result: _partitions.Partial, b: int):
 def _run(pred, truth, *, o: Options, columns: Columns, resampling: Resampling, npartitions,
          users, path=None, beyond=None):
     pred, truth = as_dask(pred), as_dask(truth)
-    names, ci, n_resamples = columns.names, resampling.ci, resampling.n_resamples
-    user, rank = names["user"], names.get("rank")
+    ci, n_resamples = resampling.ci, resampling.n_resamples
+    user, rank = columns.user, columns.rank
     inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
-                                      names)
+                                      columns)
     frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
     integral = _integral_users([f[user] for _, f, _ in frames])
     # one pass over the scores: the rows to split, and the boundaries of AUC's buckets
     samples = dask.compute(*[dask.delayed(_quantiles)(p)
-                             for p in pred[names["score"] if rank is None else rank].to_delayed()])
+                             for p in pred[columns.score if rank is None else rank].to_delayed()])
     n_rows = sum(n for _, n in samples)
     n_parts = _partitions.n_partitions(n_rows, npartitions)
     order = users == "collect"
@@ -150,7 +150,7 @@ def _run(pred, truth, *, o: Options, columns: Columns, resampling: Resampling, n
         bounds = _partitions.boundaries([q for q, _ in samples], n_rows, n_parts)
     poisson_seed = None if ci is None else _pipeline.poisson_seed(resampling.seed)
     run = dask.delayed(_partition)
-    results = [run(p, t, number, o=o, names=names, integral=integral, bounds=bounds,
+    results = [run(p, t, number, o=o, columns=columns, integral=integral, bounds=bounds,
                    seed=poisson_seed, n_resamples=n_resamples, users=users, path=path,
                    beyond=beyond)
                for number, (p, t) in enumerate(zip(pred_parts, truth_parts))]
@@ -261,28 +261,11 @@ def _delong_sums(result: _partitions.ComparePartial, p: int, number: int, sides:
     return _partitions.placement_sums((found[0], found[1]), int(result.rows[p][2]))
 
 
-def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
-    """:func:`recmetrics.compare` of Dask DataFrames: the same table, the same tests.
-
-    Every model's rows and the truth are shuffled together by user, so each
-    partition holds whole users; each model is evaluated there on the users
-    every model scored, and the totals are added. The per-user values of the
-    shared users (a few numbers a user and metric) are gathered in this
-    process, where the paired tests run exactly as in memory (the same draws
-    for the same ``seed``). Global AUC's pair counts and DeLong's test come
-    from score buckets: each row's placement among the pair's rows is found
-    within its bucket, and the buckets below or above add a known offset, so
-    the variance is exact.
-    """
-    o, c = request.options, request.columns
-    user, item, label = c.user, c.item, c.label
-    models, pairs = _partitions.compare_plan(pred_a, pred_b, truth, request, "Dask")
-    truth, _ = labelled_truth(truth, label, default_label=label == "label")
-    frames = [as_dask(m.frame) for m in models]
-    truth = as_dask(truth)
-    inputs = _partitions.compare_inputs(models, [f.columns for f in frames],
-                                        None if truth is None else truth.columns,
-                                        user=user, item=item, label=label)
+def _run_compare(frames: list, truth, inputs: list[dict], *, models: list, pairs: list,
+                 o: Options, columns: Columns, npartitions) -> _partitions.CompareTotals:
+    """:class:`recmetrics._partitions.Engine`'s ``run_compare`` on Dask (see
+    :func:`recmetrics._partitions.compare_on`)."""
+    user, item, label = columns.user, columns.item, columns.label
     every = frames + ([] if truth is None else [truth])
     integral = _integral_users([f[user] for f in every])
     integral_items = _integral_users([f[item] for f in every])
@@ -297,15 +280,14 @@ def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
     samples = dask.compute(*[[dask.delayed(_quantiles)(p) for p in s["_s"].to_delayed()]
                              for s in standard[:len(models)]])
     n_rows = sum(n for model in samples for _, n in model)
-    n_parts = _partitions.n_partitions(n_rows, request.npartitions)
+    n_parts = _partitions.n_partitions(n_rows, npartitions)
     bounds = None
     if "auc" in o.metrics:
         bounds = [_partitions.boundaries([q for q, _ in model], sum(n for _, n in model),
                                          n_parts) for model in samples]
     parts = rows.shuffle(on="_h", npartitions=n_parts).to_delayed()
     run = dask.delayed(_partitions.compare_group)
-    bare = [dataclasses.replace(m, frame=None) for m in models]  # the tasks need no frame
-    results = [run(p, number, models=bare, pairs=pairs, o=o, user=user, item=item,
+    results = [run(p, number, models=models, pairs=pairs, o=o, user=user, item=item,
                    label=label, has_truth=truth is not None, integral=integral, bounds=bounds)
                for number, p in enumerate(parts)]
     results = _counted(results)
@@ -323,19 +305,18 @@ def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
         totals, sums = _placement_layers(results, pairs, bounds)
     summaries, users, n_scored, counts, buckets, totals, sums = dask.compute(
         summaries, users, n_scored, counts, buckets, totals, sums)
-    totals_s = [sum(s[1:], s[0]) for s in summaries]
-    delong = []
-    for i, s in enumerate(totals_s):
-        if bounds is not None:
-            _partitions.add_pairs(s, buckets[i], None)
-    for p in range(len(pairs) if bounds is not None else 0):
-        delong.append(_partitions.delong_of(sums[p], [[t for t, _ in side] for side in totals[p]],
-                                            np.sum([c[p] for c in counts], axis=0)))
-    return _partitions.compare_finish(models, pairs, o, summaries=totals_s, users=users,
-                                      n_scored=np.sum(n_scored, axis=0), delong=delong,
-                                      baseline=request.baseline,
-                                      n_resamples=request.n_resamples, seed=request.seed,
-                                      alpha=request.alpha, correction=request.correction)
+    out = _partitions.CompareTotals([sum(s[1:], s[0]) for s in summaries], users,
+                                    np.sum(n_scored, axis=0))
+    if bounds is not None:
+        out.buckets = buckets
+        out.delong = [(sums[p], [[t for t, _ in side] for side in totals[p]],
+                       np.sum([c[p] for c in counts], axis=0)) for p in range(len(pairs))]
+    return out
+
+
+def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
+    """:func:`recmetrics.compare` of Dask DataFrames (:func:`recmetrics._partitions.compare_on`)."""
+    return _partitions.compare_on(ENGINE, pred_a, pred_b, truth, request)
 
 
 def _model_pieces(result: _partitions.ComparePartial, i: int) -> _partitions.Partial:
@@ -346,26 +327,26 @@ def _run_sliced(pred, truth, *, o: Options, columns: Columns, resampling: Resamp
                 npartitions, slicing: SliceRequest):
     """``evaluate(by=...)`` on Dask: fine slices per partition, merged on the driver."""
     pred, truth, users = as_dask(pred), as_dask(truth), as_dask(slicing.users)
-    names, ci, n_resamples = columns.names, resampling.ci, resampling.n_resamples
-    by, min_slice_size = slicing.by, slicing.min_slice_size
-    user, rank = names["user"], names.get("rank")
+    ci, n_resamples = resampling.ci, resampling.n_resamples
+    by = slicing.by
+    user, rank = columns.user, columns.rank
     inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
-                                      names)
+                                      columns)
     frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
     sources = [(name, list(frame.columns)) for name, frame, _ in frames]
-    by, min_slice_size, activity = _partitions.check_slices(
-        by, None if users is None else list(users.columns), min_slice_size, user=user,
-        sources=sources)
+    activity = _partitions.check_slices(by, None if users is None else list(users.columns),
+                                        user=user, sources=sources)
     kept = [list(dict.fromkeys(keep + [c for c in by if c in frame.columns and c != user]))
             for _, frame, keep in frames]
     integral = _integral_users([f[user] for _, f, _ in frames])
     samples = dask.compute(*[dask.delayed(_quantiles)(p)
-                             for p in pred[names["score"] if rank is None else rank].to_delayed()])
+                             for p in pred[columns.score if rank is None else rank].to_delayed()])
     n_rows = sum(n for _, n in samples)
     n_parts = _partitions.n_partitions(n_rows, npartitions)
     shuffled = []
     for (name, frame, _), keep in zip(frames, kept):
-        kwargs = dict(name=name, user=user, keep=keep, integral=integral, order=False)
+        kwargs: dict[str, Any] = dict(name=name, user=user, keep=keep, integral=integral,
+                                      order=False)
         keyed = frame.map_partitions(_keyed, **kwargs, meta=_keyed(frame._meta, **kwargs))
         shuffled.append(keyed.shuffle(on="_h", npartitions=n_parts).to_delayed())
     truth_parts = shuffled[1] if truth is not None else [None] * n_parts
@@ -380,7 +361,7 @@ def _run_sliced(pred, truth, *, o: Options, columns: Columns, resampling: Resamp
     poisson_seed = None if ci is None else _pipeline.poisson_seed(resampling.seed)
     run = dask.delayed(_sliced_partition)
     results = _counted([
-        run(p, t, u, number, o=o, names=names, integral=integral, bounds=bounds,
+        run(p, t, u, number, o=o, columns=columns, integral=integral, bounds=bounds,
             seed=poisson_seed, n_resamples=n_resamples, by=by)
         for number, (p, t, u) in enumerate(zip(shuffled[0], truth_parts, users_parts))])
     wholes = [dask.delayed(_whole_of)(r) for r in results]
@@ -443,6 +424,9 @@ class Dask:
     def distinct_items(self, pred, judged, item: str):
         return _distinct_items(pred, judged, item)
 
+    def compare_frames(self, frames: list, truth):
+        return [as_dask(f) for f in frames], as_dask(truth)
+
     def share(self, shared, options: dict, pred):
         # the shared part as one graph key: sent to each worker once, not with every task
         return dask.delayed(functools.partial)(
@@ -451,6 +435,7 @@ class Dask:
 
     run = staticmethod(_run)
     run_sliced = staticmethod(_run_sliced)
+    run_compare = staticmethod(_run_compare)
     input_files = staticmethod(_input_files)
 
 

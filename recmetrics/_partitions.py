@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -43,7 +43,7 @@ from ._metrics import GRADED
 from ._options import Options
 from ._output import directory_output
 from ._request import Columns, Comparison, Evaluation, Resampling, SliceRequest
-from ._validation import check_columns, check_slicing
+from ._validation import check_columns
 from ._delong import DeLongResult, delong_result
 
 #: Rows of pred per partition of users (a worker evaluates one partition at a time, at about
@@ -128,6 +128,15 @@ class Engine(Protocol):
     def input_files(self, *frames) -> list[str]:
         """The files the frames read: the per-user output must not be one of them."""
 
+    def compare_frames(self, frames: list, truth) -> tuple[list, object]:
+        """The models' frames and the truth (or None) as the engine's DataFrames."""
+
+    def run_compare(self, frames: list, truth, inputs: list[dict], *, models: list,
+                    pairs: list, o: Options, columns: Columns, npartitions: int | None
+                    ) -> CompareTotals:
+        """Every model's and the truth's rows shuffled together by user, every partition
+        compared (:func:`compare_group`), and the results gathered on the driver."""
+
 
 def evaluate_on(engine: Engine, pred, truth, request: Evaluation) -> pd.DataFrame:
     """:func:`recmetrics.evaluate` on a partitioned engine: the same table as in memory."""
@@ -155,7 +164,7 @@ def evaluate_on(engine: Engine, pred, truth, request: Evaluation) -> pd.DataFram
     with engine.session():
         if b.metrics:
             pred, truth = engine.frames(pred, truth)
-            shared, options = beyond_setup(b, o, pred, truth, c.names, engine.distinct_items,
+            shared, options = beyond_setup(b, o, pred, truth, c, engine.distinct_items,
                                            ci=r.ci, seed=r.seed, n_resamples=r.n_resamples,
                                            engine=engine.name)
             beyond = engine.share(shared, options, pred)
@@ -206,12 +215,12 @@ def evaluate_table(s: Summary, o: Options, b, shared, extras: list, *, ci, n_res
                                      n_resamples=n_resamples)
 
 
-def check_inputs(pred_columns, truth_columns, names: dict) -> list[tuple[str, list[str]]]:
+def check_inputs(pred_columns, truth_columns, columns: Columns) -> list[tuple[str, list[str]]]:
     """Check the columns of pred (and truth, unless its columns are None): the (name, columns
     kept) of each input, pred first."""
-    user, item, label, rank = names["user"], names["item"], names["label"], names.get("rank")
+    user, item, label, rank = columns.user, columns.item, columns.label, columns.rank
     wanted = {"user": user, "item": item,
-              **({"score": names["score"]} if rank is None else {"rank": rank})}
+              **({"score": columns.score} if rank is None else {"rank": rank})}
     if truth_columns is None:
         wanted["label"] = label
     check_columns("pred", pred_columns, wanted)
@@ -263,7 +272,7 @@ class Partial:
 
 
 def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, *, o: Options,
-                   names: dict, integral: bool, bounds: np.ndarray | None, seed: int | None,
+                   columns: Columns, integral: bool, bounds: np.ndarray | None, seed: int | None,
                    n_resamples: int, users: str | None, path: str | None,
                    beyond=None) -> Partial:
     """Evaluate one partition of whole users with the in-memory steps.
@@ -275,16 +284,16 @@ def evaluate_group(pred: pd.DataFrame, truth: pd.DataFrame | None, number: int, 
     counts the rows. ``beyond``, a function of the Prepared rows, adds its result
     (the beyond-accuracy sums, :mod:`recmetrics._beyond`) from the same rows.
     """
-    user, label = names["user"], names["label"]
+    user, label = columns.user, columns.label
     has_truth, inputs = _truth_of(truth, user, label)
     if len(pred) == 0 and not has_truth:
         empty = (np.zeros(0), np.zeros(0, dtype=bool),
                  None if seed is None else np.zeros(0, dtype=np.uint64))
         return Partial(Summary(inputs=inputs), [] if bounds is None else
                        [empty] * (bounds.size + 1))
-    prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
+    prep = Prepared(pred, truth, user=user, item=columns.item, score=columns.score,
                     label=label, ties=o.ties, check=False, integral_ids=integral,
-                    rank=names.get("rank"), min_grade=o.min_grade, judged_only=o.judged_only,
+                    rank=columns.rank, min_grade=o.min_grade, judged_only=o.judged_only,
                     keep_items=beyond is not None)
     if users is not None:
         counted = Summary(n_rows=prep.n_rows, inputs=inputs)
@@ -317,11 +326,10 @@ def _whole(prep: Prepared, per_user, ratios: dict, o: Options, *, inputs: dict, 
     return Partial(s, [] if bounds is None else pieces(prep, bounds, hashes))
 
 
-def check_slices(by, users_columns, min_slice_size, *, user: str,
-                 sources: list[tuple[str, list]]) -> tuple[list[str], int, list[bool]]:
-    """The slicing options checked as in memory, on the inputs' columns (``users_columns``
-    None without ``users=``): (by, min_slice_size, whether each name is "activity")."""
-    by, min_slice_size = check_slicing(by, min_slice_size)
+def check_slices(by: list[str], users_columns, *, user: str,
+                 sources: list[tuple[str, list]]) -> list[bool]:
+    """``by`` (checked: :class:`SliceRequest`) checked on the inputs' columns as in memory
+    (``users_columns`` None without ``users=``): whether each name is "activity"."""
     if users_columns is not None:
         check_columns("users", users_columns, {"user": user})
     named = sources + ([("users", list(users_columns))] if users_columns is not None else [])
@@ -329,8 +337,7 @@ def check_slices(by, users_columns, min_slice_size, *, user: str,
     _slices.user_values(pd.Index([]), by, empty[:len(sources)],  # refuses an unknown name
                        empty[-1][1] if users_columns is not None else None, user,
                        np.zeros(0, dtype=np.int64))
-    activity = [not any(c in columns and c != user for _, columns in named) for c in by]
-    return by, min_slice_size, activity
+    return [not any(c in columns and c != user for _, columns in named) for c in by]
 
 
 def keyed_attributes(part: pd.DataFrame, *, user: str, integral: bool
@@ -365,24 +372,24 @@ class SlicedPartial:
 
 
 def evaluate_sliced_group(pred: pd.DataFrame, truth: pd.DataFrame | None,
-                          users: pd.DataFrame | None, number: int, *, o: Options, names: dict,
+                          users: pd.DataFrame | None, number: int, *, o: Options, columns: Columns,
                           integral: bool, bounds: np.ndarray | None, seed: int | None,
                           n_resamples: int, by: list[str]) -> SlicedPartial:
     """Evaluate one partition of whole users, by fine slice (see :class:`SlicedPartial`):
     each user's values are computed once, and each fine slice sums its users' values."""
-    user, label = names["user"], names["label"]
+    user, label = columns.user, columns.label
     has_truth, inputs = _truth_of(truth, user, label)
     if len(pred) == 0 and not has_truth:
-        empty = evaluate_group(pred, None, number, o=o, names=names, integral=integral,
+        empty = evaluate_group(pred, None, number, o=o, columns=columns, integral=integral,
                                bounds=bounds, seed=seed, n_resamples=n_resamples, users=None,
                                path=None)
         empty.summary.inputs = inputs
         return SlicedPartial(empty, [], [], [])
     if users is not None and len(users):  # (a partition may hold none of its rows)
         _slices.check_users(users, user)
-    prep = Prepared(pred, truth, user=user, item=names["item"], score=names["score"],
+    prep = Prepared(pred, truth, user=user, item=columns.item, score=columns.score,
                     label=label, ties=o.ties, check=False, integral_ids=integral,
-                    rank=names.get("rank"), keep_row_users=True, min_grade=o.min_grade,
+                    rank=columns.rank, keep_row_users=True, min_grade=o.min_grade,
                     judged_only=o.judged_only)
     pred_rows, truth_rows = prep.row_users or (None, None)
     prep.row_users = None
@@ -641,17 +648,17 @@ def finish(s: Summary, o: Options, *, ci: float | None, truth_given: bool, posit
     return table
 
 
-def beyond_setup(b, o: Options, pred, truth, names: dict, distinct_items, *, ci: float | None,
+def beyond_setup(b, o: Options, pred, truth, columns: Columns, distinct_items, *, ci: float | None,
                  seed, n_resamples: int, engine: str) -> tuple[_beyond.SharedBeyond, dict]:
     """:func:`recmetrics._beyond.distributed_setup` for a Dask or Spark pred and truth (truth
     None when the labels are in pred): their columns checked, and their distinct items read by
     ``distinct_items(pred, judged, item)``, which returns both as one-column pandas frames."""
-    check_inputs(pred.columns, None if truth is None else truth.columns, names)
-    item = names["item"]
+    check_inputs(pred.columns, None if truth is None else truth.columns, columns)
+    item = columns.item
     pred_items, judged_items = distinct_items(pred, truth if truth is not None else pred, item)
     return _beyond.distributed_setup(b, o, ci=ci, seed=seed, n_resamples=n_resamples,
                                      pred_items=pred_items, judged_items=judged_items,
-                                     user=names["user"], item=item, engine=engine)
+                                     user=columns.user, item=item, engine=engine)
 
 
 def per_user_plan(o: Options, per_user_path, inputs=()) -> tuple[Options, directory_output | None]:
@@ -740,6 +747,50 @@ def compare_plan(pred_a, pred_b, truth, request: Comparison, engine: str
     for m in models:
         check_rank(m.rank, request.options)
     return models, pairs_of([m.name for m in models], request.baseline)
+
+
+@dataclass
+class CompareTotals:
+    """What an engine's ``run_compare`` gathers on the driver, for :func:`compare_on`."""
+
+    summaries: list[Summary]        # per model, added over the partitions
+    users: list                     # per partition, its shared users' values
+    n_scored: np.ndarray            # users each model scored
+    buckets: list | None = None     # with AUC: per model, the bucket counts (add_pairs)
+    delong: list | None = None      # with AUC: per pair, the arguments of delong_of
+
+
+def compare_on(engine: Engine, pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
+    """:func:`recmetrics.compare` on a partitioned engine: the same table, the same tests.
+
+    Every model's rows and the truth are shuffled together by user, so each partition holds
+    whole users; each model is evaluated there on the users every model scored, and the
+    totals are added. The per-user values of the shared users (a few numbers a user and
+    metric) are gathered in this process, where the paired tests run exactly as in memory
+    (the same draws for the same ``seed``). Global AUC's pair counts and DeLong's test come
+    from score buckets: each row's placement among the pair's rows is found within its
+    bucket, and the buckets below or above add a known offset, so the variance is exact.
+    """
+    o, c = request.options, request.columns
+    models, pairs = compare_plan(pred_a, pred_b, truth, request, engine.name)
+    truth, _ = engine.labelled_truth(truth, c.label, default_label=c.default_label)
+    frames, truth = engine.compare_frames([m.frame for m in models], truth)
+    inputs = compare_inputs(models, [f.columns for f in frames],
+                            None if truth is None else truth.columns,
+                            user=c.user, item=c.item, label=c.label)
+    bare = [replace(m, frame=None) for m in models]  # the tasks need no frame
+    with engine.session():
+        t = engine.run_compare(frames, truth, inputs, models=bare, pairs=pairs, o=o,
+                               columns=c, npartitions=request.npartitions)
+    delong = []
+    if t.buckets is not None and t.delong is not None:
+        for s, buckets in zip(t.summaries, t.buckets):
+            add_pairs(s, buckets, None)
+        delong = [delong_of(*arguments) for arguments in t.delong]
+    return compare_finish(models, pairs, o, summaries=t.summaries, users=t.users,
+                          n_scored=t.n_scored, delong=delong, baseline=request.baseline,
+                          n_resamples=request.n_resamples, seed=request.seed,
+                          alpha=request.alpha, correction=request.correction)
 
 
 def compare_inputs(models: list, model_columns: list, truth_columns, *, user: str, item: str,

@@ -7,7 +7,6 @@ public module (sessions, the ALS adapter and the Spark forms of the functions).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import urllib.parse
 import pickle
@@ -218,10 +217,10 @@ def _slice_reduce(key, rows: pd.DataFrame, *, of_fine: list, n_slices: int, seed
 def _run(pred, truth, *, o: Options, columns: Columns, resampling: Resampling, npartitions,
          users, path=None, beyond=None, sliced: dict | None = None):
     pred, truth = spark_frames(pred, truth)
-    names, ci, n_resamples = columns.names, resampling.ci, resampling.n_resamples
-    user, score, rank = names["user"], names["score"], names.get("rank")
+    ci, n_resamples = resampling.ci, resampling.n_resamples
+    user, score, rank = columns.user, columns.score, columns.rank
     inputs = _partitions.check_inputs(pred.columns, None if truth is None else truth.columns,
-                                      names)
+                                      columns)
     frames = [(name, frame, keep) for (name, keep), frame in zip(inputs, (pred, truth))]
     if sliced is not None:  # the by columns of each frame travel with its rows
         frames = [(name, frame, list(dict.fromkeys(
@@ -254,7 +253,7 @@ def _run(pred, truth, *, o: Options, columns: Columns, resampling: Resampling, n
         samples = np.asarray(first["q"] or [], dtype=np.float64)
         bounds = _partitions.boundaries([samples], n_rows, n_parts)
     poisson_seed = None if ci is None else _pipeline.poisson_seed(resampling.seed)
-    kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
+    kwargs = dict(o=o, columns=columns, integral=integral, bounds=bounds, seed=poisson_seed,
                   n_resamples=n_resamples, users=users, path=path, beyond=beyond)
     group = _group
     if sliced is not None:
@@ -264,7 +263,7 @@ def _run(pred, truth, *, o: Options, columns: Columns, resampling: Resampling, n
             attributes, hashes = _partitions.keyed_attributes(sliced["users"], user=user,
                                                               integral=integral)
             attributes["_p"] = (hashes % np.uint64(n_parts)).astype(np.int32)
-        kwargs = dict(o=o, names=names, integral=integral, bounds=bounds, seed=poisson_seed,
+        kwargs = dict(o=o, columns=columns, integral=integral, bounds=bounds, seed=poisson_seed,
                       n_resamples=n_resamples, by=sliced["by"], attributes=attributes)
     if truth is None:
         out = keyed[0].applyInPandas(lambda key, p: group(p, None, int(key[0]), **kwargs), _OUT)
@@ -339,9 +338,9 @@ def _run_sliced(pred, truth, *, o: Options, columns: Columns, resampling: Resamp
         users = users.toPandas()
     sources = [("pred", list(pred.columns))] + \
         ([] if truth is None else [("truth", list(truth.columns))])
-    by, _, activity = _partitions.check_slices(
-        slicing.by, None if users is None else list(users.columns), slicing.min_slice_size,
-        user=columns.user, sources=sources)
+    by = slicing.by
+    activity = _partitions.check_slices(by, None if users is None else list(users.columns),
+                                        user=columns.user, sources=sources)
     s, (fine, plan, buckets) = _run(pred, truth, o=o, columns=columns, resampling=resampling,
                                     npartitions=npartitions, users=None,
                                     sliced={"by": by, "users": users, "activity": activity})
@@ -433,26 +432,23 @@ def _placement_sums(key, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
-    """:func:`recmetrics.compare` of Spark DataFrames: the same table, the same tests.
+    """:func:`recmetrics.compare` of Spark DataFrames (:func:`recmetrics._partitions.compare_on`):
+    the models' rows and the truth are grouped together by user with ``applyInPandas``, the
+    partitions' results reduced by (kind, model or pair, bucket) in Spark and collected."""
+    return _partitions.compare_on(ENGINE, pred_a, pred_b, truth, request)
 
-    The design is that of the Dask engine's compare (:mod:`recmetrics._dask`):
-    every model's rows and the truth are grouped together by user, each model
-    is evaluated on the users every model scored, the shared users' per-user
-    values are gathered in this process for the paired tests (the in-memory
-    draws for the same ``seed``), and global AUC and DeLong's test come from
-    score buckets, exactly.
-    """
-    o, c = request.options, request.columns
-    user, item, label = c.user, c.item, c.label
-    models, pairs = _partitions.compare_plan(pred_a, pred_b, truth, request, "Spark")
-    truth, _ = _labelled_truth(truth, label)
-    spark = next(f for f in [m.frame for m in models] + [truth]
-                 if isinstance(f, DataFrame)).sparkSession
-    frames = [_as_spark(m.frame, spark) for m in models]
-    truth = _as_spark(truth, spark)
-    inputs = _partitions.compare_inputs(models, [f.columns for f in frames],
-                                        None if truth is None else truth.columns,
-                                        user=user, item=item, label=label)
+
+def _compare_frames(frames: list, truth) -> tuple[list, object]:
+    """The models' frames and the truth as Spark DataFrames of the session of the first that
+    is one (pandas frames converted there)."""
+    spark = next(f for f in frames + [truth] if isinstance(f, DataFrame)).sparkSession
+    return [_as_spark(f, spark) for f in frames], _as_spark(truth, spark)
+
+
+def _run_compare(frames: list, truth, inputs: list[dict], *, models: list, pairs: list,
+                 o: Options, columns: Columns, npartitions) -> _partitions.CompareTotals:
+    """:class:`recmetrics._partitions.Engine`'s ``run_compare`` on Spark."""
+    user, item, label = columns.user, columns.item, columns.label
     every = frames + ([] if truth is None else [truth])
     integral = _integral_users(every, user)
     integral_items = _integral_users(every, item)
@@ -462,7 +458,6 @@ def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
                            T.StructField("_s", T.DoubleType()), T.StructField("_y", T.DoubleType()),
                            T.StructField("_m", T.IntegerType()), T.StructField("_p", T.IntegerType()),
                            T.StructField("_first", T.LongType())])
-    bare = [dataclasses.replace(m, frame=None) for m in models]  # the workers need no frame
 
     def standard(n_parts: int) -> DataFrame:
         parts = []
@@ -477,7 +472,7 @@ def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
             out = out.unionByName(p)
         return out
 
-    with quiet(), _tracked(), _worker_errors():
+    with _worker_errors():
         # one pass over the scores: the rows to split, and each model's bucket boundaries
         value = F.col("_s")
         finite = ~F.isnan(value) & (F.abs(value) < float("inf"))
@@ -487,13 +482,13 @@ def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
             F.percentile_approx(F.when(finite, value), probabilities, 10_000).alias("q")
         ).collect()}
         n_rows = sum(int(r["n"]) for r in first.values())
-        n_parts = _partitions.n_partitions(n_rows, request.npartitions)
+        n_parts = _partitions.n_partitions(n_rows, npartitions)
         bounds = None
         if "auc" in o.metrics:
             bounds = [_partitions.boundaries(
                 [np.asarray(first[i]["q"] or [], dtype=np.float64)] if i in first else [],
                 int(first[i]["n"]) if i in first else 0, n_parts) for i in range(len(models))]
-        kwargs = dict(models=bare, pairs=pairs, o=o, user=user, item=item, label=label,
+        kwargs = dict(models=models, pairs=pairs, o=o, user=user, item=item, label=label,
                       has_truth=truth is not None, integral=integral, bounds=bounds)
         groups = standard(n_parts).groupBy("_p").applyInPandas(
             lambda key, rows: _compare_group(key, rows, **kwargs), _COMPARE_OUT).persist()
@@ -515,25 +510,20 @@ def compare(pred_a, pred_b, truth, request: Comparison) -> pd.DataFrame:
         finally:
             groups.unpersist()
     summaries = {a: v for kind, a, _, _, v in results if kind == _C_SUMMARY}
-    totals_s = [summaries.get(i, Summary()) for i in range(len(models))]
-    delong = []
+    out = _partitions.CompareTotals([summaries.get(i, Summary()) for i in range(len(models))],
+                                    [c[2] for c in counts],
+                                    np.sum([c[0] for c in counts], axis=0))
     if bounds is not None:
         buckets = {(a, b): v for kind, a, b, _, v in results if kind == _C_PIECE}
-        for i, s in enumerate(totals_s):
-            _partitions.add_pairs(s, [buckets.get((i, b), _partitions.empty_bucket(None, 0))
-                                      for b in range(bounds[i].size + 1)], None)
+        out.buckets = [[buckets.get((i, b), _partitions.empty_bucket(None, 0))
+                        for b in range(bounds[i].size + 1)] for i in range(len(models))]
         totals = {(a, b, c): v for kind, a, b, c, v in results if kind == _C_TOTAL}
-        for p, pair in enumerate(pairs):
-            sides = [[totals.get((p, side, b), (0, 0)) for b in range(bounds[m].size + 1)]
-                     for side, m in enumerate(pair)]
-            delong.append(_partitions.delong_of([found for q, found in sums if q == p], sides,
-                                                np.sum([c[1][p] for c in counts], axis=0)))
-    return _partitions.compare_finish(models, pairs, o, summaries=totals_s,
-                                      users=[c[2] for c in counts],
-                                      n_scored=np.sum([c[0] for c in counts], axis=0),
-                                      delong=delong, baseline=request.baseline,
-                                      n_resamples=request.n_resamples, seed=request.seed,
-                                      alpha=request.alpha, correction=request.correction)
+        out.delong = [([found for q, found in sums if q == p],
+                       [[totals.get((p, side, b), (0, 0)) for b in range(bounds[m].size + 1)]
+                        for side, m in enumerate(pair)],
+                       np.sum([c[1][p] for c in counts], axis=0))
+                      for p, pair in enumerate(pairs)]
+    return out
 
 
 def spark_frames(pred, truth) -> tuple:
@@ -579,6 +569,9 @@ class Spark:
     def distinct_items(self, pred, judged, item: str):
         return _distinct_items(pred, judged, item)
 
+    def compare_frames(self, frames: list, truth):
+        return _compare_frames(frames, truth)
+
     def share(self, shared, options: dict, pred):
         # the shared part as a broadcast variable: sent to each executor once
         spark = pred.sparkSession
@@ -587,6 +580,7 @@ class Spark:
 
     run = staticmethod(_run)
     run_sliced = staticmethod(_run_sliced)
+    run_compare = staticmethod(_run_compare)
     input_files = staticmethod(_input_files)
 
 
