@@ -81,6 +81,35 @@ def bom_encoding(head: bytes) -> str | None:
     return next((name for bom, name in _BOMS if head.startswith(bom)), None)
 
 
+def single_byte(encoding: str) -> bool:
+    """Whether every byte is one character in ``encoding`` (latin-1, cp1252...), not UTF-*."""
+    name = codecs.lookup(encoding).name
+    return not name.startswith("utf") and \
+        len(bytes(range(256)).decode(name, errors="replace")) == 256
+
+
+def utf8_read_as(path: Path, compression: str | None, encoding: str) -> tuple[str, str] | None:
+    """Evidence that a file to be read as the single-byte ``encoding`` is UTF-8 text: (its
+    first non-ASCII character, what ``encoding`` would make of its UTF-8 bytes), or None.
+
+    The first MiB is looked at: non-ASCII bytes that all decode as UTF-8 are, in practice,
+    never Latin-1 or cp1252 text, and read so they turn into mojibake ids ("JosÃ©") that
+    silently match nothing in the other file.
+    """
+    if not single_byte(encoding):
+        return None
+    with open_input(path, compression) as stream:
+        sample = stream.read(1 << 20)
+    if sample.isascii():
+        return None
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return None
+    char = next(c for c in text if not c.isascii())
+    return char, char.encode("utf-8").decode(encoding, errors="replace")
+
+
 def _first_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__

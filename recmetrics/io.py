@@ -62,7 +62,8 @@ import pandas as pd
 from . import _ids
 from ._output import (COMPRESSIONS, OUTPUT_FORMATS, FileProblem, Output, _Counting,
                       _first_line, atomic_file, bom_encoding, open_input, plan_output,
-                      refuse_inputs, split_suffix, stream_errors, write_output)
+                      refuse_inputs, single_byte, split_suffix, stream_errors,
+                      utf8_read_as, write_output)
 from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
                           numeric_column)
 
@@ -109,35 +110,17 @@ def _detect_encoding(head: bytes, encoding: str | None) -> str:
     return bom_encoding(head) or (codecs.lookup(encoding).name if encoding else "utf-8")
 
 
-def _single_byte(encoding: str) -> bool:
-    """Whether every byte is one character in ``encoding`` (latin-1, cp1252...), not UTF-*."""
-    name = codecs.lookup(encoding).name
-    return not name.startswith("utf") and \
-        len(bytes(range(256)).decode(name, errors="replace")) == 256
-
-
 def _refuse_utf8_read_as(path: Path, compression, encoding: str) -> None:
-    """Refuse a file asked to be read as a single-byte encoding that is valid UTF-8 text.
-
-    Its first MiB is looked at: non-ASCII bytes that all decode as UTF-8 are, in practice,
-    never Latin-1 or cp1252 text, and read so they turn into mojibake ids ("JosÃ©") that
-    silently match nothing in the other file.
-    """
-    with open_input(path, compression) as stream:
-        sample = stream.read(1 << 20)
-    if sample.isascii():
-        return
-    try:
-        text = codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
-    except UnicodeDecodeError:
-        return
-    char = next(c for c in text if not c.isascii())
-    garbled = char.encode("utf-8").decode(encoding, errors="replace")
-    raise FileProblem(f"{path} is UTF-8 text (it holds {char!r} written as UTF-8), but it was to "
-                      f"be read as {encoding}, which would turn {char!r} into {garbled!r} and "
-                      "leave such ids matching nothing; read this file as UTF-8 (--encoding "
-                      "applies to every file unless --pred-encoding or --truth-encoding gives "
-                      "one file its own)")
+    """Refuse a file asked to be read as a single-byte encoding that is valid UTF-8 text
+    (:func:`recmetrics._output.utf8_read_as`)."""
+    found = utf8_read_as(path, compression, encoding)
+    if found is not None:
+        char, garbled = found
+        raise FileProblem(f"{path} is UTF-8 text (it holds {char!r} written as UTF-8), but it "
+                          f"was to be read as {encoding}, which would turn {char!r} into "
+                          f"{garbled!r} and leave such ids matching nothing; read this file as "
+                          "UTF-8 (--encoding applies to every file unless --pred-encoding or "
+                          "--truth-encoding gives one file its own)")
 
 
 def _check_encoding_name(encoding: str | None) -> None:
@@ -264,7 +247,7 @@ def _read_header(path: Path, compression, encoding: str | None, sep: str | None)
     except UnicodeError as error:  # "UTF-16 stream does not start with BOM", say
         raise FileProblem(f"{path} cannot be read as {encoding or 'UTF-8'} ({error}); "
                           f"{_encoding_advice(encoding)}") from None
-    if encoding is not None and used == codecs.lookup(encoding).name and _single_byte(used):
+    if encoding is not None and used == codecs.lookup(encoding).name and single_byte(used):
         _refuse_utf8_read_as(path, compression, encoding)
     decoded = decoded.lstrip("\ufeff")
     lines = [ln for ln in decoded.splitlines() if ln.strip()]
@@ -1065,8 +1048,7 @@ def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
     columns = spec.columns
     if spec.encoding is not None:  # as for CSV files: a UTF-8 file read as Latin-1 is refused
         _check_encoding_name(spec.encoding)
-        if _single_byte(spec.encoding):
-            _refuse_utf8_read_as(path, split_suffix(path)[1], spec.encoding)
+        _refuse_utf8_read_as(path, split_suffix(path)[1], spec.encoding)
     try:
         if role.trec == "qrels":  # the pooled but unjudged lines (grade < 0) left out
             qrels = read_trec_qrels(path, encoding=spec.encoding)

@@ -57,7 +57,8 @@ import numpy as np
 import pandas as pd
 
 from ._frames import EXACT_IDS
-from ._output import _first_line, bom_encoding, open_input, split_suffix, stream_errors
+from ._output import (_first_line, bom_encoding, open_input, split_suffix, stream_errors,
+                      utf8_read_as)
 from ._validation import check_option
 
 __all__ = ["read_trec_run", "read_trec_qrels"]
@@ -77,7 +78,14 @@ def _text(path, encoding: str | None = None):
         return
     path, compression = Path(path), split_suffix(path)[1]
     with open_input(path, compression) as raw:
-        encoding = bom_encoding(raw.read(4)) or encoding or "utf-8"
+        bom = bom_encoding(raw.read(4))
+    found = None if bom or encoding is None else utf8_read_as(path, compression, encoding)
+    if found is not None:
+        char, garbled = found
+        raise ValueError(f"{path} is UTF-8 text (it holds {char!r} written as UTF-8), but "
+                         f"encoding={encoding!r} would turn {char!r} into {garbled!r} and leave "
+                         "such ids matching nothing; read it as UTF-8: leave encoding= out")
+    encoding = bom or encoding or "utf-8"
     with open_input(path, compression) as raw, \
             io.TextIOWrapper(raw, encoding=encoding, newline=None) as text:
         yield text

@@ -1,4 +1,5 @@
 """TREC run/qrels readers, and the per-list metrics against trec_eval (pytrec_eval) per query."""
+import codecs
 import os
 import warnings
 
@@ -403,3 +404,23 @@ def test_trec_files_take_the_encoding_csv_files_take_issue_35(tmp_path, capsys):
     assert cli.main(argv + ["--pred-encoding", "latin-1"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and f"{run} is UTF-8 text" in err
+
+
+@pytest.mark.parametrize("reader", [rm.read_trec_run, rm.read_trec_qrels])
+def test_python_trec_readers_refuse_a_utf8_file_read_as_latin1(tmp_path, reader):
+    """Bug (one path knew, the other did not): the command line refused a UTF-8 TREC file read
+    with --encoding latin-1, but rm.read_trec_run / read_trec_qrels with encoding="latin-1"
+    read "café" as "cafÃ©", an id matching nothing in the other file. Now they refuse it;
+    a real Latin-1 file, and a UTF-8 file whose byte-order mark says so, still read."""
+    line = "q1 Q0 café 1 2.0 s\n" if reader is rm.read_trec_run else "q1 0 café 1\n"
+    path = tmp_path / "utf8.txt"
+    path.write_text(line, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"utf8\.txt is UTF-8 text \(it holds 'é' written as "
+                                         r"UTF-8\), but encoding='latin-1' would turn 'é' into "
+                                         r"'Ã©'.*leave encoding= out"):
+        reader(path, encoding="latin-1")
+    assert reader(path)["item"].tolist() == ["café"]
+    path.write_bytes(line.encode("latin-1"))
+    assert reader(path, encoding="latin-1")["item"].tolist() == ["café"]
+    path.write_bytes(codecs.BOM_UTF8 + line.encode("utf-8"))     # the mark wins, as for CSV
+    assert reader(path, encoding="latin-1")["item"].tolist() == ["café"]
