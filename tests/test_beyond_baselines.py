@@ -60,6 +60,12 @@ def _cases():
                 yield (f"{seed}-{ties}-{similarity}", pred, truth,
                        dict(k=[1, 3, 5, 10, 50], metrics=BEYOND + ["ndcg", "precision", "auc"],
                             history=history, ties=ties, baselines=True, **extra))
+        # the ranking metrics alone (the baselines' rows ranked for them, trec's order too)
+        for ties in ("average", "optimistic", "trec"):
+            yield (f"{seed}-{ties}-ranking-only", pred, truth,
+                   dict(k=[3, 10], metrics=["ndcg", "map", "precision", "mrr", "recall"]
+                        + (["auc", "gauc"] if ties != "trec" else []),
+                        history=history, ties=ties, baselines=True))
     pred, truth, history, features = _world(2, ties=0.25)
     yield "unseen-zero-catalog", pred, truth, dict(
         k=[2, 8], metrics=BEYOND, history=history, baselines=True, unseen="zero",
