@@ -15,7 +15,7 @@ so, for :func:`recmetrics.evaluate`'s ``baselines=True``.
 """
 from __future__ import annotations
 
-import copy
+import functools
 import warnings
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -27,7 +27,7 @@ import pandas as pd
 from . import _kernels, _metrics, _pipeline
 from ._ids import codes, locate, user_hash
 from ._metrics import (AVERAGED_BEYOND, BEYOND_METRICS, COMPARES_LISTS, PER_USER_BEYOND,
-                       READS_POPULARITY)
+                       READS_POPULARITY, READS_SIMILARITY)
 from ._validation import (
     UNSEEN,
     RecmetricsWarning,
@@ -164,7 +164,7 @@ class BeyondInputs:
         return self
 
     def _uses_features(self, item_features) -> bool:
-        return item_features is not None and bool({"diversity", "serendipity"} & set(self.metrics))
+        return item_features is not None and bool(set(READS_SIMILARITY) & set(self.metrics))
 
     def _item_frames(self, frames: list, catalog, item_features, item: str) -> list:
         """``frames`` (name, frame) followed by the catalogue and, when a metric uses them,
@@ -231,7 +231,7 @@ class BeyondInputs:
         similarity: _kernels.FeatureSimilarity | _kernels.CooccurrenceSimilarity | None = None
         history_index = None
         self.uses_features = features is not None
-        if {"diversity", "serendipity"} & set(self.metrics):
+        if set(READS_SIMILARITY) & set(self.metrics):
             if features is not None:
                 vectors = feature_matrix(item_features, item)
                 if _kernels.distinct(features).size < features.size:
@@ -368,7 +368,7 @@ class BeyondInputs:
             text["arp"] = f"mean rows per item in {source}"
             text["aplt"] = (f"long tail = all but the {self.n_head:,} head items holding "
                             f"{head_share:.0%} of {source}")
-        if metric in ("diversity", "serendipity"):
+        if metric in READS_SIMILARITY:
             text["diversity"] = f"mean pairwise 1 - similarity; {self.similarity_source}"
             text["serendipity"] = (f"sum over relevant (label > 0) top-k items of 1 - mean "
                                    f"similarity to the user's history, / list length; "
@@ -553,7 +553,7 @@ def similarity_in_background(b: BeyondOptions, *, user: str, item: str) -> Futur
     the scored rows, which it does not need: the product fills the core the preparation
     leaves idle. None when no metric asked for needs it."""
     if b.history is None or b.item_features is not None \
-            or not {"diversity", "serendipity"} & set(b.metrics):
+            or not set(READS_SIMILARITY) & set(b.metrics):
         return None
     as_frame("history", b.history, {"user": user, "item": item})
     return _kernels.in_background(_history_similarity, b.history, user, item)
@@ -613,13 +613,23 @@ def compute_rows(prep: _pipeline.Prepared, pred, truth, o, b: BeyondOptions, *, 
             head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label,
             similarity=similarity)
     per_user = [m for m in data.metrics if m in PER_USER_BEYOND]
+    averaged = [m for m in per_user if m in AVERAGED_BEYOND]
     per_cut = {}
     for cut in o.ks:
         top = data.top_k(cut, o.ties)
         data.check_top(top, b.unseen)
-        values_per_user = _metrics.beyond_per_user(top, data.context, per_user)
-        per_cut[cut] = (values_per_user, _metrics.beyond_sums(
-            top, data.context, list(values_per_user), values_per_user) if rows else None)
+        # the sums over pairs of items in threads of their own, beside the other values
+        aside = {m: _kernels.in_background(_metrics.beyond_per_user, top, data.context, [m])
+                 for m in per_user if m in READS_SIMILARITY}
+        values = _metrics.beyond_per_user(top, data.context,
+                                          [m for m in per_user if m not in aside])
+        sums = _metrics.exposure_sums(top, data.context) if rows else None
+        for future in aside.values():
+            values.update(future.result())
+        values_per_user = {m: values[m] for m in per_user if m in values}
+        per_cut[cut] = (values_per_user, _metrics.with_totals(
+            sums, {m: values_per_user[m] for m in averaged if m in values_per_user})
+            if sums is not None else None)
     return BeyondComputed(data, per_cut)
 
 
@@ -732,6 +742,22 @@ def baseline_scores(pred, history, model: str, *, user: str, item: str, score: s
     return pred.assign(**{column: values})
 
 
+class _Rescored(_pipeline.Prepared):
+    """A baseline's prepared rows (:func:`baseline_prepared`): the model's, scored and ranked
+    again. The layout of its ranked lists, which only the ranking metrics read (not the
+    beyond-accuracy ones), is built when first read."""
+
+    #: the model's ranked lists (their ideal lists are the baseline's too)
+    model_ranked: _kernels.RankedLists
+
+    @functools.cached_property
+    def ranked(self) -> _kernels.RankedLists:  # type: ignore[override]
+        layout = _kernels.Layout(self.lists, self.grades, self.n_users,
+                                 _kernels.starts(self.scores) if self.layout_ties else None)
+        return _kernels.RankedLists(layout, self.model_ranked.ideal_lists,
+                                    self.model_ranked.ideal_grades)
+
+
 def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: str, user: str,
                       item: str, rank: str | None, auc: bool = True) -> _pipeline.Prepared:
     """The model's prepared rows (``prep``, built with ``keep_items=True``) scored by a
@@ -739,31 +765,54 @@ def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: st
     :func:`baseline_scores`' frame, without coding the ids, joining truth and checking the
     rows a second time (the rows, users, items and grades are the model's own).
 
-    Rows of equal baseline score may come in another order within their tie group than
-    in a Prepared of that frame; every metric takes the expected value over a tie group's
-    orders (or breaks its ties by grade), so only the order of a floating-point sum can
-    differ (about 1e-16 relative). ``auc=False``: the global AUC's pair counts are not
-    counted (``pairs`` is None; the global AUC is not asked for).
+    A baseline's score is a value per item (a constant, or the item's popularity), so the
+    rows are ranked by the items' dense ranks (and the tie policy's), packed with the
+    list in one sort (:func:`recmetrics._kernels.rank_by_codes`), without sorting the
+    scores themselves; the random baseline's rows, one tie group a list, are in order
+    already. Rows of equal baseline score may come in another order within their tie group
+    than in a Prepared of that frame; every metric takes the expected value over a tie
+    group's orders (or breaks its ties by grade), so only the order of a floating-point
+    sum can differ (about 1e-16 relative). ``auc=False``: the global AUC's pair counts
+    are not counted (``pairs`` is None; the global AUC is not asked for).
     """
     items = ranked_items(prep)
+    n_item_codes = len(prep.item_ids)
     if model == "random":
+        by_item = np.zeros(n_item_codes)
         values = np.zeros(items.size)
     else:
         as_frame("history", history, {"user": user, "item": item})
         # history rows per item of prep's, coded as the Prepared of that frame would code them
         (listed, h_items), ids = codes(item, ("pred", pd.DataFrame({item: np.asarray(prep.item_ids)})),
                                        ("history", history), ordered=False)
-        popularity = np.bincount(h_items, minlength=len(ids))[listed]
-        values = popularity.astype(np.float64)[items]
+        by_item = np.bincount(h_items, minlength=len(ids))[listed].astype(np.float64)
+        values = by_item[items]
         if rank is not None:
             values = -values
     scores = -values if rank is not None else values        # as Prepared reads the column
-    new = copy.copy(prep)
+    new = object.__new__(_Rescored)
+    new.__dict__.update({name: value for name, value in prep.__dict__.items()
+                         if name != "ranked"})
+    new.model_ranked = prep.ranked
     tiebreak = _pipeline.tie_order(ties, prep.grades, items, prep.item_ids)
     if model == "random" and tiebreak is None:    # one tie group a list: in order already
         order: np.ndarray | None = np.arange(scores.size)
     else:
-        order = _kernels.rank_by_keys(prep.lists, prep.n_users, scores, tiebreak)
+        # dense ranks, 0 = the best: of the items' scores, then of the tie policy's order
+        _, score_code = np.unique(-by_item, return_inverse=True)
+        n_codes = int(score_code.max(initial=0)) + 1
+        row_code = score_code[items]
+        if tiebreak is not None:
+            if ties == "trec":      # an order of the items too
+                place = _pipeline.tie_order(ties, prep.grades, np.arange(n_item_codes),
+                                            prep.item_ids)
+                tie_item, n_ties = _kernels.descending_codes(place)
+                tie_code = tie_item[items]
+            else:
+                tie_code, n_ties = _kernels.descending_codes(tiebreak)
+            row_code = row_code * n_ties + tie_code
+            n_codes *= n_ties
+        order = _kernels.rank_by_codes(prep.lists, prep.n_users, row_code, n_codes)
     if order is None:        # more lists, distinct scores and rows than 64 bits hold
         new.scores, new.grades = np.empty_like(scores), np.empty_like(prep.grades)
         order, new.pairs = _kernels.rank_rows(
@@ -783,9 +832,6 @@ def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: st
             new.pairs = (int(counts[0][0]), int(counts[1][0]))
     new.items = items[order]
     new.judged = prep.judged if prep.judged.all() else prep.judged[order]
-    layout = _kernels.Layout(new.lists, new.grades, new.n_users,
-                             _kernels.starts(new.scores) if prep.layout_ties else None)
-    new.ranked = _kernels.RankedLists(layout, prep.ranked.ideal_lists, prep.ranked.ideal_grades)
     return new
 
 
