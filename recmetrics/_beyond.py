@@ -19,7 +19,7 @@ import functools
 import warnings
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -230,6 +230,7 @@ class BeyondInputs:
         # similarity and the users' own history
         similarity: _kernels.FeatureSimilarity | _kernels.CooccurrenceSimilarity | None = None
         history_index = None
+        whole_lists = None
         self.uses_features = features is not None
         if set(READS_SIMILARITY) & set(self.metrics):
             if features is not None:
@@ -251,6 +252,8 @@ class BeyondInputs:
                 h_items = _kernels.built(history, "history")[1]
                 item_map = built.item_map(h_items, self.n_items)
                 similarity = built.similarity.recoded(item_map)
+                whole_lists = built.whole_lists_of(self.user_ids[:self.n_lists],
+                                                   self.item_ids, item_map)
                 if "serendipity" in self.metrics:
                     history_index = built.history_index(self.user_ids[:self.n_lists], item_map,
                                                         self.n_items)
@@ -282,7 +285,8 @@ class BeyondInputs:
                                       "each recommended item with the user's history items)")
         self.context = _kernels.BeyondContext(
             n_items=self.n_items, catalogue=self.catalogue, popularity=popularity,
-            information=information, tail=tail, similarity=similarity, history=history_index)
+            information=information, tail=tail, similarity=similarity, history=history_index,
+            whole_lists=whole_lists)
 
     @staticmethod
     def _metrics(metrics, history, truth, item_features) -> list[str]:
@@ -497,6 +501,32 @@ class HistorySimilarity:
     items: np.ndarray      # history's own item code of each row
     user_ids: pd.Index     # history's own distinct users (the rows of similarity.by_user)
     user: str              # history's user column
+    #: pred's users and the squares of their whole candidate lists (:func:`_whole_lists`),
+    #: computed after this in the background, when the random baseline's diversity needs them
+    whole_lists: Future | None = None
+
+    def whole_lists_of(self, list_ids: pd.Index, item_ids: pd.Index, item_map: np.ndarray
+                       ) -> Callable[[], _kernels.WholeLists | None]:
+        """The :class:`recmetrics._kernels.WholeLists` of the lists ``list_ids`` (canonical
+        ids, as the evaluation codes them), when first asked for (waiting for them to be
+        computed): pred's users matched by their distinct ids, coded jointly. None (they
+        are computed again) unless pred's items were given this similarity's codes as the
+        evaluation gives them (``item_ids`` and their codes here, ``item_map``)."""
+        future = self.whole_lists
+
+        @functools.cache
+        def by_list() -> _kernels.WholeLists | None:
+            if future is None:
+                return None
+            user_ids, items, own_item, whole = future.result()
+            at_item = _positions(items, item_ids)
+            if (at_item < 0).any() or not np.array_equal(item_map[at_item], own_item):
+                return None
+            at = _positions(list_ids, user_ids)
+            found = at >= 0
+            return _kernels.WholeLists(*(np.where(found, values[np.maximum(at, 0)], 0)
+                                         for values in (whole.squares, whole.rows)))
+        return by_list
 
     def item_map(self, items: np.ndarray, n_items: int) -> np.ndarray:
         """Each code of another coding of history's items (``items``, a code per row, of
@@ -547,25 +577,76 @@ class HistorySimilarity:
         return start, count, items
 
 
-def similarity_in_background(b: BeyondOptions, *, user: str, item: str) -> Future | None:
+def similarity_in_background(b: BeyondOptions, *, user: str, item: str, pred=None,
+                             ties: str | None = None) -> Future | None:
     """Start building history's co-occurrence similarity (diversity and serendipity without
     ``item_features``) on history's own codes, before :func:`recmetrics.evaluate` prepares
     the scored rows, which it does not need: the product fills the core the preparation
-    leaves idle. None when no metric asked for needs it."""
+    leaves idle. None when no metric asked for needs it.
+
+    With ``baselines=True``, diversity and ``ties="average"`` (``pred`` and ``ties`` given),
+    then the random baseline's costly part too, in a thread of its own: the squared norm of
+    the sum of the unit vectors of each user's candidates (every row of a user is one tie
+    group under a constant score), from pred's rows (:func:`_whole_lists`)."""
     if b.history is None or b.item_features is not None \
             or not set(READS_SIMILARITY) & set(b.metrics):
         return None
     as_frame("history", b.history, {"user": user, "item": item})
-    return _kernels.in_background(_history_similarity, b.history, user, item)
+    whole: Future | None = None
+    if b.baselines and "diversity" in b.metrics and ties == "average" and pred is not None:
+        whole = Future()
+    built = _kernels.in_background(_history_similarity, b.history, user, item, whole)
+    if whole is not None:
+        _kernels.in_background(_whole_lists, whole, built, pred, b.history, user, item)
+    return built
 
 
-def _history_similarity(history: pd.DataFrame, user: str, item: str) -> HistorySimilarity:
+def _history_similarity(history: pd.DataFrame, user: str, item: str,
+                        whole_lists: Future | None = None) -> HistorySimilarity:
     (users,), user_ids = codes(user, ("history", history))
     (items,), item_ids = codes(item, ("history", history), ordered=False)
     # its blocks one after another: the caller's preparation runs on the other core
     similarity = _kernels.CooccurrenceSimilarity(users, items, len(user_ids), len(item_ids),
                                                  parallel=False)
-    return HistorySimilarity(similarity, items, user_ids, user)
+    return HistorySimilarity(similarity, items, user_ids, user, whole_lists)
+
+
+def _whole_lists(target: Future, built: Future, pred, history, user: str, item: str) -> None:
+    """Sets ``target`` to pred's distinct users, the item ids of pred and history and their
+    codes in ``built``'s similarity (-1: outside the history), and the
+    :class:`recmetrics._kernels.WholeLists` of the users' candidates (all their rows);
+    or to the exception that stopped it."""
+    try:
+        done: HistorySimilarity = built.result()
+        (users,), user_ids = codes(user, ("pred", pred))
+        (items, h_items), item_ids = codes(item, ("pred", pred), ("history", history),
+                                           ordered=False)
+        n = len(user_ids)
+        rows = np.bincount(users, minlength=n)
+        own_item = done.item_map(h_items, len(item_ids))
+        own = own_item[items]
+        inside = own >= 0
+        users, own = users[inside], own[inside]
+        if (users[1:] < users[:-1]).any():                 # users in ascending runs
+            order = _kernels.group_order(users, n)
+            users, own = users[order], own[order]
+        squares, _, _ = done.similarity.group_products(users, own, users[:0], own[:0], n,
+                                                       cross=False, own=False, parallel=False)
+        target.set_result((user_ids, item_ids, own_item, _kernels.WholeLists(squares, rows)))
+    except BaseException as exc:  # handed to whoever reads it
+        target.set_exception(exc)
+
+
+def _positions(ids: pd.Index, among: pd.Index) -> np.ndarray:
+    """The place of each of ``ids`` among ``among`` (-1 where absent), both coded jointly
+    under the id policy."""
+    column = "id"
+    (mine, theirs), joint = codes(column, ("ids", pd.DataFrame({column: np.asarray(ids)})),
+                                  ("among", pd.DataFrame({column: np.asarray(among)})),
+                                  ordered=False)
+    place = np.full(len(joint), -1, dtype=np.intp)
+    place[theirs] = np.arange(theirs.size)
+    return place[mine]
 
 
 def _as_truth(pred, truth, *, user, item, label):
@@ -795,24 +876,27 @@ def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: st
                          if name != "ranked"})
     new.model_ranked = prep.ranked
     tiebreak = _pipeline.tie_order(ties, prep.grades, items, prep.item_ids)
-    if model == "random" and tiebreak is None:    # one tie group a list: in order already
-        order: np.ndarray | None = np.arange(scores.size)
-    else:
-        # dense ranks, 0 = the best: of the items' scores, then of the tie policy's order
-        _, score_code = np.unique(-by_item, return_inverse=True)
-        n_codes = int(score_code.max(initial=0)) + 1
-        row_code = score_code[items]
-        if tiebreak is not None:
-            if ties == "trec":      # an order of the items too
-                place = _pipeline.tie_order(ties, prep.grades, np.arange(n_item_codes),
-                                            prep.item_ids)
-                tie_item, n_ties = _kernels.descending_codes(place)
-                tie_code = tie_item[items]
-            else:
-                tie_code, n_ties = _kernels.descending_codes(tiebreak)
-            row_code = row_code * n_ties + tie_code
-            n_codes *= n_ties
-        order = _kernels.rank_by_codes(prep.lists, prep.n_users, row_code, n_codes)
+    if model == "random" and tiebreak is None:   # one tie group a list: in order already
+        new.scores, new.grades, new.items, new.judged = scores, prep.grades, items, prep.judged
+        new.pairs = (0, prep.n_positive * (prep.n_rows - prep.n_positive))   # every pair tied
+        return new
+    # dense ranks, 0 = the best: of the items' scores, then of the tie policy's order
+    _, score_code = np.unique(-by_item, return_inverse=True)
+    n_codes = int(score_code.max(initial=0)) + 1
+    row_code = score_code[items]
+    if tiebreak is not None:
+        if ties == "trec":      # an order of the items too
+            place = _pipeline.tie_order(ties, prep.grades, np.arange(n_item_codes),
+                                        prep.item_ids)
+            if place is None:
+                raise RuntimeError("ties='trec' orders the items")
+            tie_item, n_ties = _kernels.descending_codes(place)
+            tie_code = tie_item[items]
+        else:
+            tie_code, n_ties = _kernels.descending_codes(tiebreak)
+        row_code = row_code * n_ties + tie_code
+        n_codes *= n_ties
+    order = _kernels.rank_by_codes(prep.lists, prep.n_users, row_code, n_codes)
     if order is None:        # more lists, distinct scores and rows than 64 bits hold
         new.scores, new.grades = np.empty_like(scores), np.empty_like(prep.grades)
         order, new.pairs = _kernels.rank_rows(

@@ -1653,7 +1653,9 @@ def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 CLOSED_FORM_GROUP = 1
 
 
-def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
+def expected_similarity_sum(top: TopK, similarity,
+                            whole_lists: Callable[[], WholeLists | None] | None = None
+                            ) -> np.ndarray:
     r"""Per list: E[sum over pairs of items of its top k of sim(i, j)], every pair of rows that may
     be in the top k weighted by :meth:`TopK.pair_probability`.
 
@@ -1667,18 +1669,22 @@ def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
     \lVert u_i \rVert^2) / 2`, each weighted :math:`s (s - 1) / (t (t - 1))`, and
     :math:`\sum_{i \in W, j \in G} \mathrm{sim}(i, j) = (\sum_W u_i) \cdot (\sum_G
     u_j)`, each weighted :math:`s / t`: linear in the group's rows instead of quadratic.
-    The pairs of W are enumerated as any other list's.
+    The pairs of W are enumerated as any other list's. ``whole_lists`` gives
+    :math:`\lVert \sum_G u_i \rVert^2` of every list whose group holds all its rows (the
+    random baseline's), computed beforehand from the same rows (:class:`WholeLists`).
     """
     n = top.lists.size
     grouped = top.large_group
     rows = np.flatnonzero(~grouped)       # the rows whose pairs are enumerated
+    firsts = np.cumsum(top.group_rows) - top.group_rows   # each tie group's first row
+    group_first = firsts[grouped[firsts]]   # of each large straddling group (one a list)
+    list_first = firsts[starts(top.lists[firsts])]
     # a row pairs with the rows after it up to the end of its list or, above a large
-    # straddling group, up to the group (rows after that group are not in ``top``)
-    edge = starts(top.lists)
-    edge |= grouped
-    edges = np.append(np.flatnonzero(edge), n)
-    partners = edges[np.searchsorted(edges, rows, side="right")] - rows - 1
-    del edge, edges
+    # straddling group, up to the group (the last of its list: rows after it are not in top)
+    stop = np.zeros(top.n_lists, dtype=np.intp)
+    stop[top.lists[list_first]] = np.append(list_first[1:], n)
+    stop[top.lists[group_first]] = group_first
+    partners = stop[top.lists[rows]] - rows - 1
     cuts = np.flatnonzero(starts(top.lists[rows]))        # where a list's rows begin
 
     def chunk(lo: int, hi: int) -> np.ndarray:
@@ -1691,27 +1697,36 @@ def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
     # ranges of whole lists: a list's pairs are summed in one bincount, in row order, so its
     # total is the same whatever the ranges (and the number of threads) are
     total = sum(_map_chunks(chunk, partners, cuts), np.zeros(top.n_lists))
-    if rows.size < n:
-        total += _grouped_similarity_sum(top, similarity, rows)
+    if group_first.size:
+        total += _grouped_similarity_sum(top, similarity, rows, group_first, whole_lists)
     return total
 
 
-def _grouped_similarity_sum(top: TopK, similarity, rows: np.ndarray) -> np.ndarray:
+def _grouped_similarity_sum(top: TopK, similarity, rows: np.ndarray, group_first: np.ndarray,
+                            whole_lists: Callable[[], WholeLists | None] | None = None
+                            ) -> np.ndarray:
     """Per list: the expected similarity of the pairs :func:`expected_similarity_sum` leaves
-    out (those with a row of a large straddling group, ``top.large_group``), in closed
-    form; ``rows`` are the other rows (those above such a group among them)."""
+    out (those with a row of a large straddling group, ``top.large_group``, whose first
+    rows are ``group_first``), in closed form; ``rows`` are the other rows (those above
+    such a group among them)."""
     grouped = top.large_group
-    lists = top.lists[grouped]
-    first = np.flatnonzero(starts(lists))
-    at = lists[first]
+    if rows.size:
+        lists, items = top.lists[grouped], top.items[grouped]
+    else:                                     # every row (a baseline's constant score)
+        lists, items = top.lists, top.items
+    at = top.lists[group_first]
     with_group = np.zeros(top.n_lists, dtype=bool)
     with_group[at] = True
     above = rows[with_group[top.lists[rows]]]              # the rows above a group
+    s, t = top.slots[group_first], top.size[group_first]
+    known = whole_lists() if whole_lists is not None else None
+    if known is not None and not known.holds(at, t):
+        known = None
     square, cross, own = similarity.group_products(
-        lists, top.items[grouped], top.lists[above], top.items[above], top.n_lists,
-        cross=above.size > 0)
-    g = np.flatnonzero(grouped)[first]
-    s, t = top.slots[g], top.size[g]
+        lists, items, top.lists[above], top.items[above], top.n_lists,
+        square=known is None, own=True, cross=above.size > 0)
+    if known is not None:
+        square = known.squares
     total = np.zeros(top.n_lists)
     total[at] = (square[at] - own[at]) / 2.0 * (s * (s - 1) / (t * (t - 1.0))) + cross[at] * (s / t)
     return total
@@ -1730,12 +1745,15 @@ def _map_chunks(fn, counts: np.ndarray, cuts: np.ndarray | None = None) -> list:
     return _map(lambda n: fn(*ranges[n]), range(len(ranges)))
 
 
-def diversity(top: TopK, similarity) -> np.ndarray:
-    """Per list: 1 - E[sum of pairwise similarities] / (m (m - 1) / 2); NaN for m < 2."""
+def diversity(top: TopK, similarity,
+              whole_lists: Callable[[], WholeLists | None] | None = None) -> np.ndarray:
+    """Per list: 1 - E[sum of pairwise similarities] / (m (m - 1) / 2); NaN for m < 2.
+    ``whole_lists``: see :func:`expected_similarity_sum`."""
     m = top.length.astype(np.float64)
     pairs = m * (m - 1) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(m >= 2, 1.0 - expected_similarity_sum(top, similarity) / pairs, np.nan)
+        return np.where(m >= 2, 1.0 - expected_similarity_sum(top, similarity, whole_lists)
+                        / pairs, np.nan)
 
 
 def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.ndarray,
@@ -1809,15 +1827,17 @@ class FeatureSimilarity:
 
     def group_products(self, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
                        other_items: np.ndarray, n_labels: int, *, square: bool = True,
-                       cross: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       cross: bool = True, own: bool | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """See :func:`group_products`."""
         return group_products(self.unit, labels, items, other_labels, other_items, n_labels,
-                              square=square, cross=cross)
+                              square=square, cross=cross, own=own)
 
 
 def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
                    other_items: np.ndarray, n_labels: int, *, square: bool = True,
-                   cross: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   cross: bool = True, own: bool | None = None, parallel: bool = True
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Per label g < ``n_labels``, with :math:`R_g` the sum of the rows of ``vectors`` (a dense
     array or a scipy CSR matrix, a row per item) of ``items`` labelled g and :math:`L_g` that
     of ``other_items`` labelled g (``other_labels``): :math:`\lVert R_g \rVert^2`,
@@ -1825,16 +1845,21 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
     :math:`R_g`. Each sum is a sparse product (labels x items by items x dimensions), taken
     over ranges of labels so that at most about :data:`PAIR_CHUNK` numbers are held at once
     (a range a thread). Both ``labels`` and ``other_labels`` come in ascending runs.
-    ``square=False`` (``cross=False``) leaves the first and the last (the second) zeros,
-    without computing them; a label's numbers do not depend on which are computed.
+    ``square=False``, ``cross=False`` and ``own=False`` (by default ``own`` is ``square``)
+    leave the first, the second and the last zeros, without computing them; a label's
+    numbers do not depend on which are computed. ``parallel=False``: the ranges one after
+    another in the calling thread (a build in the background).
     """
     dense = isinstance(vectors, np.ndarray)
     n_items = vectors.shape[0]
-    squares, crosses, own = np.zeros(n_labels), np.zeros(n_labels), np.zeros(n_labels)
-    if square:
+    squares, crosses = np.zeros(n_labels), np.zeros(n_labels)
+    owns: np.ndarray = np.zeros(n_labels)
+    if square if own is None else own:
         own_per_item = np.asarray(np.einsum("nd,nd->n", vectors, vectors) if dense
                                   else vectors.multiply(vectors).sum(axis=1)).ravel()
-        own = np.bincount(labels, weights=own_per_item[items], minlength=n_labels)
+        owns = np.bincount(labels, weights=own_per_item[items], minlength=n_labels)
+    if not square and not cross:
+        return squares, crosses, owns
     if not cross:
         other_labels, other_items = other_labels[:0], other_items[:0]
     present = np.union1d(labels[starts(labels)], other_labels[starts(other_labels)])
@@ -1868,8 +1893,13 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
             crosses[present[lo:hi]] = np.einsum("nd,nd->n", l, r) if dense \
                 else np.asarray(l.multiply(r).sum(axis=1)).ravel()
 
-    _map(label_range, range(-(-present.size // step)))
-    return squares, crosses, own
+    ranges = range(-(-present.size // step))
+    if parallel:
+        _map(label_range, ranges)
+    else:
+        for c in ranges:
+            label_range(c)
+    return squares, crosses, owns
 
 
 def _pick_matrix(rows: np.ndarray, columns: np.ndarray, n_rows: int, n_columns: int):
@@ -2055,24 +2085,44 @@ class CooccurrenceSimilarity:
 
     def group_products(self, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
                        other_items: np.ndarray, n_labels: int, *, square: bool = True,
-                       cross: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       cross: bool = True, own: bool | None = None, parallel: bool = True
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`group_products` of the items' unit vectors: their user-incidence rows
         divided by their norms, whose inner products are this similarity (an item outside
         the history, or without users, is the zero vector)."""
-        from scipy import sparse
-
-        scale = np.divide(1.0, self.norm[:self.n_items], out=np.zeros(self.n_items),
-                          where=self.norm[:self.n_items] > 0)
-        a = self.incidence
-        unit = sparse.csr_matrix((np.repeat(scale, np.diff(a.indptr)), a.indices, a.indptr),
-                                 shape=a.shape)
+        unit = self.unit
+        owns: np.ndarray = np.zeros(n_labels)
+        if square if own is None else own:
+            # group_products' own sums, from each item's squared norm looked up in the
+            # caller's codes: an item outside the history adds 0.0, which leaves every sum
+            # (of numbers >= 0) as it is
+            per_item = np.asarray(unit.multiply(unit).sum(axis=1)).ravel()
+            if self.item_map is not None:
+                per_item = np.append(per_item, 0.0)[self.item_map]
+            owns = np.bincount(labels, weights=per_item[items], minlength=n_labels)
+        if not square and not cross:
+            return np.zeros(n_labels), np.zeros(n_labels), owns
         if self.item_map is not None:
             items, other_items = self.item_map[items], self.item_map[other_items]
             inside, other_inside = items < self.n_items, other_items < self.n_items
             labels, items = labels[inside], items[inside]
             other_labels, other_items = other_labels[other_inside], other_items[other_inside]
-        return group_products(unit, labels, items, other_labels, other_items, n_labels,
-                              square=square, cross=cross)
+        squares, crosses, _ = group_products(unit, labels, items, other_labels, other_items,
+                                             n_labels, square=square, cross=cross, own=False,
+                                             parallel=parallel)
+        return squares, crosses, owns
+
+    @functools.cached_property
+    def unit(self):
+        """The items' unit vectors (items x users, CSR): their user-incidence rows divided
+        by their norms (the zero vector for an item without users)."""
+        from scipy import sparse
+
+        scale = np.divide(1.0, self.norm[:self.n_items], out=np.zeros(self.n_items),
+                          where=self.norm[:self.n_items] > 0)
+        a = self.incidence
+        return sparse.csr_matrix((np.repeat(scale, np.diff(a.indptr)), a.indices, a.indptr),
+                                 shape=a.shape)
 
     def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         if self.item_map is not None:
@@ -2112,6 +2162,22 @@ class CooccurrenceSimilarity:
 
 
 @dataclass(frozen=True)
+class WholeLists:
+    r"""Per list: :math:`\lVert \sum_i u_i \rVert^2` over all its rows' items, as
+    :func:`group_products` gives it for a group that holds every row of the list (the
+    random baseline's under ``ties="average"``), computed beforehand (in the background,
+    while the model's rows are prepared), and the list's rows it was summed over."""
+
+    squares: np.ndarray
+    rows: np.ndarray
+
+    def holds(self, lists: np.ndarray, size: np.ndarray) -> bool:
+        """Whether the groups of ``lists``, of ``size`` rows each, are those whole lists (a
+        group holds rows of its list only, and a list's rows are distinct items)."""
+        return bool(np.array_equal(self.rows[lists], size))
+
+
+@dataclass(frozen=True)
 class BeyondContext:
     """What every partition of users shares: computed once from the whole input.
 
@@ -2127,6 +2193,8 @@ class BeyondContext:
     tail: np.ndarray | None = None          # bool per item code: in the long tail
     similarity: object = None               # FeatureSimilarity or CooccurrenceSimilarity
     history: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    #: the squares of the lists' whole candidate sets, computed beforehand (see WholeLists)
+    whole_lists: Callable[[], WholeLists | None] | None = None
 
 
 @dataclass

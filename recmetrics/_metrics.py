@@ -202,7 +202,7 @@ def _aplt(top, ctx, everyone) -> np.ndarray:
 
 
 def _diversity(top, ctx, everyone) -> np.ndarray:
-    return _kernels.diversity(top, ctx.similarity)
+    return _kernels.diversity(top, ctx.similarity, ctx.whole_lists)
 
 
 def _serendipity(top, ctx, everyone) -> np.ndarray:

@@ -370,13 +370,14 @@ def _in_memory(npartitions) -> None:
 
 
 def _evaluate_model(pred, truth, request: Evaluation, inputs=None, prep=None, computed=None
-                    ) -> tuple[pd.DataFrame, object, Prepared]:
+                    ) -> tuple[pd.DataFrame, _beyond.BeyondInputs | None, Prepared]:
     """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
     beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows
     (``prep``: a baseline's, made from the model's, see _beyond.baseline_prepared), and their
     beyond numbers when started already (``computed``, _beyond.rows_in_background's)."""
     o, b, columns = request.options, request.beyond, request.columns
-    similarity = _beyond.similarity_in_background(b, user=columns.user, item=columns.item) \
+    similarity = _beyond.similarity_in_background(b, user=columns.user, item=columns.item,
+                                                  pred=pred, ties=o.ties) \
         if inputs is None else None
     if prep is None:
         prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade,

@@ -767,10 +767,11 @@ def test_cooccurrence_blocks_cover_the_items_in_as_many_blocks_as_asked():
 # --------------------------------------------------------------------------- closed-form pairs
 
 
-def pair_enumerating_similarity_sum(top, similarity):
+def pair_enumerating_similarity_sum(top, similarity, whole_lists=None):
     """The pair-enumerating expected_similarity_sum this module used before the closed form
     of large straddling tie groups, kept literally as the slow reference: every pair of rows
-    of a list that may both be in its top k, weighted by their joint probability."""
+    of a list that may both be in its top k, weighted by their joint probability (no sums
+    computed beforehand: ``whole_lists`` is not read)."""
     n = top.lists.size
     list_end = np.zeros(n, dtype=np.int64)
     if n:
