@@ -112,3 +112,43 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--write"]:
         FIXTURE.write_text(json.dumps(grid(), indent=0) + "\n")
         print(f"wrote {FIXTURE}")
+
+
+def test_random_baseline_diversity_from_squares_summed_beforehand_equals_summing_in_place(
+        monkeypatch):
+    """The random baseline's squared group norms are computed in the background from pred's
+    rows (_beyond._whole_lists) and used where a group is a whole list: the same bits as
+    summing the group's rows in place, and they are used (on every list here)."""
+    from recmetrics import _beyond, _kernels
+
+    pred, truth, history, _ = _world(5, ties=1e-9)    # the model's scores: no large group
+    used = []
+    holds = _kernels.WholeLists.holds
+
+    def spy(self, lists, size):
+        used.append(holds(self, lists, size))
+        return used[-1]
+
+    options = dict(k=[3, 10], metrics=BEYOND, history=history, baselines=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        with monkeypatch.context() as m:
+            m.setattr(_kernels.WholeLists, "holds", spy)
+            got = rm.evaluate(pred, truth, **options)
+        assert used == [True, True]          # the random baseline's, at both cut-offs
+        with monkeypatch.context() as m:
+            m.setattr(_beyond.HistorySimilarity, "whole_lists_of",
+                      lambda self, *args: lambda: None)
+            in_place = rm.evaluate(pred, truth, **options)
+    assert _table_record(got) == _table_record(in_place)
+
+
+def test_whole_lists_hold_only_for_groups_of_every_row_of_their_list():
+    """WholeLists.holds: a group with fewer rows than its list (a model's tie straddling k)
+    is not the list the squares were summed over."""
+    from recmetrics import _kernels
+
+    whole = _kernels.WholeLists(squares=np.array([1.5, 2.5, 0.0]), rows=np.array([4, 7, 0]))
+    assert whole.holds(np.array([0, 1]), np.array([4.0, 7.0]))
+    assert not whole.holds(np.array([0, 1]), np.array([4.0, 6.0]))
+    assert not whole.holds(np.array([1]), np.array([4.0]))
