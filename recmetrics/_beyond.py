@@ -902,8 +902,11 @@ def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: st
         order, new.pairs = _kernels.rank_rows(
             prep.lists, scores, prep.n_users, tiebreak=tiebreak, positive=prep.grades > 0,
             carry=((scores, new.scores), (prep.grades, new.grades)))
+        new.items = items[order]
     else:
-        new.scores, new.grades = scores[order], prep.grades[order]
+        new.items, new.grades = items[order], prep.grades[order]
+        # the most-popular scores are the items' (-(-x) is x), gathered from the small table
+        new.scores = scores[order] if model == "random" else by_item[new.items]
         if model == "random":      # every pair tied
             new.pairs = (0, prep.n_positive * (prep.n_rows - prep.n_positive))
         elif not auc:
@@ -914,7 +917,6 @@ def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: st
             if counts is None:
                 raise RuntimeError("one group's pair counts always fit")
             new.pairs = (int(counts[0][0]), int(counts[1][0]))
-    new.items = items[order]
     new.judged = prep.judged if prep.judged.all() else prep.judged[order]
     return new
 
