@@ -11,7 +11,9 @@ sums, its bootstrap interval from the engine's resampling of users
 (:func:`recmetrics._pipeline.ratio_intervals`). :func:`baseline_scores` gives
 the random and most-popular baselines' scores of the model's own candidate
 rows; :func:`baseline_prepared` scores and ranks the model's prepared rows
-so, for :func:`recmetrics.evaluate`'s ``baselines=True``.
+so, for :func:`recmetrics.evaluate`'s ``baselines=True``. :func:`similarity_in_background`
+builds history's co-occurrence similarity while the model's rows are prepared and, for
+the random baseline, the costly part of its diversity (:func:`_whole_lists`).
 """
 from __future__ import annotations
 
