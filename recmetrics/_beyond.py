@@ -620,7 +620,8 @@ def _whole_lists(target: Future, built: Future, pred, history, user: str, item: 
     or to the exception that stopped it."""
     try:
         done: HistorySimilarity = built.result()
-        (users,), user_ids = codes(user, ("pred", pred))
+        # users only matched here (by _positions): integer ids need no hashing
+        (users,), user_ids = codes(user, ("pred", pred), ordered=False)
         (items, h_items), item_ids = codes(item, ("pred", pred), ("history", history),
                                            ordered=False)
         n = len(user_ids)
