@@ -26,10 +26,16 @@ against the same call without baselines on 1,000 users x 1,400 candidates each (
 drawn with a Zipf popularity; the history holds each user's 100 other items, 10^5 rows; 1% of
 the candidates relevant), in interleaved rounds (issue 36's target: at most 2x). The baselines
 re-score and rank the model's prepared rows (recmetrics._beyond.baseline_prepared: no id
-coding or truth join again) and reuse its beyond input (popularity, similarity, histories).
+coding or truth join again; the most-popular one ranked by its items' codes, one sort) and
+reuse its beyond input (popularity, similarity, histories); each baseline's beyond numbers
+are computed in a thread of its own, diversity and serendipity beside the other metrics.
 The random baseline is one tie group of 1,400 rows per user: its diversity and serendipity
 are summed in closed form (see recmetrics._kernels.expected_similarity_sum and
-serendipity), not over its 10^6 pairs a user; printed too is the ratio round by round.
+serendipity), not over its 10^6 pairs a user, and the costly part of its diversity (the
+squared norm of the sum of each user's candidates' unit vectors, a sparse product of about
+7*10^7 multiply-adds) is computed from pred's rows in the background while the model's
+rows are prepared (recmetrics._beyond._whole_lists); printed too is the ratio round by
+round, and the load average before and after.
 
 With ``--msr DIR`` it writes instead what ``benchmarks/bench_msr.py`` needs to time Microsoft
 Recommenders' pandas functions on the same data in another virtual environment (see there):
@@ -42,6 +48,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -100,15 +108,31 @@ def main_baselines(rounds: int) -> None:
             lambda: rm.evaluate(pred, truth, k=10, metrics=beyond, history=history,
                                 baselines=True),
     }
-    times = interleaved_times(calls, rounds=rounds)
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
+
+    def timed(name, call):           # the process's CPU time too (every thread), each call
+        def run():
+            start = time.process_time()
+            call()
+            cpu[name].append(time.process_time() - start)
+        return run
+
+    load = os.getloadavg()[0]
+    times = interleaved_times({name: timed(name, call) for name, call in calls.items()},
+                              rounds=rounds)
+    cpu = {name: t[1:] for name, t in cpu.items()}      # without the warm-up round
     base = times["rm.evaluate(metrics=the 9, history=...)"]
-    rows = [[name, f"{median(t):.2f}", f"{median(t) / median(base):.2f}"]
+    base_cpu = cpu["rm.evaluate(metrics=the 9, history=...)"]
+    rows = [[name, f"{median(t):.2f}", f"{median(t) / median(base):.2f}",
+             f"{median(cpu[name]):.2f}", f"{median(cpu[name]) / median(base_cpu):.2f}"]
             for name, t in times.items()]
     print_table(f"baselines=True on {len(pred):,} rows: 1,000 users x 1,400 candidates "
-                f"({rounds} interleaved rounds)", ["call", "median s", "ratio of medians"], rows)
+                f"({rounds} interleaved rounds)",
+                ["call", "median s", "ratio of medians", "median CPU s", "CPU ratio"], rows)
     each = [b / a for a, b in zip(base, times["the same with baselines=True"])]
     print(f"\nbaselines=True over without, round by round: "
           f"{', '.join(f'{r:.2f}' for r in each)}")
+    print(f"load average (1 min) before {load:.2f}, after {os.getloadavg()[0]:.2f}")
 
 
 def main() -> None:

@@ -11,15 +11,17 @@ sums, its bootstrap interval from the engine's resampling of users
 (:func:`recmetrics._pipeline.ratio_intervals`). :func:`baseline_scores` gives
 the random and most-popular baselines' scores of the model's own candidate
 rows; :func:`baseline_prepared` scores and ranks the model's prepared rows
-so, for :func:`recmetrics.evaluate`'s ``baselines=True``.
+so, for :func:`recmetrics.evaluate`'s ``baselines=True``. :func:`similarity_in_background`
+builds history's co-occurrence similarity while the model's rows are prepared and, for
+the random baseline, the costly part of its diversity (:func:`_whole_lists`).
 """
 from __future__ import annotations
 
-import copy
+import functools
 import warnings
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -27,7 +29,7 @@ import pandas as pd
 from . import _kernels, _metrics, _pipeline
 from ._ids import codes, locate, user_hash
 from ._metrics import (AVERAGED_BEYOND, BEYOND_METRICS, COMPARES_LISTS, PER_USER_BEYOND,
-                       READS_POPULARITY)
+                       READS_POPULARITY, READS_SIMILARITY)
 from ._validation import (
     UNSEEN,
     RecmetricsWarning,
@@ -164,7 +166,7 @@ class BeyondInputs:
         return self
 
     def _uses_features(self, item_features) -> bool:
-        return item_features is not None and bool({"diversity", "serendipity"} & set(self.metrics))
+        return item_features is not None and bool(set(READS_SIMILARITY) & set(self.metrics))
 
     def _item_frames(self, frames: list, catalog, item_features, item: str) -> list:
         """``frames`` (name, frame) followed by the catalogue and, when a metric uses them,
@@ -230,8 +232,9 @@ class BeyondInputs:
         # similarity and the users' own history
         similarity: _kernels.FeatureSimilarity | _kernels.CooccurrenceSimilarity | None = None
         history_index = None
+        whole_lists = None
         self.uses_features = features is not None
-        if {"diversity", "serendipity"} & set(self.metrics):
+        if set(READS_SIMILARITY) & set(self.metrics):
             if features is not None:
                 vectors = feature_matrix(item_features, item)
                 if _kernels.distinct(features).size < features.size:
@@ -251,6 +254,8 @@ class BeyondInputs:
                 h_items = _kernels.built(history, "history")[1]
                 item_map = built.item_map(h_items, self.n_items)
                 similarity = built.similarity.recoded(item_map)
+                whole_lists = built.whole_lists_of(self.user_ids[:self.n_lists],
+                                                   self.item_ids, item_map)
                 if "serendipity" in self.metrics:
                     history_index = built.history_index(self.user_ids[:self.n_lists], item_map,
                                                         self.n_items)
@@ -282,7 +287,8 @@ class BeyondInputs:
                                       "each recommended item with the user's history items)")
         self.context = _kernels.BeyondContext(
             n_items=self.n_items, catalogue=self.catalogue, popularity=popularity,
-            information=information, tail=tail, similarity=similarity, history=history_index)
+            information=information, tail=tail, similarity=similarity, history=history_index,
+            whole_lists=whole_lists)
 
     @staticmethod
     def _metrics(metrics, history, truth, item_features) -> list[str]:
@@ -368,7 +374,7 @@ class BeyondInputs:
             text["arp"] = f"mean rows per item in {source}"
             text["aplt"] = (f"long tail = all but the {self.n_head:,} head items holding "
                             f"{head_share:.0%} of {source}")
-        if metric in ("diversity", "serendipity"):
+        if metric in READS_SIMILARITY:
             text["diversity"] = f"mean pairwise 1 - similarity; {self.similarity_source}"
             text["serendipity"] = (f"sum over relevant (label > 0) top-k items of 1 - mean "
                                    f"similarity to the user's history, / list length; "
@@ -497,6 +503,32 @@ class HistorySimilarity:
     items: np.ndarray      # history's own item code of each row
     user_ids: pd.Index     # history's own distinct users (the rows of similarity.by_user)
     user: str              # history's user column
+    #: pred's users and the squares of their whole candidate lists (:func:`_whole_lists`),
+    #: computed after this in the background, when the random baseline's diversity needs them
+    whole_lists: Future | None = None
+
+    def whole_lists_of(self, list_ids: pd.Index, item_ids: pd.Index, item_map: np.ndarray
+                       ) -> Callable[[], _kernels.WholeLists | None]:
+        """The :class:`recmetrics._kernels.WholeLists` of the lists ``list_ids`` (canonical
+        ids, as the evaluation codes them), when first asked for (waiting for them to be
+        computed): pred's users matched by their distinct ids, coded jointly. None (they
+        are computed again) unless pred's items were given this similarity's codes as the
+        evaluation gives them (``item_ids`` and their codes here, ``item_map``)."""
+        future = self.whole_lists
+
+        @functools.cache
+        def by_list() -> _kernels.WholeLists | None:
+            if future is None:
+                return None
+            user_ids, items, own_item, whole = future.result()
+            at_item = _positions(items, item_ids)
+            if (at_item < 0).any() or not np.array_equal(item_map[at_item], own_item):
+                return None
+            at = _positions(list_ids, user_ids)
+            found = at >= 0
+            return _kernels.WholeLists(*(np.where(found, values[np.maximum(at, 0)], 0)
+                                         for values in (whole.squares, whole.rows)))
+        return by_list
 
     def item_map(self, items: np.ndarray, n_items: int) -> np.ndarray:
         """Each code of another coding of history's items (``items``, a code per row, of
@@ -547,25 +579,77 @@ class HistorySimilarity:
         return start, count, items
 
 
-def similarity_in_background(b: BeyondOptions, *, user: str, item: str) -> Future | None:
+def similarity_in_background(b: BeyondOptions, *, user: str, item: str, pred=None,
+                             ties: str | None = None) -> Future | None:
     """Start building history's co-occurrence similarity (diversity and serendipity without
     ``item_features``) on history's own codes, before :func:`recmetrics.evaluate` prepares
     the scored rows, which it does not need: the product fills the core the preparation
-    leaves idle. None when no metric asked for needs it."""
+    leaves idle. None when no metric asked for needs it.
+
+    With ``baselines=True``, diversity and ``ties="average"`` (``pred`` and ``ties`` given),
+    then the random baseline's costly part too, in a thread of its own: the squared norm of
+    the sum of the unit vectors of each user's candidates (every row of a user is one tie
+    group under a constant score), from pred's rows (:func:`_whole_lists`)."""
     if b.history is None or b.item_features is not None \
-            or not {"diversity", "serendipity"} & set(b.metrics):
+            or not set(READS_SIMILARITY) & set(b.metrics):
         return None
     as_frame("history", b.history, {"user": user, "item": item})
-    return _kernels.in_background(_history_similarity, b.history, user, item)
+    whole: Future | None = None
+    if b.baselines and "diversity" in b.metrics and ties == "average" and pred is not None:
+        whole = Future()
+    built = _kernels.in_background(_history_similarity, b.history, user, item, whole)
+    if whole is not None:
+        _kernels.in_background(_whole_lists, whole, built, pred, b.history, user, item)
+    return built
 
 
-def _history_similarity(history: pd.DataFrame, user: str, item: str) -> HistorySimilarity:
+def _history_similarity(history: pd.DataFrame, user: str, item: str,
+                        whole_lists: Future | None = None) -> HistorySimilarity:
     (users,), user_ids = codes(user, ("history", history))
     (items,), item_ids = codes(item, ("history", history), ordered=False)
     # its blocks one after another: the caller's preparation runs on the other core
     similarity = _kernels.CooccurrenceSimilarity(users, items, len(user_ids), len(item_ids),
                                                  parallel=False)
-    return HistorySimilarity(similarity, items, user_ids, user)
+    return HistorySimilarity(similarity, items, user_ids, user, whole_lists)
+
+
+def _whole_lists(target: Future, built: Future, pred, history, user: str, item: str) -> None:
+    """Sets ``target`` to pred's distinct users, the item ids of pred and history and their
+    codes in ``built``'s similarity (-1: outside the history), and the
+    :class:`recmetrics._kernels.WholeLists` of the users' candidates (all their rows);
+    or to the exception that stopped it."""
+    try:
+        done: HistorySimilarity = built.result()
+        # users only matched here (by _positions): integer ids need no hashing
+        (users,), user_ids = codes(user, ("pred", pred), ordered=False)
+        (items, h_items), item_ids = codes(item, ("pred", pred), ("history", history),
+                                           ordered=False)
+        n = len(user_ids)
+        rows = np.bincount(users, minlength=n)
+        own_item = done.item_map(h_items, len(item_ids))
+        own = own_item[items]
+        inside = own >= 0
+        users, own = users[inside], own[inside]
+        if (users[1:] < users[:-1]).any():                 # users in ascending runs
+            order = _kernels.group_order(users, n)
+            users, own = users[order], own[order]
+        squares, _, _ = done.similarity.group_products(users, own, users[:0], own[:0], n,
+                                                       cross=False, own=False, parallel=False)
+        target.set_result((user_ids, item_ids, own_item, _kernels.WholeLists(squares, rows)))
+    except BaseException as exc:  # handed to whoever reads it
+        target.set_exception(exc)
+
+
+def _positions(ids: pd.Index, among: pd.Index) -> np.ndarray:
+    """The place of each of ``ids`` among ``among`` (-1 where absent), both coded jointly
+    under the id policy."""
+    column = "id"
+    (mine, theirs), joint = codes(column, ("ids", pd.DataFrame({column: np.asarray(ids)})),
+                                  ("among", pd.DataFrame({column: np.asarray(among)})),
+                                  ordered=False)
+    place = np.full(len(joint), -1, dtype=np.intp)
+    place[theirs] = np.arange(theirs.size)
+    return place[mine]
 
 
 def _as_truth(pred, truth, *, user, item, label):
@@ -613,13 +697,23 @@ def compute_rows(prep: _pipeline.Prepared, pred, truth, o, b: BeyondOptions, *, 
             head_share=b.head_share, unseen=b.unseen, user=user, item=item, label=label,
             similarity=similarity)
     per_user = [m for m in data.metrics if m in PER_USER_BEYOND]
+    averaged = [m for m in per_user if m in AVERAGED_BEYOND]
     per_cut = {}
     for cut in o.ks:
         top = data.top_k(cut, o.ties)
         data.check_top(top, b.unseen)
-        values_per_user = _metrics.beyond_per_user(top, data.context, per_user)
-        per_cut[cut] = (values_per_user, _metrics.beyond_sums(
-            top, data.context, list(values_per_user), values_per_user) if rows else None)
+        # the sums over pairs of items in threads of their own, beside the other values
+        aside = {m: _kernels.in_background(_metrics.beyond_per_user, top, data.context, [m])
+                 for m in per_user if m in READS_SIMILARITY}
+        values = _metrics.beyond_per_user(top, data.context,
+                                          [m for m in per_user if m not in aside])
+        sums = _metrics.exposure_sums(top, data.context) if rows else None
+        for future in aside.values():
+            values.update(future.result())
+        values_per_user = {m: values[m] for m in per_user if m in values}
+        per_cut[cut] = (values_per_user, _metrics.with_totals(
+            sums, {m: values_per_user[m] for m in averaged if m in values_per_user})
+            if sums is not None else None)
     return BeyondComputed(data, per_cut)
 
 
@@ -732,6 +826,22 @@ def baseline_scores(pred, history, model: str, *, user: str, item: str, score: s
     return pred.assign(**{column: values})
 
 
+class _Rescored(_pipeline.Prepared):
+    """A baseline's prepared rows (:func:`baseline_prepared`): the model's, scored and ranked
+    again. The layout of its ranked lists, which only the ranking metrics read (not the
+    beyond-accuracy ones), is built when first read."""
+
+    #: the model's ranked lists (their ideal lists are the baseline's too)
+    model_ranked: _kernels.RankedLists
+
+    @functools.cached_property
+    def ranked(self) -> _kernels.RankedLists:  # type: ignore[override]
+        layout = _kernels.Layout(self.lists, self.grades, self.n_users,
+                                 _kernels.starts(self.scores) if self.layout_ties else None)
+        return _kernels.RankedLists(layout, self.model_ranked.ideal_lists,
+                                    self.model_ranked.ideal_grades)
+
+
 def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: str, user: str,
                       item: str, rank: str | None, auc: bool = True) -> _pipeline.Prepared:
     """The model's prepared rows (``prep``, built with ``keep_items=True``) scored by a
@@ -739,38 +849,67 @@ def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: st
     :func:`baseline_scores`' frame, without coding the ids, joining truth and checking the
     rows a second time (the rows, users, items and grades are the model's own).
 
-    Rows of equal baseline score may come in another order within their tie group than
-    in a Prepared of that frame; every metric takes the expected value over a tie group's
-    orders (or breaks its ties by grade), so only the order of a floating-point sum can
-    differ (about 1e-16 relative). ``auc=False``: the global AUC's pair counts are not
-    counted (``pairs`` is None; the global AUC is not asked for).
+    A baseline's score is a value per item (a constant, or the item's popularity), so the
+    rows are ranked by the items' dense ranks (and the tie policy's), packed with the
+    list in one sort (:func:`recmetrics._kernels.rank_by_codes`), without sorting the
+    scores themselves; the random baseline's rows, one tie group a list, are in order
+    already. Rows of equal baseline score may come in another order within their tie group
+    than in a Prepared of that frame; every metric takes the expected value over a tie
+    group's orders (or breaks its ties by grade), so only the order of a floating-point
+    sum can differ (about 1e-16 relative). ``auc=False``: the global AUC's pair counts
+    are not counted (``pairs`` is None; the global AUC is not asked for).
     """
     items = ranked_items(prep)
+    n_item_codes = len(prep.item_ids)
     if model == "random":
+        by_item = np.zeros(n_item_codes)
         values = np.zeros(items.size)
     else:
         as_frame("history", history, {"user": user, "item": item})
         # history rows per item of prep's, coded as the Prepared of that frame would code them
         (listed, h_items), ids = codes(item, ("pred", pd.DataFrame({item: np.asarray(prep.item_ids)})),
                                        ("history", history), ordered=False)
-        popularity = np.bincount(h_items, minlength=len(ids))[listed]
-        values = popularity.astype(np.float64)[items]
+        by_item = np.bincount(h_items, minlength=len(ids))[listed].astype(np.float64)
+        values = by_item[items]
         if rank is not None:
             values = -values
     scores = -values if rank is not None else values        # as Prepared reads the column
-    new = copy.copy(prep)
+    new = object.__new__(_Rescored)
+    new.__dict__.update({name: value for name, value in prep.__dict__.items()
+                         if name != "ranked"})
+    new.model_ranked = prep.ranked
     tiebreak = _pipeline.tie_order(ties, prep.grades, items, prep.item_ids)
-    if model == "random" and tiebreak is None:    # one tie group a list: in order already
-        order: np.ndarray | None = np.arange(scores.size)
-    else:
-        order = _kernels.rank_by_keys(prep.lists, prep.n_users, scores, tiebreak)
+    if model == "random" and tiebreak is None:   # one tie group a list: in order already
+        new.scores, new.grades, new.items, new.judged = scores, prep.grades, items, prep.judged
+        new.pairs = (0, prep.n_positive * (prep.n_rows - prep.n_positive))   # every pair tied
+        return new
+    # dense ranks, 0 = the best: of the items' scores, then of the tie policy's order
+    _, score_code = np.unique(-by_item, return_inverse=True)
+    n_codes = int(score_code.max(initial=0)) + 1
+    row_code = score_code[items]
+    if tiebreak is not None:
+        if ties == "trec":      # an order of the items too
+            place = _pipeline.tie_order(ties, prep.grades, np.arange(n_item_codes),
+                                        prep.item_ids)
+            if place is None:
+                raise RuntimeError("ties='trec' orders the items")
+            tie_item, n_ties = _kernels.descending_codes(place)
+            tie_code = tie_item[items]
+        else:
+            tie_code, n_ties = _kernels.descending_codes(tiebreak)
+        row_code = row_code * n_ties + tie_code
+        n_codes *= n_ties
+    order = _kernels.rank_by_codes(prep.lists, prep.n_users, row_code, n_codes)
     if order is None:        # more lists, distinct scores and rows than 64 bits hold
         new.scores, new.grades = np.empty_like(scores), np.empty_like(prep.grades)
         order, new.pairs = _kernels.rank_rows(
             prep.lists, scores, prep.n_users, tiebreak=tiebreak, positive=prep.grades > 0,
             carry=((scores, new.scores), (prep.grades, new.grades)))
+        new.items = items[order]
     else:
-        new.scores, new.grades = scores[order], prep.grades[order]
+        new.items, new.grades = items[order], prep.grades[order]
+        # the most-popular scores are the items' (-(-x) is x), gathered from the small table
+        new.scores = scores[order] if model == "random" else by_item[new.items]
         if model == "random":      # every pair tied
             new.pairs = (0, prep.n_positive * (prep.n_rows - prep.n_positive))
         elif not auc:
@@ -781,11 +920,7 @@ def baseline_prepared(prep: _pipeline.Prepared, history, model: str, *, ties: st
             if counts is None:
                 raise RuntimeError("one group's pair counts always fit")
             new.pairs = (int(counts[0][0]), int(counts[1][0]))
-    new.items = items[order]
     new.judged = prep.judged if prep.judged.all() else prep.judged[order]
-    layout = _kernels.Layout(new.lists, new.grades, new.n_users,
-                             _kernels.starts(new.scores) if prep.layout_ties else None)
-    new.ranked = _kernels.RankedLists(layout, prep.ranked.ideal_lists, prep.ranked.ideal_grades)
     return new
 
 

@@ -36,6 +36,7 @@ sorts values several times faster than it argsorts them.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import os
@@ -203,38 +204,33 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
     return order, (sum(c[0] for c in counts), sum(c[1] for c in counts))
 
 
-def rank_by_keys(lists: np.ndarray, n_lists: int, scores: np.ndarray,
-                 tiebreak: np.ndarray | None = None) -> np.ndarray | None:
+def descending_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each value's dense rank from the largest (0 = the largest value) and the number of
+    distinct values. Cheap where most values are 0 (a grade column): only the others are
+    sorted, and each value is found among the distinct ones by a binary search."""
+    levels = distinct(np.append(values[values != 0], 0.0))
+    return levels.size - 1 - np.searchsorted(levels, values), levels.size
+
+
+def rank_by_codes(lists: np.ndarray, n_lists: int, codes: np.ndarray, n_codes: int
+                  ) -> np.ndarray | None:
     """:func:`rank_rows`' order of rows that already run by list (``lists`` ascending), from
-    one sort of uint64 values: (list, descending score, descending tiebreak, row) packed
-    in one key, the scores and tiebreaks by their keys of :func:`spaced_score_keys` (or
-    dense ranks). Rows of equal score and
-    tiebreak keep their order (:func:`rank_rows` leaves it open). None when the bits do
-    not fit in 64. Fast where the scores take few distinct values (a baseline's: a constant,
-    or the items' popularity)."""
-    n = scores.size
-    row_bits = _bits(n)
-    spare = 64 - _bits(n_lists) - row_bits
-    parts = []
-    for values in (scores, tiebreak):
-        if values is None:
-            continue
-        descending = np.negative(values, dtype=np.float64)
-        ranks, bits, ordered = spaced_score_keys(descending, spare)
-        if ranks is None:                     # finely spaced: dense ranks
-            ranks, n_distinct = score_ranks(descending, ordered)
-            bits = _bits(n_distinct)
-        parts.append((ranks, bits))
-        spare -= bits
-    if spare < 0:
+    small non-negative integer codes instead of scores: by list, then by ``codes`` ascending
+    (0 = the best score, see :func:`descending_codes`), rows of equal code in their own
+    order (:func:`rank_rows` leaves that open). (list, code, row) packed in one uint64 and
+    sorted: one sort of values, without sorting the scores first to find their keys (a
+    baseline's score is a value per item, coded from the items). None when the bits do
+    not fit in 64."""
+    n = codes.size
+    row_bits, code_bits = _bits(n), _bits(n_codes)
+    if _bits(n_lists) + code_bits + row_bits > 64:
         return None
     keys = lists.astype(np.uint64)
-    for ranks, bits in parts:
-        keys <<= np.uint64(bits)
-        keys |= ranks
+    keys <<= np.uint64(code_bits)
+    keys |= codes.astype(np.uint64, copy=False)
     keys <<= np.uint64(row_bits)
     keys |= np.arange(n, dtype=np.uint64)
-    if not (keys[1:] > keys[:-1]).all():      # a constant score without tiebreak: in order
+    if not (keys[1:] > keys[:-1]).all():      # else in order already (one code a list)
         keys.sort()
     keys &= np.uint64((1 << row_bits) - 1) if row_bits < 64 else np.uint64(2**64 - 1)
     return keys.view(np.int64)
@@ -1419,11 +1415,19 @@ class TopK:
     length: np.ndarray    # per list: min(k, rows of the list), the length of its top k
     n_lists: int
     k: int
+    group_rows: np.ndarray  # per tie group, in row order: its rows here
 
-    @property
+    @functools.cached_property
     def whole(self) -> np.ndarray:
         """Rows surely in the top k (their tie group ends at or above k)."""
         return self.slots >= self.size
+
+    @functools.cached_property
+    def large_group(self) -> np.ndarray:
+        """Rows of a tie group that straddles position k with more than
+        :data:`CLOSED_FORM_GROUP` times k rows (a baseline's constant score makes every
+        longer list one): the beyond-accuracy kernels sum over them in closed form."""
+        return ~self.whole & (self.size > CLOSED_FORM_GROUP * self.k)
 
     def mean_over_slots(self, values: np.ndarray) -> np.ndarray:
         """Per list: expected mean of a per-row value over the list's top k (NaN without rows)."""
@@ -1509,16 +1513,19 @@ def top_k_ranked(lists: np.ndarray, items: np.ndarray, scores: np.ndarray, grade
         lists, items, scores, grades = lists[rows], items[rows], scores[rows], grades[rows]
         new_list = starts(lists)
         new_group = _new_groups(lists, scores, grades, ties)
-    n = scores.size
-    group = np.cumsum(new_group) - 1
-    size = np.bincount(group)[group] if n else np.zeros(0, dtype=np.int64)
-    group_start = np.flatnonzero(new_group)[group]
+    # per tie group (a list's first row starts one), then repeated over the group's rows
+    group_start = np.flatnonzero(new_group)
+    rows_per_group = np.diff(np.append(group_start, scores.size))
+    list_start = np.flatnonzero(new_list)
     # every group here starts within the top k, at position ``first``
-    first = group_start - np.flatnonzero(new_list)[np.cumsum(new_list) - 1] + 1
+    first = group_start - list_start[np.searchsorted(list_start, group_start, side="right") - 1] + 1
     slots = (k - first + 1).astype(np.float64)
-    size = size.astype(np.float64)
-    return TopK(lists=lists, items=items, p=np.minimum(slots / size, 1.0), group=group,
-                slots=slots, size=size, grades=grades, length=length, n_lists=n_lists, k=k)
+    size = rows_per_group.astype(np.float64)
+    return TopK(lists=lists, items=items,
+                p=np.repeat(np.minimum(slots / size, 1.0), rows_per_group),
+                group=np.repeat(np.arange(group_start.size), rows_per_group),
+                slots=np.repeat(slots, rows_per_group), size=np.repeat(size, rows_per_group),
+                grades=grades, length=length, n_lists=n_lists, k=k, group_rows=rows_per_group)
 
 
 def _new_groups(lists: np.ndarray, scores: np.ndarray, grades: np.ndarray, ties: str
@@ -1542,8 +1549,11 @@ def coverage_parts(top: TopK, n_items: int) -> tuple[np.ndarray, np.ndarray]:
     lists that may hold it. Both add over disjoint sets of lists."""
     whole = top.whole
     certain = np.bincount(top.items[whole], minlength=n_items)
-    log_miss = np.bincount(top.items[~whole], weights=np.log1p(-top.p[~whole]),
-                           minlength=n_items)
+    # P is one number a tie group: its log once a group, spread over the group's rows
+    first = np.cumsum(top.group_rows) - top.group_rows      # each group's first row
+    open_ = ~whole[first]                                    # the groups that straddle k
+    log_p = np.repeat(np.log1p(-top.p[first[open_]]), top.group_rows[open_])
+    log_miss = np.bincount(top.items[~whole], weights=log_p, minlength=n_items)
     return certain, log_miss
 
 
@@ -1643,7 +1653,9 @@ def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 CLOSED_FORM_GROUP = 1
 
 
-def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
+def expected_similarity_sum(top: TopK, similarity,
+                            whole_lists: Callable[[], WholeLists | None] | None = None
+                            ) -> np.ndarray:
     r"""Per list: E[sum over pairs of items of its top k of sim(i, j)], every pair of rows that may
     be in the top k weighted by :meth:`TopK.pair_probability`.
 
@@ -1657,54 +1669,64 @@ def expected_similarity_sum(top: TopK, similarity) -> np.ndarray:
     \lVert u_i \rVert^2) / 2`, each weighted :math:`s (s - 1) / (t (t - 1))`, and
     :math:`\sum_{i \in W, j \in G} \mathrm{sim}(i, j) = (\sum_W u_i) \cdot (\sum_G
     u_j)`, each weighted :math:`s / t`: linear in the group's rows instead of quadratic.
-    The pairs of W are enumerated as any other list's.
+    The pairs of W are enumerated as any other list's. ``whole_lists`` gives
+    :math:`\lVert \sum_G u_i \rVert^2` of every list whose group holds all its rows (the
+    random baseline's), computed beforehand from the same rows (:class:`WholeLists`).
     """
     n = top.lists.size
-    list_end = np.zeros(n, dtype=np.int64)
-    new = np.zeros(0, dtype=np.intp)                # each list's first row
-    if n:
-        new = np.flatnonzero(starts(top.lists))
-        ends = np.append(new[1:], n)
-        list_end = np.repeat(ends, np.diff(np.append(new, n)))
-    # rows of a large straddling group: summed in closed form, so no row pairs with them
-    grouped = ~top.whole & (top.size > CLOSED_FORM_GROUP * top.k)
-    if grouped.any():
-        group_start = np.flatnonzero(grouped & starts(top.group))
-        list_end = list_end.copy()
-        list_end[grouped] = 0                # the group's own rows: no partner at all
-        lists_with = top.lists[group_start]
-        list_first = new[np.searchsorted(top.lists[new], lists_with)]
-        # the rows above such a group pair with the rows before it only
-        above, place = _expand(group_start - list_first)
-        list_end[list_first[above] + place] = group_start[above]
-    partners = np.maximum(list_end - np.arange(n) - 1, 0)   # rows after this one it pairs with
+    grouped = top.large_group
+    rows = np.flatnonzero(~grouped)       # the rows whose pairs are enumerated
+    firsts = np.cumsum(top.group_rows) - top.group_rows   # each tie group's first row
+    group_first = firsts[grouped[firsts]]   # of each large straddling group (one a list)
+    list_first = firsts[starts(top.lists[firsts])]
+    # a row pairs with the rows after it up to the end of its list or, above a large
+    # straddling group, up to the group (the last of its list: rows after it are not in top)
+    stop = np.zeros(top.n_lists, dtype=np.intp)
+    stop[top.lists[list_first]] = np.append(list_first[1:], n)
+    stop[top.lists[group_first]] = group_first
+    partners = stop[top.lists[rows]] - rows - 1
+    cuts = np.flatnonzero(starts(top.lists[rows]))        # where a list's rows begin
 
     def chunk(lo: int, hi: int) -> np.ndarray:
         row, place = _expand(partners[lo:hi])
-        a = row + lo
+        a = rows[lo:hi][row]
         b = a + 1 + place
         weight = top.pair_probability(a, b) * similarity(top.items[a], top.items[b])
         return np.bincount(top.lists[a], weights=weight, minlength=top.n_lists)
 
     # ranges of whole lists: a list's pairs are summed in one bincount, in row order, so its
     # total is the same whatever the ranges (and the number of threads) are
-    total = sum(_map_chunks(chunk, partners, new), np.zeros(top.n_lists))
-    if grouped.any():
-        total += _grouped_similarity_sum(top, similarity, grouped)
+    total = sum(_map_chunks(chunk, partners, cuts), np.zeros(top.n_lists))
+    if group_first.size:
+        total += _grouped_similarity_sum(top, similarity, rows, group_first, whole_lists)
     return total
 
 
-def _grouped_similarity_sum(top: TopK, similarity, grouped: np.ndarray) -> np.ndarray:
+def _grouped_similarity_sum(top: TopK, similarity, rows: np.ndarray, group_first: np.ndarray,
+                            whole_lists: Callable[[], WholeLists | None] | None = None
+                            ) -> np.ndarray:
     """Per list: the expected similarity of the pairs :func:`expected_similarity_sum` leaves
-    out (those with a row of a large straddling group, ``grouped``), in closed form."""
-    lists = top.lists[grouped]
-    in_list = np.flatnonzero(np.isin(top.lists, distinct(lists)) & ~grouped)  # rows above
+    out (those with a row of a large straddling group, ``top.large_group``, whose first
+    rows are ``group_first``), in closed form; ``rows`` are the other rows (those above
+    such a group among them)."""
+    grouped = top.large_group
+    if rows.size:
+        lists, items = top.lists[grouped], top.items[grouped]
+    else:                                     # every row (a baseline's constant score)
+        lists, items = top.lists, top.items
+    at = top.lists[group_first]
+    with_group = np.zeros(top.n_lists, dtype=bool)
+    with_group[at] = True
+    above = rows[with_group[top.lists[rows]]]              # the rows above a group
+    s, t = top.slots[group_first], top.size[group_first]
+    known = whole_lists() if whole_lists is not None else None
+    if known is not None and not known.holds(at, t):
+        known = None
     square, cross, own = similarity.group_products(
-        lists, top.items[grouped], top.lists[in_list], top.items[in_list], top.n_lists)
-    first = np.flatnonzero(starts(lists))
-    at = lists[first]
-    g = np.flatnonzero(grouped)[first]
-    s, t = top.slots[g], top.size[g]
+        lists, items, top.lists[above], top.items[above], top.n_lists,
+        square=known is None, own=True, cross=above.size > 0)
+    if known is not None:
+        square = known.squares
     total = np.zeros(top.n_lists)
     total[at] = (square[at] - own[at]) / 2.0 * (s * (s - 1) / (t * (t - 1.0))) + cross[at] * (s / t)
     return total
@@ -1723,12 +1745,15 @@ def _map_chunks(fn, counts: np.ndarray, cuts: np.ndarray | None = None) -> list:
     return _map(lambda n: fn(*ranges[n]), range(len(ranges)))
 
 
-def diversity(top: TopK, similarity) -> np.ndarray:
-    """Per list: 1 - E[sum of pairwise similarities] / (m (m - 1) / 2); NaN for m < 2."""
+def diversity(top: TopK, similarity,
+              whole_lists: Callable[[], WholeLists | None] | None = None) -> np.ndarray:
+    """Per list: 1 - E[sum of pairwise similarities] / (m (m - 1) / 2); NaN for m < 2.
+    ``whole_lists``: see :func:`expected_similarity_sum`."""
     m = top.length.astype(np.float64)
     pairs = m * (m - 1) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(m >= 2, 1.0 - expected_similarity_sum(top, similarity) / pairs, np.nan)
+        return np.where(m >= 2, 1.0 - expected_similarity_sum(top, similarity, whole_lists)
+                        / pairs, np.nan)
 
 
 def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.ndarray,
@@ -1746,7 +1771,7 @@ def serendipity(top: TopK, similarity, hist_start: np.ndarray, hist_count: np.nd
     are compared with each history item.
     """
     with_history = (top.grades > 0) & (hist_count[top.lists] > 0)
-    grouped = ~top.whole & (top.size > CLOSED_FORM_GROUP * top.k)
+    grouped = top.large_group
     if grouped.any():
         in_group = np.flatnonzero(with_history & grouped)
         with_history &= ~grouped
@@ -1781,7 +1806,7 @@ def _grouped_serendipity(top: TopK, similarity, in_group: np.ndarray, hist_start
     h_lists = at[owner]
     h_items = hist_items[hist_start[h_lists] + place]
     _, cross, _ = similarity.group_products(lists, top.items[in_group], h_lists, h_items,
-                                            top.n_lists)
+                                            top.n_lists, square=False)
     n_rel = np.diff(np.append(first, lists.size))
     s, t = top.slots[in_group[first]], top.size[in_group[first]]
     total = np.zeros(top.n_lists)
@@ -1801,14 +1826,17 @@ class FeatureSimilarity:
         return np.einsum("nd,nd->n", self.unit[i], self.unit[j])
 
     def group_products(self, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
-                       other_items: np.ndarray, n_labels: int
+                       other_items: np.ndarray, n_labels: int, *, square: bool = True,
+                       cross: bool = True, own: bool | None = None
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """See :func:`group_products`."""
-        return group_products(self.unit, labels, items, other_labels, other_items, n_labels)
+        return group_products(self.unit, labels, items, other_labels, other_items, n_labels,
+                              square=square, cross=cross, own=own)
 
 
 def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
-                   other_items: np.ndarray, n_labels: int
+                   other_items: np.ndarray, n_labels: int, *, square: bool = True,
+                   cross: bool = True, own: bool | None = None, parallel: bool = True
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Per label g < ``n_labels``, with :math:`R_g` the sum of the rows of ``vectors`` (a dense
     array or a scipy CSR matrix, a row per item) of ``items`` labelled g and :math:`L_g` that
@@ -1816,58 +1844,84 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
     :math:`L_g \cdot R_g` and the sum of the squared norms of the rows summed in
     :math:`R_g`. Each sum is a sparse product (labels x items by items x dimensions), taken
     over ranges of labels so that at most about :data:`PAIR_CHUNK` numbers are held at once
-    (a range a thread).
+    (a range a thread). Both ``labels`` and ``other_labels`` come in ascending runs.
+    ``square=False``, ``cross=False`` and ``own=False`` (by default ``own`` is ``square``)
+    leave the first, the second and the last zeros, without computing them; a label's
+    numbers do not depend on which are computed. ``parallel=False``: the ranges one after
+    another in the calling thread (a build in the background).
     """
     dense = isinstance(vectors, np.ndarray)
     n_items = vectors.shape[0]
-    own_per_item = np.asarray(np.einsum("nd,nd->n", vectors, vectors) if dense
-                              else vectors.multiply(vectors).sum(axis=1)).ravel()
-    own = np.bincount(labels, weights=own_per_item[items], minlength=n_labels)
-    square, cross = np.zeros(n_labels), np.zeros(n_labels)
-    present = distinct(np.concatenate([labels, other_labels]))
+    squares, crosses = np.zeros(n_labels), np.zeros(n_labels)
+    owns: np.ndarray = np.zeros(n_labels)
+    if square if own is None else own:
+        own_per_item = np.asarray(np.einsum("nd,nd->n", vectors, vectors) if dense
+                                  else vectors.multiply(vectors).sum(axis=1)).ravel()
+        owns = np.bincount(labels, weights=own_per_item[items], minlength=n_labels)
+    if not square and not cross:
+        return squares, crosses, owns
+    if not cross:
+        other_labels, other_items = other_labels[:0], other_items[:0]
+    present = np.union1d(labels[starts(labels)], other_labels[starts(other_labels)])
     # labels a range: the rows summed per label take about width numbers each
     width = vectors.shape[1] if dense else max(1, int(np.diff(vectors.indptr)[items].sum())
                                                // max(present.size, 1))
     step = max(1, PAIR_CHUNK // max(width, 1))
-    bounds_r = np.searchsorted(labels, present)   # labels come in ascending runs
+    bounds_r = np.searchsorted(labels, present)
     bounds_l = np.searchsorted(other_labels, present)
+
+    def sums(lab: np.ndarray, its: np.ndarray, lo: int, hi: int):
+        """The sum of the rows of ``its`` per label of ``present[lo:hi]``: ``lab`` those
+        labels' runs (a label's place among them from one binary search a run)."""
+        first = np.flatnonzero(starts(lab))
+        place = np.repeat(np.searchsorted(present[lo:hi], lab[first]),
+                          np.diff(np.append(first, lab.size)))
+        pick = _pick_matrix(place, its, hi - lo, n_items)
+        return pick @ vectors if dense else sparse_product(pick, vectors)
 
     def label_range(c: int) -> None:      # in threads: scipy's product releases the GIL
         lo = c * step
         hi = min(lo + step, present.size)
-        ends = (bounds_r[hi] if hi < present.size else labels.size,
-                bounds_l[hi] if hi < present.size else other_labels.size)
-        sums = []
-        for lab, its, start, stop in ((labels, items, bounds_r[lo], ends[0]),
-                                      (other_labels, other_items, bounds_l[lo], ends[1])):
-            pick = _pick_matrix(np.searchsorted(present[lo:hi], lab[start:stop]),
-                                its[start:stop], hi - lo, n_items)
-            sums.append(pick @ vectors if dense else sparse_product(pick, vectors))
-        r, l = sums
-        if dense:
-            square[present[lo:hi]] = np.einsum("nd,nd->n", r, r)
-            cross[present[lo:hi]] = np.einsum("nd,nd->n", l, r)
-        else:
-            square[present[lo:hi]] = np.asarray(r.multiply(r).sum(axis=1)).ravel()
-            cross[present[lo:hi]] = np.asarray(l.multiply(r).sum(axis=1)).ravel()
+        end_r = bounds_r[hi] if hi < present.size else labels.size
+        end_l = bounds_l[hi] if hi < present.size else other_labels.size
+        r = sums(labels[bounds_r[lo]:end_r], items[bounds_r[lo]:end_r], lo, hi)
+        if square:
+            squares[present[lo:hi]] = np.einsum("nd,nd->n", r, r) if dense \
+                else np.asarray(r.multiply(r).sum(axis=1)).ravel()
+        if end_l > bounds_l[lo]:
+            l = sums(other_labels[bounds_l[lo]:end_l], other_items[bounds_l[lo]:end_l], lo, hi)
+            crosses[present[lo:hi]] = np.einsum("nd,nd->n", l, r) if dense \
+                else np.asarray(l.multiply(r).sum(axis=1)).ravel()
 
-    _map(label_range, range(-(-present.size // step)))
-    return square, cross, own
+    ranges = range(-(-present.size // step))
+    if parallel:
+        _map(label_range, ranges)
+    else:
+        for c in ranges:
+            label_range(c)
+    return squares, crosses, owns
 
 
 def _pick_matrix(rows: np.ndarray, columns: np.ndarray, n_rows: int, n_columns: int):
     """The CSR matrix counting each (row, column) pair, as ``scipy.sparse.csr_matrix((ones,
     (rows, columns)))`` makes it (columns sorted within a row, duplicates summed): the same
     arrays, so products with it are the same to the bit, from one sort of int64 keys
-    instead of scipy's per-row sorts."""
+    instead of scipy's per-row sorts, or, where the pairs fill at least a quarter of the
+    rows x columns, from counting them in place."""
     from scipy import sparse
 
     keys = rows.astype(np.int64) * n_columns + columns
-    keys.sort()
-    new = starts(keys)
-    first = np.flatnonzero(new)
-    counts = np.diff(np.append(first, keys.size)).astype(np.float64)
-    keys = keys[new]
+    if n_rows * n_columns <= 4 * keys.size:
+        # dense enough (a baseline's candidates by list): counted in place, no sort
+        counted = np.bincount(keys, minlength=n_rows * n_columns)
+        keys = np.flatnonzero(counted)
+        counts = counted[keys].astype(np.float64)
+    else:
+        keys.sort()
+        new = starts(keys)
+        first = np.flatnonzero(new)
+        counts = np.diff(np.append(first, keys.size)).astype(np.float64)
+        keys = keys[new]
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(keys // n_columns, minlength=n_rows), out=indptr[1:])
     index = np.int32 if max(n_columns, keys.size) < 2**31 else np.int64
@@ -2030,24 +2084,45 @@ class CooccurrenceSimilarity:
         return copy
 
     def group_products(self, labels: np.ndarray, items: np.ndarray, other_labels: np.ndarray,
-                       other_items: np.ndarray, n_labels: int
+                       other_items: np.ndarray, n_labels: int, *, square: bool = True,
+                       cross: bool = True, own: bool | None = None, parallel: bool = True
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`group_products` of the items' unit vectors: their user-incidence rows
         divided by their norms, whose inner products are this similarity (an item outside
         the history, or without users, is the zero vector)."""
-        from scipy import sparse
-
-        scale = np.divide(1.0, self.norm[:self.n_items], out=np.zeros(self.n_items),
-                          where=self.norm[:self.n_items] > 0)
-        a = self.incidence
-        unit = sparse.csr_matrix((np.repeat(scale, np.diff(a.indptr)), a.indices, a.indptr),
-                                 shape=a.shape)
+        unit = self.unit
+        owns: np.ndarray = np.zeros(n_labels)
+        if square if own is None else own:
+            # group_products' own sums, from each item's squared norm looked up in the
+            # caller's codes: an item outside the history adds 0.0, which leaves every sum
+            # (of numbers >= 0) as it is
+            per_item = np.asarray(unit.multiply(unit).sum(axis=1)).ravel()
+            if self.item_map is not None:
+                per_item = np.append(per_item, 0.0)[self.item_map]
+            owns = np.bincount(labels, weights=per_item[items], minlength=n_labels)
+        if not square and not cross:
+            return np.zeros(n_labels), np.zeros(n_labels), owns
         if self.item_map is not None:
             items, other_items = self.item_map[items], self.item_map[other_items]
             inside, other_inside = items < self.n_items, other_items < self.n_items
             labels, items = labels[inside], items[inside]
             other_labels, other_items = other_labels[other_inside], other_items[other_inside]
-        return group_products(unit, labels, items, other_labels, other_items, n_labels)
+        squares, crosses, _ = group_products(unit, labels, items, other_labels, other_items,
+                                             n_labels, square=square, cross=cross, own=False,
+                                             parallel=parallel)
+        return squares, crosses, owns
+
+    @functools.cached_property
+    def unit(self):
+        """The items' unit vectors (items x users, CSR): their user-incidence rows divided
+        by their norms (the zero vector for an item without users)."""
+        from scipy import sparse
+
+        scale = np.divide(1.0, self.norm[:self.n_items], out=np.zeros(self.n_items),
+                          where=self.norm[:self.n_items] > 0)
+        a = self.incidence
+        return sparse.csr_matrix((np.repeat(scale, np.diff(a.indptr)), a.indices, a.indptr),
+                                 shape=a.shape)
 
     def __call__(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         if self.item_map is not None:
@@ -2087,6 +2162,22 @@ class CooccurrenceSimilarity:
 
 
 @dataclass(frozen=True)
+class WholeLists:
+    r"""Per list: :math:`\lVert \sum_i u_i \rVert^2` over all its rows' items, as
+    :func:`group_products` gives it for a group that holds every row of the list (the
+    random baseline's under ``ties="average"``), computed beforehand (in the background,
+    while the model's rows are prepared), and the list's rows it was summed over."""
+
+    squares: np.ndarray
+    rows: np.ndarray
+
+    def holds(self, lists: np.ndarray, size: np.ndarray) -> bool:
+        """Whether the groups of ``lists``, of ``size`` rows each, are those whole lists (a
+        group holds rows of its list only, and a list's rows are distinct items)."""
+        return bool(np.array_equal(self.rows[lists], size))
+
+
+@dataclass(frozen=True)
 class BeyondContext:
     """What every partition of users shares: computed once from the whole input.
 
@@ -2102,6 +2193,8 @@ class BeyondContext:
     tail: np.ndarray | None = None          # bool per item code: in the long tail
     similarity: object = None               # FeatureSimilarity or CooccurrenceSimilarity
     history: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    #: the squares of the lists' whole candidate sets, computed beforehand (see WholeLists)
+    whole_lists: Callable[[], WholeLists | None] | None = None
 
 
 @dataclass

@@ -99,6 +99,7 @@ class Metric:
     kernel: Kernel | None = None  # ranking metrics: per-user values from the ranked lists
     fixed: str | None = None     # how the number is made where no option changes it (probability)
     reads_popularity: bool = False  # beyond accuracy: reads the items' popularity in the history
+    reads_similarity: bool = False  # beyond accuracy: sums the similarity of pairs of items
     list_value: ListValue | None = None       # beyond accuracy: each list's own value
     catalogue_value: CatalogueValue | None = None  # beyond accuracy: the value from all lists'
     #                                            sums (None: the mean of the lists' values)
@@ -201,7 +202,7 @@ def _aplt(top, ctx, everyone) -> np.ndarray:
 
 
 def _diversity(top, ctx, everyone) -> np.ndarray:
-    return _kernels.diversity(top, ctx.similarity)
+    return _kernels.diversity(top, ctx.similarity, ctx.whole_lists)
 
 
 def _serendipity(top, ctx, everyone) -> np.ndarray:
@@ -338,9 +339,11 @@ REGISTRY: tuple[Metric, ...] = (
            list_value=_novelty),
     Metric("diversity", "beyond", "per_k", "intra-list diversity",
            meaning="mean dissimilarity of the pairs in a top k",
+           reads_similarity=True,
            list_value=_diversity, left_out="user(s) with fewer than 2 items"),
     Metric("serendipity", "beyond", "per_k", "serendipity",
            meaning="relevant and unlike the user's history",
+           reads_similarity=True,
            list_value=_serendipity, left_out="user(s) without history"),
     Metric("personalization", "beyond", "per_k", "personalization",
            meaning="1 - overlap of two users' top k",
@@ -388,6 +391,9 @@ BEYOND_METRICS = names("beyond")
 PER_USER_BEYOND = tuple(m.name for m in REGISTRY if m.family == "beyond" and m.per_user)
 #: Beyond-accuracy metrics that read the items' popularity in the history.
 READS_POPULARITY = tuple(m.name for m in REGISTRY if m.reads_popularity)
+#: Beyond-accuracy metrics that sum the similarity of pairs of items (item features, or
+#: co-occurrence in the history): the costly ones.
+READS_SIMILARITY = tuple(m.name for m in REGISTRY if m.reads_similarity)
 #: Metrics whose best value is the smallest; every other metric is better when larger.
 LOWER_IS_BETTER: frozenset[str] = frozenset(m.name for m in REGISTRY if not m.higher_is_better)
 #: Ranking metrics defined on a slice of the items (``by="popularity"``).
@@ -418,14 +424,25 @@ def beyond_sums(top, ctx, metrics, per_user: dict | None = None) -> _kernels.Bey
     averaged = [m for m in metrics if m in AVERAGED_BEYOND]
     if per_user is None:
         per_user = beyond_per_user(top, ctx, averaged)
-    means = {m: per_user[m] for m in averaged if m in per_user}
+    return with_totals(exposure_sums(top, ctx), {m: per_user[m] for m in averaged
+                                                 if m in per_user})
+
+
+def exposure_sums(top, ctx) -> _kernels.BeyondSums:
+    """The per-item sums of :class:`~recmetrics._kernels.BeyondSums` over the lists of
+    ``top``, without the lists' own values (see :func:`with_totals`)."""
     certain, log_miss = _kernels.coverage_parts(top, ctx.n_items)
     s, q = _kernels.personalization_parts(top, ctx.n_items)
-    return _kernels.BeyondSums(
-        n_lists=int(np.count_nonzero(top.length)), exposure=s, certain=certain,
-        log_miss=log_miss, p_square=q,
-        totals={m: float(np.nansum(v)) for m, v in means.items()},
-        counts={m: int(np.count_nonzero(~np.isnan(v))) for m, v in means.items()})
+    return _kernels.BeyondSums(n_lists=int(np.count_nonzero(top.length)), exposure=s,
+                               certain=certain, log_miss=log_miss, p_square=q)
+
+
+def with_totals(sums: _kernels.BeyondSums, means: dict[str, np.ndarray]) -> _kernels.BeyondSums:
+    """``sums`` with the totals and counts of the lists' values ``means`` (per metric whose
+    row averages them, NaN where undefined)."""
+    sums.totals = {m: float(np.nansum(v)) for m, v in means.items()}
+    sums.counts = {m: int(np.count_nonzero(~np.isnan(v))) for m, v in means.items()}
+    return sums
 
 
 def beyond_values(sums, ctx, metrics, k: int) -> dict[str, float]:

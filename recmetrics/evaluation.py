@@ -326,12 +326,17 @@ def evaluate(pred, truth=None, *, k=10, metrics=None, user: str = "user", item: 
         return _evaluate_sliced(pred, truth, request, positives_only=positives_only)
     table, inputs, prep = _evaluate_model(pred, truth, request)
     if b.baselines:
-        tables = [table] + [   # the model's prepared rows and beyond input, re-scored
-            _evaluate_model(pred, truth, request, inputs,
-                            _beyond.baseline_prepared(prep, history, model, ties=o.ties,
-                                                      user=user, item=item, rank=rank,
-                                                      auc="auc" in o.metrics))[0]
-            for model in _beyond.MODELS[1:]]
+        # the model's prepared rows and beyond input, re-scored; each baseline's beyond
+        # numbers in a thread of their own, side by side, as soon as its rows are ranked
+        started = []
+        for model in _beyond.MODELS[1:]:
+            rescored = _beyond.baseline_prepared(prep, history, model, ties=o.ties, user=user,
+                                                 item=item, rank=rank, auc="auc" in o.metrics)
+            started.append((rescored, _beyond.rows_in_background(
+                rescored, pred, truth, o, b, user=user, item=item, label=label,
+                inputs=inputs) if b.metrics else None))
+        tables = [table] + [_evaluate_model(pred, truth, request, inputs, rescored, computed)[0]
+                            for rescored, computed in started]
         attrs = table.attrs
         table = pd.concat([t.assign(model=model) for model, t in zip(_beyond.MODELS, tables)],
                           ignore_index=True)
@@ -364,13 +369,15 @@ def _in_memory(npartitions) -> None:
                          "Spark DataFrames")
 
 
-def _evaluate_model(pred, truth, request: Evaluation, inputs=None, prep=None
-                    ) -> tuple[pd.DataFrame, object, Prepared]:
+def _evaluate_model(pred, truth, request: Evaluation, inputs=None, prep=None, computed=None
+                    ) -> tuple[pd.DataFrame, _beyond.BeyondInputs | None, Prepared]:
     """The tidy table of one model: the engine's rows, then the beyond-accuracy rows; the
     beyond input (``inputs``: that of the same rows, reused for a baseline); the prepared rows
-    (``prep``: a baseline's, made from the model's, see _beyond.baseline_prepared)."""
+    (``prep``: a baseline's, made from the model's, see _beyond.baseline_prepared), and their
+    beyond numbers when started already (``computed``, _beyond.rows_in_background's)."""
     o, b, columns = request.options, request.beyond, request.columns
-    similarity = _beyond.similarity_in_background(b, user=columns.user, item=columns.item) \
+    similarity = _beyond.similarity_in_background(b, user=columns.user, item=columns.item,
+                                                  pred=pred, ties=o.ties) \
         if inputs is None else None
     if prep is None:
         prep = Prepared(pred, truth, ties=o.ties, min_grade=o.min_grade,
@@ -378,8 +385,7 @@ def _evaluate_model(pred, truth, request: Evaluation, inputs=None, prep=None
                         **columns.names)
     o = resolve_max_grade(o, prep.top_grade)
     parts = []
-    computed = None
-    if b.metrics:
+    if b.metrics and computed is None:
         # in a thread while the engine's metrics are computed (both only read prep)
         run = _beyond.rows_in_background if o.metrics else _beyond.compute_rows
         computed = run(prep, pred, truth, o, b, user=columns.user, item=columns.item,

@@ -767,10 +767,11 @@ def test_cooccurrence_blocks_cover_the_items_in_as_many_blocks_as_asked():
 # --------------------------------------------------------------------------- closed-form pairs
 
 
-def pair_enumerating_similarity_sum(top, similarity):
+def pair_enumerating_similarity_sum(top, similarity, whole_lists=None):
     """The pair-enumerating expected_similarity_sum this module used before the closed form
     of large straddling tie groups, kept literally as the slow reference: every pair of rows
-    of a list that may both be in its top k, weighted by their joint probability."""
+    of a list that may both be in its top k, weighted by their joint probability (no sums
+    computed beforehand: ``whole_lists`` is not read)."""
     n = top.lists.size
     list_end = np.zeros(n, dtype=np.int64)
     if n:
@@ -883,7 +884,8 @@ def test_random_baseline_diversity_matches_the_pair_enumerating_reference(monkey
 # --------------------------------------------------------------------------- issue 36: baselines
 
 
-def test_rank_by_keys_orders_rows_as_rank_rows_and_keeps_equal_rows_in_order():
+def test_rank_by_codes_orders_rows_as_rank_rows_and_keeps_equal_rows_in_order():
+    # a baseline's rows ranked by the dense ranks of their scores and tiebreaks
     rng = np.random.default_rng(21)
     for trial in range(60):
         sizes = rng.integers(0, 30, int(rng.integers(1, 20)))
@@ -892,7 +894,13 @@ def test_rank_by_keys_orders_rows_as_rank_rows_and_keeps_equal_rows_in_order():
         scores = [np.zeros(n), np.round(rng.normal(size=n), 1), rng.normal(size=n),
                   rng.choice([-0.0, 0.0, 1.0, np.inf, -np.inf], n)][trial % 4]
         tiebreak = None if trial % 3 == 0 else rng.integers(0, 3, n).astype(float)
-        order = _kernels.rank_by_keys(lists, sizes.size, scores, tiebreak)
+        _, codes = np.unique(-scores, return_inverse=True)
+        n_codes = int(codes.max(initial=0)) + 1
+        if tiebreak is not None:
+            tie_codes, n_ties = _kernels.descending_codes(tiebreak)
+            assert np.array_equal(tie_codes, np.unique(-tiebreak, return_inverse=True)[1])
+            codes, n_codes = codes * n_ties + tie_codes, n_codes * n_ties
+        order = _kernels.rank_by_codes(lists, sizes.size, codes, n_codes)
         if n == 0:
             assert order.size == 0
             continue
