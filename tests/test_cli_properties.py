@@ -499,13 +499,16 @@ def _with_ranks(pred: pd.DataFrame) -> pd.DataFrame:
 
 def _draw_truth(draw, pred: pd.DataFrame) -> pd.DataFrame | None:
     """None (the labels are pred's) or a truth file of pred's rows, now and then with a
-    relevant item no model scored."""
+    relevant item no model scored, or of the relevant rows alone without a label column (read
+    as positives only)."""
     if not draw(st.booleans()):
         return None
     truth = pred[["user", "item", "label"]]
     if draw(st.booleans()):  # a relevant item no model scored
         truth = pd.concat([truth, pd.DataFrame({"user": [pred.user.iloc[0]], "item": ["i9"],
                                                 "label": [1]})], ignore_index=True)
+    if draw(st.sampled_from([False, False, False, True])):
+        truth = truth[truth.label > 0][["user", "item"]].reset_index(drop=True)
     return truth
 
 
@@ -607,8 +610,9 @@ def _write_role(folder: Path, role: str, frame: pd.DataFrame, how: dict, columns
             lines = [f"{u} Q0 {i} {r} {s!r} tag" for u, i, s, r in
                      frame[["user", "item", "score", "rank"]].itertuples(index=False)]
         else:
-            lines = [f"{u} 0 {i} {y}" for u, i, y in
-                     frame[["user", "item", "label"]].itertuples(index=False)]
+            lines = [f"{u} 0 {i} {y}" for u, i, y in  # positives only: grade 1
+                     frame.assign(label=frame.get("label", 1))[["user", "item", "label"]]
+                     .itertuples(index=False)]
         data = "".join(line + how["newline"] for line in lines).encode(encoding)
         path.write_bytes(_compress(data, compression and Path(path.name).suffix,
                                    path.stem))
@@ -802,6 +806,8 @@ def compare_runs(draw):
     roles = {"truth": truth}
     if draw(st.sampled_from([False, False, True])):
         options["by"] = ["country"]
+        roles["users"] = _users_frame(users)
+    elif draw(st.sampled_from([False] * 7 + [True])):  # attributes but no --by: refused
         roles["users"] = _users_frame(users)
     # a model's name or one that is none (refused); with --by, refused whatever it names
     options["baseline"] = draw(st.sampled_from([None] * (8 if options.get("by") else 4)
