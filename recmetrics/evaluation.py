@@ -635,7 +635,9 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     slice multiplies the chances of a false "significant": the columns
     ``p_ttest_adjusted``, ``p_randomization_adjusted`` and
     ``verdict_adjusted`` apply Holm's step-down across the slices of each
-    metric (:func:`recmetrics.adjust_p_values`), beside the raw ones.
+    metric (:func:`recmetrics.adjust_p_values`), beside the raw ones; so
+    ``baseline`` and a ``correction`` other than ``"holm"`` are refused with
+    ``by`` (pass the baseline model as ``pred_a``).
 
     Returns
     -------
