@@ -930,6 +930,10 @@ def cmd_compare(args) -> None:
         raise UsageError(f"--correction {args.correction}: with --by the p-values are adjusted by "
                          "Holm's step-down across the slices of each metric; leave out "
                          "--correction")
+    if (args.by or args.users) and args.baseline is not None:  # it was ignored: B - A stayed
+        raise UsageError(f"--baseline {args.baseline}: with --by each slice compares the second "
+                         "file (B) with the first (A); leave out --baseline and give the "
+                         "baseline's file first")
     gates = _check_gates([g for group in args.fail_if_worse or () for g in group], args,
                          "--fail-if-worse")
     output = _plan(args)

@@ -641,7 +641,9 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
     slice multiplies the chances of a false "significant": the columns
     ``p_ttest_adjusted``, ``p_randomization_adjusted`` and
     ``verdict_adjusted`` apply Holm's step-down across the slices of each
-    metric (:func:`recmetrics.adjust_p_values`), beside the raw ones.
+    metric (:func:`recmetrics.adjust_p_values`), beside the raw ones; so
+    ``baseline`` and a ``correction`` other than ``"holm"`` are refused with
+    ``by`` (pass the baseline model as ``pred_a``).
 
     Returns
     -------
@@ -703,6 +705,15 @@ def compare(pred_a, pred_b=None, truth=None, *, k=10, metrics=None, user: str = 
         if pred_b is None:
             raise ValueError("by= compares two models, pred_a and pred_b; compare many models "
                              "without by=, or each pair by slice")
+        # by= compares B with A in every slice, Holm across the slices: an option that picks
+        # the pairs or the correction would be ignored, so it is refused
+        if baseline is not None:
+            raise ValueError(f"baseline={baseline!r} with by=: each slice compares pred_b with "
+                             "pred_a; leave out baseline= (pass the baseline model as pred_a)")
+        if request.correction != "holm":
+            raise ValueError(f"correction={correction!r} with by=: the p-values are adjusted by "
+                             "Holm's step-down across the slices of each metric; leave out "
+                             "correction=")
         graded = set(GRADED) & set(request.options.metrics)
         if graded and max_grade is None:  # one scale for every slice, not each slice's top grade
             raise ValueError(f"compare(by=...) with {', '.join(sorted(graded))} needs max_grade= "

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 
+import pytest
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
@@ -405,13 +407,14 @@ from pathlib import Path  # noqa: E402
 from recmetrics import io as rio  # noqa: E402
 
 
-def _evaluate_options() -> dict:
+def _options_of(command: str) -> dict:
+    """The options of a command's parser: dest -> argparse action."""
     parser = cli.build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command").choices["evaluate"]
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
     return {a.dest: a for a in sub._actions if a.dest != "help" and a.option_strings}
 
 
-EVALUATE_OPTIONS = _evaluate_options()
+EVALUATE_OPTIONS = _options_of("evaluate")
 #: the roles' files and how they are written: drawn with the data, below
 FILE_OPTIONS = {r.option.lstrip("-").replace("-", "_") for r in rio.INPUT_ROLES.values()
                 if r.option.startswith("--")} | {
@@ -429,17 +432,30 @@ VALUES = {
     "ci": st.sampled_from([None, None, 0.9]), "n_resamples": st.sampled_from([100, 150]),
     "seed": st.integers(0, 3), "min_slice_size": st.integers(1, 3),
 }
-NOT_DRAWN = {
+#: options that write or show the numbers rather than change them, shared by every command
+NOT_DRAWN_OUTPUT = {
     "quiet": "terminal output only", "progress": "terminal output only",
     "format": "the run writes JSON, to read the numbers", "output": "always given: -o FILE",
-    "raw_csv": "CSV text only, not numbers", "fail_under": "quality gates (exit 3): test_cli",
+    "raw_csv": "CSV text only, not numbers",
+}
+NOT_DRAWN = {
+    **NOT_DRAWN_OUTPUT,
+    "fail_under": "quality gates (exit 3): test_cli",
     "fail_over": "quality gates (exit 3): test_cli", "engine": "Dask and Spark: their own tests",
     "master": "Spark", "workers": "Dask", "memory_limit": "Dask", "scheduler": "Dask",
 }
-#: choice options (conventions, bootstrap, unseen) and flags, each drawn away from its default
-CHOICES = {d: a for d, a in EVALUATE_OPTIONS.items() if a.choices and d not in VALUES
-           and d not in FILE_OPTIONS and d not in NOT_DRAWN}
-FLAGS = {d: a for d, a in EVALUATE_OPTIONS.items() if a.nargs == 0 and d not in NOT_DRAWN}
+
+
+def _choices_and_flags(options: dict, *drawn) -> tuple[dict, dict]:
+    """Choice options (conventions, bootstrap, unseen, correction) and flags, each to be drawn
+    away from its default: every option with choices or no value not drawn otherwise."""
+    taken = set().union(*drawn)
+    choices = {d: a for d, a in options.items() if a.choices and d not in taken}
+    flags = {d: a for d, a in options.items() if a.nargs == 0 and d not in taken}
+    return choices, flags
+
+
+CHOICES, FLAGS = _choices_and_flags(EVALUATE_OPTIONS, VALUES, FILE_OPTIONS, NOT_DRAWN)
 
 
 def test_the_drawn_options_are_every_option_of_evaluate():
@@ -448,24 +464,22 @@ def test_the_drawn_options_are_every_option_of_evaluate():
     assert drawn - set(EVALUATE_OPTIONS) == set(), "an option that evaluate no longer has"
 
 
-def _option_values(draw) -> dict:
+def _option_values(draw, values=VALUES, choices=CHOICES, flags=FLAGS) -> dict:
     """dest -> value (the default most of the time)."""
-    values = {d: draw(s) for d, s in VALUES.items()}
-    for dest, action in CHOICES.items():
-        values[dest] = draw(st.sampled_from([action.default] * 8 + list(action.choices)))
-    for dest in FLAGS:
-        values[dest] = draw(st.sampled_from([False] * 4 + [True]))
-    return values
+    drawn = {d: draw(s) for d, s in values.items()}
+    for dest, action in choices.items():
+        drawn[dest] = draw(st.sampled_from([action.default] * 8 + list(action.choices)))
+    for dest in flags:
+        drawn[dest] = draw(st.sampled_from([False] * 4 + [True]))
+    return drawn
 
 
 SUFFIXES = {fmt: list(suffixes) for fmt, suffixes in rio.INPUT_FORMATS.items()}
 
 
-@st.composite
-def runs(draw):
-    n_users, n_items = draw(st.integers(1, 4)), draw(st.integers(2, 5))
-    users = ["josé", "u1", "u2", "u3"][:n_users]
-    items = [f"i{j}" for j in range(n_items)]
+def _scored_rows(draw, users: list[str], items: list[str]) -> pd.DataFrame:
+    """(user, item, score, label, rank) rows: scores with ties, graded labels, and the rank of
+    each row in its user's list (ties broken by item, descending)."""
     pairs = draw(st.lists(st.tuples(st.sampled_from(users), st.sampled_from(items)),
                           min_size=2, max_size=12, unique=True))
     scores = draw(st.lists(st.integers(-20, 20), min_size=len(pairs), max_size=len(pairs)))
@@ -473,15 +487,66 @@ def runs(draw):
                            max_size=len(pairs)))
     pred = pd.DataFrame({"user": [u for u, _ in pairs], "item": [i for _, i in pairs],
                          "score": [s / 4 for s in scores], "label": labels})
+    return _with_ranks(pred)
+
+
+def _with_ranks(pred: pd.DataFrame) -> pd.DataFrame:
+    pred = pred.reset_index(drop=True)
     pred["rank"] = pred.sort_values(["score", "item"], ascending=False).groupby(
         "user").cumcount().reindex(pred.index) + 1
-    roles = {"scores": pred, "truth": None}
-    if draw(st.booleans()):
-        truth = pred[["user", "item", "label"]]
-        if draw(st.booleans()):  # a relevant item no model scored
-            truth = pd.concat([truth, pd.DataFrame({"user": [pairs[0][0]], "item": ["i9"],
-                                                    "label": [1]})], ignore_index=True)
-        roles["truth"] = truth
+    return pred
+
+
+def _draw_truth(draw, pred: pd.DataFrame) -> pd.DataFrame | None:
+    """None (the labels are pred's) or a truth file of pred's rows, now and then with a
+    relevant item no model scored, or of the relevant rows alone without a label column (read
+    as positives only)."""
+    if not draw(st.booleans()):
+        return None
+    truth = pred[["user", "item", "label"]]
+    if draw(st.booleans()):  # a relevant item no model scored
+        truth = pd.concat([truth, pd.DataFrame({"user": [pred.user.iloc[0]], "item": ["i9"],
+                                                "label": [1]})], ignore_index=True)
+    if draw(st.sampled_from([False, False, False, True])):
+        truth = truth[truth.label > 0][["user", "item"]].reset_index(drop=True)
+    return truth
+
+
+def _draw_how(draw, role: str, formats: list[str]) -> dict:
+    """How one file is written: its format, its name ending from the input table, the
+    separator of a .txt file, a byte-order mark and line ends."""
+    fmt = draw(st.sampled_from(formats))
+    return {"format": fmt, "suffix": draw(st.sampled_from(SUFFIXES[fmt])),
+            "txt_sep": draw(st.sampled_from([",", ";", "|", "\t"])),
+            "bom": draw(st.booleans()),
+            "newline": draw(st.sampled_from(["\n", "\r\n", "\r"]))}
+
+
+def _formats(role: str) -> list[str]:
+    return ["csv", "csv", "parquet"] + (["trec"] if rio.INPUT_ROLES[role].trec else [])
+
+
+def _draw_io(draw, files: dict) -> dict:
+    """The reading options: --sep, the encodings (every one, per role), --format-in."""
+    io_options = {"sep": draw(st.sampled_from([None, None, ";"])),
+                  "encoding": draw(st.sampled_from([None, None, "latin-1", "utf-16"])),
+                  "pred_encoding": draw(st.sampled_from([None, None, "cp1252"])),
+                  "truth_encoding": draw(st.sampled_from([None, None, "utf-8"])),
+                  "format_in": "auto"}
+    text = [f["format"] for r, f in files.items() if r.split(":")[0] in ("scores", "truth")]
+    if all(f == "trec" for f in text) and "truth" in files:
+        io_options["format_in"] = draw(st.sampled_from(["auto", "trec"]))
+    return io_options
+
+
+@st.composite
+def runs(draw):
+    n_users, n_items = draw(st.integers(1, 4)), draw(st.integers(2, 5))
+    users = ["josé", "u1", "u2", "u3"][:n_users]
+    items = [f"i{j}" for j in range(n_items)]
+    pred = _scored_rows(draw, users, items)
+    pairs = list(zip(pred.user, pred.item))
+    roles = {"scores": pred, "truth": _draw_truth(draw, pred)}
     options = _option_values(draw)
     if draw(st.booleans()):
         roles["history"] = pd.DataFrame({"user": [u for u, _ in pairs[::2]],
@@ -497,42 +562,45 @@ def runs(draw):
                                             unique=True))
     if draw(st.sampled_from([False, False, True])):   # by= and beyond metrics: both refuse
         options["by"] = ["country"]
-        roles["users"] = pd.DataFrame({"user": users, "country": (["fr", "de"] * 2)[:n_users]})
+        roles["users"] = _users_frame(users)
     # how every file is written: its format, then its name ending from the input table
     files = {}
     for role, frame in roles.items():
         if frame is None:
             continue
-        formats = ["csv", "csv", "parquet"] + (["trec"] if rio.INPUT_ROLES[role].trec else [])
-        fmt = draw(st.sampled_from(formats))
+        files[role] = _draw_how(draw, role, _formats(role))
         if role == "truth" and files["scores"]["format"] == "trec":
-            fmt = "trec"                           # a TREC run's truth is qrels
-        if role == "scores" and fmt == "trec" and roles["truth"] is None:
-            fmt = "csv"                            # a run holds no labels
-        files[role] = {"format": fmt, "suffix": draw(st.sampled_from(SUFFIXES[fmt])),
-                       "txt_sep": draw(st.sampled_from([",", ";", "|", "\t"])),
-                       "bom": draw(st.booleans()),
-                       "newline": draw(st.sampled_from(["\n", "\r\n", "\r"]))}
+            files[role]["format"] = "trec"          # a TREC run's truth is qrels
+        if role == "scores" and files[role]["format"] == "trec" and roles["truth"] is None:
+            files[role]["format"] = "csv"           # a run holds no labels
+        _fit_suffix(draw, files[role])
+    columns = _draw_columns(draw)
+    return roles, files, columns, _draw_io(draw, files), options, draw(st.booleans())
+
+
+def _fit_suffix(draw, how: dict) -> None:
+    """After a forced change of format: a name ending of the new format."""
+    if how["suffix"] not in SUFFIXES[how["format"]]:
+        how["suffix"] = draw(st.sampled_from(SUFFIXES[how["format"]]))
+
+
+def _users_frame(users: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"user": users, "country": (["fr", "de"] * 2)[:len(users)]})
+
+
+def _draw_columns(draw) -> dict:
     columns = {r: draw(st.sampled_from([r, r, f"{r}_id"])) for r in ("user", "item", "label")}
     columns["score"] = draw(st.sampled_from(["score", "s"]))
     columns["rank"] = draw(st.sampled_from([None, None, "rank"]))
-    io_options = {"sep": draw(st.sampled_from([None, None, ";"])),
-                  "encoding": draw(st.sampled_from([None, None, "latin-1", "utf-16"])),
-                  "pred_encoding": draw(st.sampled_from([None, None, "cp1252"])),
-                  "truth_encoding": draw(st.sampled_from([None, None, "utf-8"])),
-                  "format_in": "auto"}
-    if all(f["format"] == "trec" for r, f in files.items() if r in ("scores", "truth")) \
-            and "truth" in files:
-        io_options["format_in"] = draw(st.sampled_from(["auto", "trec"]))
-    return roles, files, columns, io_options, options, draw(st.booleans())
+    return columns
 
 
 def _write_role(folder: Path, role: str, frame: pd.DataFrame, how: dict, columns: dict,
-                io_options: dict) -> Path:
-    path = folder / f"{role}{how['suffix']}"
+                io_options: dict, *, name: str | None = None) -> Path:
+    path = folder / f"{name or role}{how['suffix']}"
     base, compression = rio.split_suffix(path)
     names = {"user": columns["user"], "item": columns["item"], "label": columns["label"],
-             "score": columns["score"]}
+             "score": columns["score"], "rank": columns["rank"] or "rank"}
     encoding = {"scores": io_options["pred_encoding"], "truth": io_options["truth_encoding"]
                 }.get(role) or io_options["encoding"] or "utf-8"
     if how["bom"] and encoding == "utf-8":
@@ -542,8 +610,9 @@ def _write_role(folder: Path, role: str, frame: pd.DataFrame, how: dict, columns
             lines = [f"{u} Q0 {i} {r} {s!r} tag" for u, i, s, r in
                      frame[["user", "item", "score", "rank"]].itertuples(index=False)]
         else:
-            lines = [f"{u} 0 {i} {y}" for u, i, y in
-                     frame[["user", "item", "label"]].itertuples(index=False)]
+            lines = [f"{u} 0 {i} {y}" for u, i, y in  # positives only: grade 1
+                     frame.assign(label=frame.get("label", 1))[["user", "item", "label"]]
+                     .itertuples(index=False)]
         data = "".join(line + how["newline"] for line in lines).encode(encoding)
         path.write_bytes(_compress(data, compression and Path(path.name).suffix,
                                    path.stem))
@@ -583,6 +652,68 @@ def _outcome(function):
             return None, error
 
 
+def _argv(actions: dict, columns: dict, io_options: dict, options: dict) -> list[str]:
+    """The command line of the drawn columns, reading options and options (those at their
+    default left out); a list value is given as one flag and its values."""
+    argv = []
+    for role in ("user", "item", "label", "score", "rank"):
+        named = columns[role]
+        if named is None or named == role != "rank":
+            continue
+        argv += [f"--{role}-col", *([named] if isinstance(named, str) else named)]
+    for dest, value in {**io_options, **options}.items():
+        action = actions[dest]
+        if value is None or value == action.default or value is False:
+            continue
+        flag = action.option_strings[-1]
+        argv += [flag] if value is True else [flag, *map(str, value)] \
+            if isinstance(value, list) else [flag, str(value)]
+    return argv
+
+
+def _run_against_python(argv, folder: Path, inputs: list[str], old_output: bool, expected,
+                        refusal, capsys, *, python: str) -> pd.DataFrame | None:
+    """Run the command line (its output -o folder/out.json) and hold it to the Python call's
+    outcome: the same refusal as one line with exit 2 (the output as it was), or exit 0 with
+    its JSON's table, returned; never a changed input, never a file left behind."""
+    if old_output:
+        (folder / "out.json").write_text("old\n")
+    before = _hashes(inputs)
+    listing = sorted(p.name for p in folder.iterdir())
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", rm.RecmetricsWarning)
+        code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert _hashes(inputs) == before, "an input file changed"
+    assert "Traceback" not in err and out == ""
+    assert sorted(p.name for p in folder.iterdir()) == sorted(set(listing) | {"out.json"}) \
+        if code == 0 else listing, "a file was left behind"
+    if refusal is not None:
+        event("refused by both")
+        event(f"refusal: {str(refusal)[:60]}")
+        assert code == 2, f"{python} refused ({refusal}) but the command exited {code}"
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("recmetrics: error: "), err
+        assert not old_output or (folder / "out.json").read_text() == "old\n"
+        return None
+    assert code == 0, f"the command refused what {python} accepts: {err}"
+    assert all(line.startswith("recmetrics: warning: ") for line in err.splitlines()), err
+    return pd.DataFrame(json.loads((folder / "out.json").read_text())["metrics"])
+
+
+def _same_table(got: pd.DataFrame, expected: pd.DataFrame) -> None:
+    """Every column of ``expected`` the JSON has: numbers to 1e-12, the rest as text."""
+    assert len(got) == len(expected)
+    for column in expected.columns:
+        if column not in got.columns:
+            continue
+        if pd.api.types.is_numeric_dtype(expected[column]) and column != "k":
+            np.testing.assert_allclose(got[column].astype(float), expected[column].astype(float),
+                                       rtol=0, atol=1e-12, err_msg=column)
+        else:
+            assert _texts(got[column]) == _texts(expected[column]), column
+
+
 @settings(max_examples=60, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate,
                                                  Phase.shrink],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -597,58 +728,15 @@ def test_every_role_format_and_option_gives_the_python_numbers_or_one_line_issue
     for role, path in paths.items():
         if role != "scores":
             argv += [rio.INPUT_ROLES[role].option, str(path)]
-    for role in ("user", "item", "label", "score"):
-        if columns[role] != role:
-            argv += [f"--{role}-col", columns[role]]
-    if columns["rank"]:
-        argv += ["--rank-col", columns["rank"]]
-    for dest, value in io_options.items():
-        if value is not None and value != EVALUATE_OPTIONS[dest].default:
-            argv += [EVALUATE_OPTIONS[dest].option_strings[-1], value]
-    for dest, value in options.items():
-        action = EVALUATE_OPTIONS[dest]
-        if value is None or value == action.default or value is False:
-            continue
-        flag = action.option_strings[-1]
-        argv += [flag] if value is True else [flag, *map(str, value)] \
-            if isinstance(value, list) else [flag, str(value)]
+    argv += _argv(EVALUATE_OPTIONS, columns, io_options, options)
     for how in files.values():
         event(f"{how['format']} {how['suffix']}")
-    if old_output:
-        (folder / "out.json").write_text("old\n")
-    before = _hashes(list(map(str, paths.values())))
-    listing = sorted(p.name for p in folder.iterdir())
-
     expected, refusal = _outcome(lambda: rm.evaluate(roles["scores"], **_python_call(
         roles, columns, options)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("default", rm.RecmetricsWarning)
-        code = cli.main(argv)
-    out, err = capsys.readouterr()
-    assert _hashes(list(map(str, paths.values()))) == before, "an input file changed"
-    assert "Traceback" not in err and out == ""
-    assert sorted(p.name for p in folder.iterdir()) == sorted(set(listing) | {"out.json"}) \
-        if code == 0 else listing, "a file was left behind"
-    if refusal is not None:
-        event("refused by both")
-        event(f"refusal: {str(refusal)[:60]}")
-        assert code == 2, f"recmetrics.evaluate refused ({refusal}) but the command exited {code}"
-        lines = err.splitlines()
-        assert len(lines) == 1 and lines[0].startswith("recmetrics: error: "), err
-        assert not old_output or (folder / "out.json").read_text() == "old\n"
-        return
-    assert code == 0, f"the command refused what recmetrics.evaluate accepts: {err}"
-    assert all(line.startswith("recmetrics: warning: ") for line in err.splitlines()), err
-    got = pd.DataFrame(json.loads((folder / "out.json").read_text())["metrics"])
-    assert len(got) == len(expected)
-    for column in expected.columns:
-        if column not in got.columns:
-            continue
-        if pd.api.types.is_numeric_dtype(expected[column]) and column != "k":
-            np.testing.assert_allclose(got[column].astype(float), expected[column].astype(float),
-                                       rtol=0, atol=1e-12, err_msg=column)
-        else:
-            assert _texts(got[column]) == _texts(expected[column]), column
+    got = _run_against_python(argv, folder, list(map(str, paths.values())), old_output,
+                              expected, refusal, capsys, python="recmetrics.evaluate")
+    if got is not None:
+        _same_table(got, expected)
 
 
 def _texts(values: pd.Series) -> list[str]:
@@ -656,3 +744,180 @@ def _texts(values: pd.Series) -> list[str]:
     return ["" if v is None or v is pd.NA or isinstance(v, float) and np.isnan(v) else
             str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else
             str(v) for v in values.astype(object)]
+
+
+# --------------------------------------------------------------------------- compare: every option
+#
+# The same property for `recmetrics compare A B [C]` against recmetrics.compare: two or three
+# models, each file of its own format (CSV, TSV, .txt, compressed, Parquet, a TREC run), its
+# own score or rank column or one for all, a truth file or the models' labels, --by with a
+# --users file, --baseline, and every option of compare's parser (a new option fails
+# test_the_drawn_options_are_every_option_of_compare until it is drawn or named in
+# COMPARE_NOT_DRAWN). Each run equals recmetrics.compare in Python (values, differences,
+# intervals, every p-value column, to 1e-12) or, exactly when that call refuses, exits 2 with
+# one line; inputs unchanged, the output whole or as it was.
+
+COMPARE_OPTIONS = _options_of("compare")
+COMPARE_VALUES = {
+    **{d: VALUES[d] for d in ("k", "rbp_p", "max_grade", "min_grade", "n_resamples", "seed",
+                              "min_slice_size")},
+    "metrics": st.lists(st.sampled_from(COMPARE_OPTIONS["metrics"].choices), min_size=1,
+                        max_size=4, unique=True),
+    "alpha": st.sampled_from([0.05, 0.05, 0.2, 0.01]),
+}
+#: drawn with the models: a model's name, a name that is none, or none
+COMPARE_MODEL_OPTIONS = {"baseline"}
+COMPARE_NOT_DRAWN = {**NOT_DRAWN_OUTPUT,
+                     "fail_if_worse": "quality gate (exit 3): test_cli"}
+COMPARE_FILE_OPTIONS = FILE_OPTIONS & set(COMPARE_OPTIONS)
+COMPARE_CHOICES, COMPARE_FLAGS = _choices_and_flags(
+    COMPARE_OPTIONS, COMPARE_VALUES, COMPARE_FILE_OPTIONS, COMPARE_MODEL_OPTIONS,
+    COMPARE_NOT_DRAWN)
+
+
+def test_the_drawn_options_are_every_option_of_compare():
+    drawn = (COMPARE_FILE_OPTIONS | set(COMPARE_VALUES) | COMPARE_MODEL_OPTIONS
+             | set(COMPARE_CHOICES) | set(COMPARE_FLAGS) | set(COMPARE_NOT_DRAWN))
+    assert set(COMPARE_OPTIONS) - drawn == set(), "draw the new option, or say why not"
+    assert drawn - set(COMPARE_OPTIONS) == set(), "an option that compare no longer has"
+    assert "correction" in COMPARE_CHOICES and "judged_only" in COMPARE_FLAGS
+
+
+@st.composite
+def compare_runs(draw):
+    """Models a, b (c) scoring the same or fewer rows with their own scores (the labels of a
+    row the same in every file), files, columns (a score or rank column per model or one for
+    all), reading options, compare's options."""
+    n_users, n_items = draw(st.integers(1, 4)), draw(st.integers(2, 5))
+    users = ["josé", "u1", "u2", "u3"][:n_users]
+    items = [f"i{j}" for j in range(n_items)]
+    first = _scored_rows(draw, users, items)
+    names = ["a", "b", "c"][:draw(st.sampled_from([2, 2, 3]))]
+    models = {"a": first}
+    for name in names[1:]:
+        kept = draw(st.lists(st.booleans(), min_size=len(first), max_size=len(first)))
+        kept = [True] * len(first) if draw(st.booleans()) or not any(kept) else kept
+        frame = first[kept].copy()
+        frame["score"] = [s / 4 for s in draw(st.lists(st.integers(-20, 20), min_size=len(frame),
+                                                       max_size=len(frame)))]
+        models[name] = _with_ranks(frame)
+    truth = _draw_truth(draw, first)
+    options = _option_values(draw, COMPARE_VALUES, COMPARE_CHOICES, COMPARE_FLAGS)
+    roles = {"truth": truth}
+    if draw(st.sampled_from([False, False, True])):
+        options["by"] = ["country"]
+        roles["users"] = _users_frame(users)
+    elif draw(st.sampled_from([False] * 7 + [True])):  # attributes but no --by: refused
+        roles["users"] = _users_frame(users)
+    # a model's name or one that is none (refused); with --by, refused whatever it names
+    options["baseline"] = draw(st.sampled_from([None] * (8 if options.get("by") else 4)
+                                               + names + ["z"]))
+    files = {f"scores:{name}": _draw_how(draw, "scores", _formats("scores")) for name in names}
+    for how in files.values():
+        if how["format"] == "trec" and truth is None:
+            how["format"] = "csv"                   # a run holds no labels
+            _fit_suffix(draw, how)
+    for role, frame in roles.items():
+        if frame is not None:
+            files[role] = _draw_how(draw, role, _formats(role))
+    if "truth" in files and any(files[f"scores:{n}"]["format"] == "trec" for n in names):
+        files["truth"]["format"] = "trec"           # a TREC run's truth is qrels
+        _fit_suffix(draw, files["truth"])
+    columns = _draw_columns(draw)
+    per_model = {"score": draw(st.sampled_from([None, ["score"], ["s"], ["s", "p", "q"]])),
+                 "rank": draw(st.sampled_from([None, ["rank"], ["rank", "r2", "r3"]]))}
+    for role, named in per_model.items():
+        columns[role] = named[:len(names)] if named and len(named) > 1 else \
+            named[0] if named else columns[role]
+    return models, roles, files, columns, _draw_io(draw, files), options, draw(st.booleans())
+
+
+def _model_columns(columns: dict, model: int) -> dict:
+    """The columns of one model's file: its own score and rank column when one per model."""
+    return {role: name[model] if isinstance(name, list) else name
+            for role, name in columns.items()}
+
+
+def _compare_call(models: dict, roles: dict, options: dict):
+    """recmetrics.compare as the command line means it: the models by their files' names
+    (or, with by=, the two as pred_a and pred_b, named A and B), the drawn options as
+    keywords; the frames keep their own column names (score, rank), the files have others."""
+    keywords = set(inspect.signature(rm.compare).parameters)
+    call = {d: v for d, v in options.items() if d in keywords}
+    call["truth"] = roles["truth"]
+    if "users" in roles:
+        call["users"] = roles["users"]
+    if options.get("by") and len(models) == 2:
+        return lambda rank: rm.compare(*models.values(), rank=rank, **call)
+    return lambda rank: rm.compare(models, rank=rank, **call)
+
+
+@settings(max_examples=45, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate,
+                                                 Phase.shrink],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(drawn=compare_runs())
+def test_compare_gives_the_python_numbers_or_one_line_for_every_option(drawn, tmp_path_factory,
+                                                                       capsys):
+    models, roles, files, columns, io_options, options, old_output = drawn
+    folder = Path(tmp_path_factory.mktemp("compare"))
+    paths = {}
+    for number, name in enumerate(models):
+        paths[name] = _write_role(folder, "scores", models[name], files[f"scores:{name}"],
+                                  _model_columns(columns, number), io_options, name=name)
+    for role in roles:
+        if role in files:
+            paths[role] = _write_role(folder, role, roles[role], files[role], columns, io_options)
+    argv = ["compare", *(str(paths[name]) for name in models), "-o", str(folder / "out.json")]
+    for role in roles:
+        if role in paths:
+            argv += [rio.INPUT_ROLES[role].option, str(paths[role])]
+    argv += _argv(COMPARE_OPTIONS, columns, io_options, options)
+    for how in files.values():
+        event(f"{how['format']} {how['suffix']}")
+    event(f"{len(models)} models" + (", by" if options.get("by") else "")
+          + (", baseline" if options["baseline"] else ""))
+    call = _compare_call(models, roles, options)
+    expected, refusal = _outcome(lambda: call("rank" if columns["rank"] else None))
+    got = _run_against_python(argv, folder, list(map(str, paths.values())), old_output,
+                              expected, refusal, capsys, python="recmetrics.compare")
+    if got is not None:
+        _same_table(got, expected)
+
+
+def _two_models_and_users(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    a = pd.DataFrame({"user": ["u1", "u1", "u2", "u2", "u3", "u3"],
+                      "item": ["i1", "i2", "i1", "i2", "i1", "i2"],
+                      "score": [0.2, 0.9, 0.1, 0.8, 0.5, 0.4], "label": [1, 0, 1, 0, 0, 1]})
+    b = a.assign(score=[0.9, 0.2, 0.8, 0.1, 0.4, 0.5])
+    users = pd.DataFrame({"user": ["u1", "u2", "u3"], "country": ["fr", "de", "fr"]})
+    for name, frame in (("a", a), ("b", b), ("users", users)):
+        frame.to_csv(folder / f"{name}.csv", index=False)
+    return a, b, users
+
+
+def test_compare_by_refuses_the_baseline_and_correction_it_ignored(tmp_path, capsys):
+    """Bug (found by the compare property): with by=, recmetrics.compare ignored baseline=
+    (any name, even none of the models: B - A stayed B - A) and correction= (Holm across
+    slices whatever was asked), and `recmetrics compare --by` ignored --baseline (exit 0,
+    the difference the other way round from what --baseline b asks). Now all refuse."""
+    a, b, users = _two_models_and_users(tmp_path)
+    common = dict(k=1, metrics=["mrr"], by=["country"], users=users, min_slice_size=1,
+                  n_resamples=100)
+    for wrong, said in (({"baseline": "B"}, "baseline='B' with by="),
+                        ({"baseline": "nothing"}, "baseline='nothing' with by="),
+                        ({"correction": "bonferroni"}, "correction='bonferroni' with by=")):
+        with pytest.raises(ValueError, match=re.escape(said)):
+            rm.compare(a, b, **common, **wrong)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.RecmetricsWarning)
+        table = rm.compare(a, b, **common)       # correction="holm", the default, is what runs
+    assert table[table.country == "(all)"].difference.tolist() == [0.5]
+    argv = ["compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--by", "country",
+            "--users", str(tmp_path / "users.csv"), "--k", "1", "--metrics", "mrr",
+            "--min-slice-size", "1", "--n-resamples", "100", "-o", str(tmp_path / "out.json")]
+    for wrong in (["--baseline", "b"], ["--baseline", "a"], ["--correction", "bh"]):
+        code = cli.main(argv + wrong)
+        out, err = capsys.readouterr()
+        assert (code, out) == (2, ""), err
+        assert len(err.splitlines()) == 1 and err.startswith(f"recmetrics: error: {wrong[0]} ")
+        assert not (tmp_path / "out.json").exists()
