@@ -276,3 +276,46 @@ def test_tasks_report_passes_execute_on_to_the_site_builder(monkeypatch):
     monkeypatch.setattr(tasks, "_run_saying", lambda *args: started.append([str(a) for a in args]))
     tasks.main(["report", "--execute"])
     assert started == [[str(tasks.PYTHON), "tools/book.py", "--execute"]]
+
+
+def _lesson() -> nbformat.NotebookNode:
+    """Markdown that the site cuts into new cells: a section on the source's mistakes, an answer."""
+    return nbformat.v4.new_notebook(cells=[
+        markdown("# A lesson\n\nIt teaches."),
+        markdown("## 2 · Where the source goes wrong\n\nIt says 2 + 2 = 5."),
+        code("assert 2 + 2 == 4", execution_count=1),
+        markdown("## 3 · Exercises\n\n1. What is 2 + 2?\n\n*Answer.* 4."),
+        markdown("## 4 · Summary\n\nDone."),
+    ])
+
+
+def test_the_same_notebook_makes_the_same_page_byte_for_byte():
+    """The cells the site cuts out of a notebook (folds, answers) took random ids, so that two
+    builds of one notebook differed; they take ids made from the cell they were cut from."""
+    lesson = _lesson()
+    pages = [book.render_page(lesson, "A lesson · recmetrics", None, None, {"a"}) for _ in range(2)]
+    assert "<details" in pages[0] and 'id="cell-id=' in pages[0]
+    assert pages[0] == pages[1]
+    guide = [book.markdown_page("# Guide\n\nText.", "Guide · recmetrics", None, None, {"a"}, ROOT)
+             for _ in range(2)]
+    assert guide[0] == guide[1]
+
+
+def test_pages_written_by_two_processes_equal_pages_written_in_one():
+    jobs = [("a.ipynb", _lesson(), None, "A lesson · recmetrics", None, ("b.html", "Guide"), {"a", "b"}),
+            ("b.md", "# Guide\n\nSee [the lesson](a.ipynb).", ROOT, "Guide · recmetrics",
+             ("a.html", "A lesson"), None, {"a", "b"})]
+    with book._pages_pool(1) as pool:
+        here = list(pool.map(book._render, jobs))
+    with book._pages_pool(2) as pool:
+        apart = list(pool.map(book._render, jobs))
+    assert [error for _, error in here] == ["", ""]
+    assert 'href="a.html"' in here[1][0]
+    assert apart == here
+
+
+def test_a_formula_that_does_not_convert_names_its_page():
+    job = ("bad.md", "# Bad\n\n$$\\unknowncommand{x}$$", ROOT, "Bad · recmetrics", None, None, {"bad"})
+    with book._pages_pool(1) as pool:
+        [(page, error)] = list(pool.map(book._render, [job]))
+    assert page == "" and "cannot convert" in error

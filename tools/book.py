@@ -9,7 +9,8 @@ notebooks: their code, the recmetrics package, the data, Python's and the librar
 equals the fingerprint now; otherwise, or for every notebook with ``--execute`` (``--no-cache``),
 it is executed (two at a time) as ``tasks.py execute`` does. One line per notebook says which,
 and what changed; the index says which pages reused outputs, recorded when. The test command
-checks every stored output against a fresh run (nbval). Then each page:
+checks every stored output against a fresh run (nbval). Then the pages are written (two
+processes at a time; the same notebook makes the same page, byte for byte), each so:
 
 * formulas are converted from LaTeX to MathML here, at build time (latex2mathml), so the pages
   typeset them with no network and no script; a formula that does not convert stops the build;
@@ -46,7 +47,7 @@ import html
 import re
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import latex2mathml.converter
@@ -358,6 +359,12 @@ def figure_alt_texts(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def _part_of(cell: nbformat.NotebookNode, source: str, part: str) -> nbformat.NotebookNode:
+    """A Markdown cell cut from ``cell``, with an id made from its id (not a random one: the same
+    notebook makes the same page, byte for byte)."""
+    return nbformat.v4.new_markdown_cell(source, id=f"{cell.get('id') or 'cell'}-{part}"[:64])
+
+
 _SOURCE_SECTION = re.compile(r"^(#{1,3})\s.*\bWhere the source goes wrong\b.*$", re.M | re.I)
 
 
@@ -376,8 +383,8 @@ def fold_source_corrections(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     match = _SOURCE_SECTION.search(cell.source)
     level = len(match.group(1))
     before, rest = cell.source[:match.end()], cell.source[match.end():].strip("\n")
-    cells = list(nb.cells[:start]) + [nbformat.v4.new_markdown_cell(before)]
-    body = [nbformat.v4.new_markdown_cell(rest)] if rest.strip() else []
+    cells = list(nb.cells[:start]) + [_part_of(cell, before, "heading")]
+    body = [_part_of(cell, rest, "body")] if rest.strip() else []
     end = start + 1
     ends = re.compile(rf"^#{{1,{level}}}\s", re.M)
     while end < len(nb.cells) and not (nb.cells[end].cell_type == "markdown"
@@ -413,8 +420,8 @@ def fold_answers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 continue
             question, answer = cell.source[:match.start()], cell.source[match.start():]
             if question.strip():
-                cells.append(nbformat.v4.new_markdown_cell(question))
-            answer_cell = nbformat.v4.new_markdown_cell(answer)
+                cells.append(_part_of(cell, question, "question"))
+            answer_cell = _part_of(cell, answer, "answer")
             answer_cell.metadata["site"] = {"answer": True}
             cells.append(answer_cell)
             in_answer = True
@@ -579,7 +586,7 @@ def unlink_external(body: str) -> str:
 
 def markdown_page(markdown: str, title: str, prev, nxt, pages: set[str], folder: Path) -> str:
     """A Markdown document (a guide page, the reference) as a page, like a notebook's."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown, id="page")])
     return unlink_external(embed_images(render_page(nb, title, prev, nxt, pages), folder))
 
 
@@ -640,7 +647,7 @@ def index_notebook(entries: list[tuple[str, str, str]],
     lines.append("The pages need no network: formulas are typeset in the page (MathML), figures "
                  "are embedded, and so is the font of their Chinese text. Rebuild them with "
                  "`python3 tasks.py report`.")
-    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(lines))])
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(lines), id="index")])
 
 
 def _write(path: Path, text: str) -> None:
@@ -710,6 +717,37 @@ def _execute_or_reuse(paths: list[Path], jobs: int, execute: bool = False
             else (nb, Source(False, _notebooks.executed_at(nb))) for path, nb in zip(paths, stored)]
 
 
+def _render(job: tuple) -> tuple[str, str]:
+    """One page, written by a worker of ``_pages_pool``: (its HTML, "") or ("", why not)."""
+    name, source, folder, title, prev, nxt, stems = job
+    try:
+        return (render_page(source, title, prev, nxt, stems) if folder is None
+                else markdown_page(source, title, prev, nxt, stems, folder)), ""
+    except MathError as error:
+        return "", str(error)
+
+
+class _InProcess:
+    """``_pages_pool`` with one job: the pages written here, one after the other."""
+
+    def __enter__(self) -> _InProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    @staticmethod
+    def map(function, items):
+        return map(function, items)
+
+
+def _pages_pool(jobs: int):
+    """Where the pages are written: ``jobs`` processes (writing a page is about 2 s of Python,
+    mostly nbconvert's templates and HTML parsing and sanitising, which one process cannot
+    spread over the cores), or this one."""
+    return ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else _InProcess()
+
+
 def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS, execute: bool = False) -> list[Path]:
     """Write ``out``/index.html plus one page for each of ``paths``, executed or with their stored
     outputs (``_execute_or_reuse``; ``execute``: every one executed); return the pages."""
@@ -734,21 +772,21 @@ def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS, execute: bool 
         info.append((f"{stem}.html", title or stem, summary))
     sources = [(path.name, nb, None) for path, nb in zip(paths, executed)] + [
         (name, markdown, folder) for _, markdown, folder, name in documents]
-    written = []
+    jobs_ = []
     for i, (name, source, folder) in enumerate(sources):
         prev = (info[i - 1][0], plain_text(info[i - 1][1])) if i > 0 else None
         nxt = (info[i + 1][0], plain_text(info[i + 1][1])) if i + 1 < len(info) else None
-        title = f"{plain_text(info[i][1])} · {SITE_NAME}"
-        try:
-            page = (render_page(source, title, prev, nxt, stems) if folder is None
-                    else markdown_page(source, title, prev, nxt, stems, folder))
-        except MathError as error:
-            sys.exit(f"book.py: {name}: {error}")
-        target = out / info[i][0]
-        _write(target, page)
-        written.append(target)
-        print(f"wrote {target.relative_to(out.parent) if out.parent in target.parents else target}",
-              flush=True)
+        jobs_.append((name, source, folder, f"{plain_text(info[i][1])} · {SITE_NAME}", prev, nxt, stems))
+    written = []
+    with _pages_pool(jobs) as pool:
+        for (name, *_), (page, error), (href, *_) in zip(jobs_, pool.map(_render, jobs_), info):
+            if error:
+                sys.exit(f"book.py: {name}: {error}")
+            target = out / href
+            _write(target, page)
+            written.append(target)
+            print(f"wrote {target.relative_to(out.parent) if out.parent in target.parents else target}",
+                  flush=True)
     first = (info[0][0], plain_text(info[0][1])) if info else None
     index_nb = index_notebook(info[:len(paths)], info[len(paths):], [how for _, how in notebooks])
     index = unlink_external(render_page(index_nb, plain_text(title_and_summary(index_nb)[0]),
