@@ -216,17 +216,22 @@ def test_the_page_from_reused_outputs_equals_the_page_from_executed_outputs(stor
 
 def test_the_index_says_which_pages_reused_stored_outputs():
     entries = [("01-a.html", "Page one", "First."), ("02-b.html", "Page two", "Second.")]
-    mixed = book.index_notebook(entries, sources=[book.Source(True),
-                                                  book.Source(False, "2026-11-28 17:40 UTC")])
-    text = mixed.cells[0].source
-    assert "when this site was built or, for the page marked so below" in text
-    assert "nbval" in text and "--execute" in text
-    assert re.search(r"Page one\]\(01-a.html\)\n+First.\n+\*Executed when this site was built.\*", text)
+    stored = book.Source(False, "2026-11-28 17:40 UTC")
+    mixed = book.index_notebook(entries, sources=[book.Source(True), stored]).cells[0].source
+    assert "executed top to bottom:" in mixed and "when this site was built:" not in mixed
+    assert ("1 of the 2 pages (marked so below) show the outputs stored in their notebook when it "
+            "was last executed") in mixed
+    assert "the others were executed when this site was built" in mixed
+    assert "nbval" in mixed and "report --execute" in mixed
+    assert re.search(r"Page one\]\(01-a.html\)\n+First.\n+\*Executed when this site was built.\*", mixed)
     assert re.search(r"Page two\]\(02-b.html\)\n+Second.\n+\*Outputs stored when the notebook was "
-                     r"executed on 2026-11-28 17:40 UTC, reused: their fingerprint matches.\*", text)
+                     r"executed on 2026-11-28 17:40 UTC, reused: their fingerprint matches.\*", mixed)
+    reused = book.index_notebook(entries, sources=[stored, stored]).cells[0].source
+    assert "All 2 pages show the outputs stored" in reused and "the others" not in reused
+    assert reused.count("Outputs stored when the notebook was executed on 2026-11-28 17:40 UTC") == 2
     executed = book.index_notebook(entries, sources=[book.Source(True), book.Source(True)]).cells[0].source
     assert "executed top to bottom when this site was built:" in executed
-    assert "Executed when" not in executed and "Outputs stored" not in executed
+    assert "Executed when" not in executed and "Outputs stored" not in executed and "nbval" not in executed
 
 
 def _imported_modules(nb: nbformat.NotebookNode) -> set[str]:

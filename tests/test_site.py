@@ -319,7 +319,7 @@ def test_the_index_says_which_pages_were_executed_and_which_reused_stored_output
                             r"\d\d:\d\d UTC, reused: their fingerprint matches\.", text))
     if reused:
         assert executed + reused == len(NOTEBOOKS), (executed, reused)
-        assert "when the outputs stored in the notebook were recorded" in text
+        assert "the outputs stored in their notebook when it was last executed" in text
     else:
         assert executed == 0 and "executed top to bottom when this site was built:" in text
 

@@ -609,23 +609,24 @@ def index_notebook(entries: list[tuple[str, str, str]],
     ``sources``: where each entry's outputs come from (default: every one executed)."""
     sources = sources or [Source(True)] * len(entries)
     reused = sum(not how.executed for how in sources)
-    if reused == 0:
-        executed = "executed top to bottom when this site was built"
-    else:
-        executed = ("executed top to bottom, when this site was built or, for the "
-                    f"{'page' if reused == 1 else f'{reused} pages'} marked so below, when the "
-                    "outputs stored in the notebook were recorded: those outputs were reused because "
-                    "everything they depend on is as it was then (the notebook's code, the "
-                    "recmetrics package, the data, and the versions of Python and of the "
-                    "libraries: a fingerprint of them is stored with the outputs). The test command, "
-                    "`python3 tasks.py test`, executes every notebook again and checks each stored "
-                    "output against the new one (nbval); `python3 tasks.py report --execute` builds "
-                    "the site executing every page")
     lines = [f"# {SITE_NAME}: evaluation metrics for recommenders and classifiers, explained\n",
-             f"Each page below is a notebook of the kit, {executed}: every number on it was "
-             "computed, printed and checked. New here? Open the "
+             "Each page below is a notebook of the kit, executed top to bottom"
+             f"{'' if reused else ' when this site was built'}: every number on it was computed, "
+             "printed and checked. New here? Open the "
              "first page, [Start here](00-start-here.ipynb): it suggests an order, says what each "
              "page needs and holds a glossary of every term (中文 / English).\n"]
+    if reused:
+        every = reused == len(entries)
+        which = f"All {reused} pages show" if every else f"{reused} of the {len(entries)} pages (marked so below) show"
+        others = "" if every else "; the others were executed when this site was built"
+        lines.append(f"{which} the outputs stored in their notebook when it was last executed, at "
+                     "the time given under each one: they were reused because everything they "
+                     "depend on is as it was then (the notebook's code, the recmetrics package and its "
+                     "data, and the versions of Python and of the libraries: a fingerprint of them is "
+                     f"stored with the outputs){others}. The test command, `python3 tasks.py test`, "
+                     "executes every notebook again and checks each stored output against the new "
+                     "one (nbval); "
+                     "`python3 tasks.py report --execute` builds the site executing every page.\n")
     for (href, title, summary), how in zip(entries, sources):
         lines.append(f"### [{title}]({href})\n")
         if summary:
