@@ -77,7 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 TEMPLATES = Path(__file__).resolve().parent / "site_template"
 SITE_NAME = "recmetrics"
-JOBS = 2                       # notebooks executed at once (each in its own kernel)
+JOBS = _notebooks.JOBS         # notebooks executed, and pages written, at once
 
 GUIDE = ROOT / "docs" / "guide"
 #: The user guide's pages in reading order (docs/guide/NAME.md -> guide-NAME.html); a page not

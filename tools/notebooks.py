@@ -2,7 +2,8 @@
 
     python tools/notebooks.py execute [--stale] [NOTEBOOK ...]   store fresh outputs in the .ipynb files
 
-``--stale``: only the notebooks whose recorded fingerprint differs from the one now (below).
+Two notebooks are executed at a time. ``--stale``: only the notebooks whose recorded
+fingerprint differs from the one now (below).
 The HTML site (python3 tasks.py report) is built by tools/book.py, which executes a notebook
 with :func:`run` too, when its stored outputs are not known to be what it would compute now.
 
@@ -45,6 +46,7 @@ import re
 import sys
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -56,6 +58,7 @@ FIGURE_ALT = Path(__file__).resolve().parent / "site_template" / "figure_alt.py"
 
 #: Where a notebook's record lives: ``nb.metadata[RECORD]`` = {"executed": time, "fingerprint": {...}}
 RECORD = "recmetrics"
+JOBS = 2                       # notebooks executed at once (each in its own kernel)
 #: Bumped when what the fingerprint covers, or how a notebook is executed, changes.
 SCHEME = 1
 #: Tags that change how a cell runs (nbclient reads them), hence part of the code's fingerprint.
@@ -250,10 +253,11 @@ def run(path: Path, context: Context | None = None) -> nbformat.NotebookNode:
     return nb
 
 
-def execute(paths: list[Path], stale_only: bool = False) -> None:
-    """Execute ``paths`` and store their outputs and fingerprints in them; with ``stale_only``,
-    only those whose recorded fingerprint differs from the one now."""
+def execute(paths: list[Path], stale_only: bool = False, jobs: int = JOBS) -> None:
+    """Execute ``paths`` (``jobs`` at a time) and store their outputs and fingerprints in them;
+    with ``stale_only``, only those whose recorded fingerprint differs from the one now."""
     context = Context()
+    todo = []
     for path in paths:
         shown = path.relative_to(ROOT) if ROOT in path.parents else path
         if stale_only:
@@ -264,7 +268,17 @@ def execute(paths: list[Path], stale_only: bool = False) -> None:
             print(f"executing {shown}: {'; '.join(changed)}", flush=True)
         else:
             print(f"executing {shown}", flush=True)
+        todo.append(path)
+    done = [0]
+
+    def one(path: Path) -> None:
+        began = time.perf_counter()
         nbformat.write(run(path, context), path)
+        done[0] += 1
+        print(f"  [{done[0]:>2}/{len(todo)}] stored {path.name} ({time.perf_counter() - began:.0f} s)", flush=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        list(pool.map(one, todo))
 
 
 def main(argv: list[str]) -> None:
