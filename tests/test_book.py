@@ -304,23 +304,3 @@ def test_the_same_notebook_makes_the_same_page_byte_for_byte():
     guide = [book.markdown_page("# Guide\n\nText.", "Guide · recmetrics", None, None, {"a"}, ROOT)
              for _ in range(2)]
     assert guide[0] == guide[1]
-
-
-def test_pages_written_by_two_processes_equal_pages_written_in_one():
-    jobs = [("a.ipynb", _lesson(), None, "A lesson · recmetrics", None, ("b.html", "Guide"), {"a", "b"}),
-            ("b.md", "# Guide\n\nSee [the lesson](a.ipynb).", ROOT, "Guide · recmetrics",
-             ("a.html", "A lesson"), None, {"a", "b"})]
-    with book._pages_pool(1) as pool:
-        here = list(pool.map(book._render, jobs))
-    with book._pages_pool(2) as pool:
-        apart = list(pool.map(book._render, jobs))
-    assert [error for _, error in here] == ["", ""]
-    assert 'href="a.html"' in here[1][0]
-    assert apart == here
-
-
-def test_a_formula_that_does_not_convert_names_its_page():
-    job = ("bad.md", "# Bad\n\n$$\\unknowncommand{x}$$", ROOT, "Bad · recmetrics", None, None, {"bad"})
-    with book._pages_pool(1) as pool:
-        [(page, error)] = list(pool.map(book._render, [job]))
-    assert page == "" and "cannot convert" in error

@@ -9,8 +9,8 @@ notebooks: their code, the recmetrics package, the data, Python's and the librar
 equals the fingerprint now; otherwise, or for every notebook with ``--execute`` (``--no-cache``),
 it is executed (two at a time) as ``tasks.py execute`` does. One line per notebook says which,
 and what changed; the index says which pages reused outputs, recorded when. The test command
-checks every stored output against a fresh run (nbval). Then the pages are written (two
-processes at a time; the same notebook makes the same page, byte for byte), each so:
+checks every stored output against a fresh run (nbval). Then the pages are written (the same
+notebook makes the same page, byte for byte), each so:
 
 * formulas are converted from LaTeX to MathML here, at build time (latex2mathml), so the pages
   typeset them with no network and no script; a formula that does not convert stops the build;
@@ -47,7 +47,7 @@ import html
 import re
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import latex2mathml.converter
@@ -77,7 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 TEMPLATES = Path(__file__).resolve().parent / "site_template"
 SITE_NAME = "recmetrics"
-JOBS = _notebooks.JOBS         # notebooks executed, and pages written, at once
+JOBS = _notebooks.JOBS         # notebooks executed at once (each in its own kernel)
 
 GUIDE = ROOT / "docs" / "guide"
 #: The user guide's pages in reading order (docs/guide/NAME.md -> guide-NAME.html); a page not
@@ -718,37 +718,6 @@ def _execute_or_reuse(paths: list[Path], jobs: int, execute: bool = False
             else (nb, Source(False, _notebooks.executed_at(nb))) for path, nb in zip(paths, stored)]
 
 
-def _render(job: tuple) -> tuple[str, str]:
-    """One page, written by a worker of ``_pages_pool``: (its HTML, "") or ("", why not)."""
-    name, source, folder, title, prev, nxt, stems = job
-    try:
-        return (render_page(source, title, prev, nxt, stems) if folder is None
-                else markdown_page(source, title, prev, nxt, stems, folder)), ""
-    except MathError as error:
-        return "", str(error)
-
-
-class _InProcess:
-    """``_pages_pool`` with one job: the pages written here, one after the other."""
-
-    def __enter__(self) -> _InProcess:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    @staticmethod
-    def map(function, items):
-        return map(function, items)
-
-
-def _pages_pool(jobs: int):
-    """Where the pages are written: ``jobs`` processes (writing a page is about 2 s of Python,
-    mostly nbconvert's templates and HTML parsing and sanitising, which one process cannot
-    spread over the cores), or this one."""
-    return ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else _InProcess()
-
-
 def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS, execute: bool = False) -> list[Path]:
     """Write ``out``/index.html plus one page for each of ``paths``, executed or with their stored
     outputs (``_execute_or_reuse``; ``execute``: every one executed); return the pages."""
@@ -773,21 +742,21 @@ def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS, execute: bool 
         info.append((f"{stem}.html", title or stem, summary))
     sources = [(path.name, nb, None) for path, nb in zip(paths, executed)] + [
         (name, markdown, folder) for _, markdown, folder, name in documents]
-    jobs_ = []
+    written = []
     for i, (name, source, folder) in enumerate(sources):
         prev = (info[i - 1][0], plain_text(info[i - 1][1])) if i > 0 else None
         nxt = (info[i + 1][0], plain_text(info[i + 1][1])) if i + 1 < len(info) else None
-        jobs_.append((name, source, folder, f"{plain_text(info[i][1])} · {SITE_NAME}", prev, nxt, stems))
-    written = []
-    with _pages_pool(jobs) as pool:
-        for (name, *_), (page, error), (href, *_) in zip(jobs_, pool.map(_render, jobs_), info):
-            if error:
-                sys.exit(f"book.py: {name}: {error}")
-            target = out / href
-            _write(target, page)
-            written.append(target)
-            print(f"wrote {target.relative_to(out.parent) if out.parent in target.parents else target}",
-                  flush=True)
+        title = f"{plain_text(info[i][1])} · {SITE_NAME}"
+        try:
+            page = (render_page(source, title, prev, nxt, stems) if folder is None
+                    else markdown_page(source, title, prev, nxt, stems, folder))
+        except MathError as error:
+            sys.exit(f"book.py: {name}: {error}")
+        target = out / info[i][0]
+        _write(target, page)
+        written.append(target)
+        print(f"wrote {target.relative_to(out.parent) if out.parent in target.parents else target}",
+              flush=True)
     first = (info[0][0], plain_text(info[0][1])) if info else None
     index_nb = index_notebook(info[:len(paths)], info[len(paths):], [how for _, how in notebooks])
     index = unlink_external(render_page(index_nb, plain_text(title_and_summary(index_nb)[0]),
