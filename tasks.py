@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The project's two commands, plus one for maintainers.
 
-    python3 tasks.py report    execute every notebook and write the offline study site to build/
+    python3 tasks.py report    write the offline study site to build/ from the notebooks, each
+                               executed, or shown with its stored outputs when the fingerprint
+                               recorded with them matches (--execute: execute every one)
     python3 tasks.py test      run the whole test suite (unit tests and nbval)
-    python3 tasks.py execute   re-execute notebooks in place, outputs stored (maintainers)
+    python3 tasks.py execute   re-execute notebooks in place, outputs and fingerprint stored
+                               (maintainers; --stale: only those whose fingerprint changed)
     python3 tasks.py bench     run the speed benchmarks (ratios against numpy, scikit-learn, ranx)
 
 Each command creates a virtual environment in .venv on first use and installs into it only

@@ -1,8 +1,9 @@
 """The study site (`python3 tasks.py report`), read as a newcomer on a laptop with no network would.
 
 The site is built once per session (into a temporary folder, by tools/book.py, which executes
-every notebook), then every page is opened in headless Chromium (Debian's package, driven by
-playwright, as in test_report.py) with every request that is not a local file aborted. Checked:
+every notebook whose stored outputs' fingerprint does not match: tests/test_book.py), then every
+page is opened in headless Chromium (Debian's package, driven by playwright, as in
+test_report.py) with every request that is not a local file aborted. Checked:
 no raw LaTeX outside code, every page titled on its own and linked home, every link resolves to
 a built file or an anchor that exists, no assert line, traceback or machine path on any page,
 answers folded, and the glossary is a real table. Screenshots of every page are saved to
@@ -100,7 +101,8 @@ COLLECT = r"""() => {
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The whole site, built once: every notebook executed, one page each plus the index."""
+    """The whole site, built once: one page per notebook (executed, or its stored outputs when
+    their fingerprint matches) plus the index."""
     out = tmp_path_factory.mktemp("site")
     book.build(book.notebook_paths([]), out)
     return out
@@ -306,6 +308,20 @@ def test_the_reference_names_every_public_name(pages):
 def test_the_index_lists_the_guide_and_the_reference(pages):
     for stem in [*GUIDE_PAGES, book.REFERENCE]:
         assert f"{stem}.html" in pages["index"]["hrefs"], f"the index does not list {stem}"
+
+
+def test_the_index_says_which_pages_were_executed_and_which_reused_stored_outputs(pages):
+    """Issue 36: the site reuses stored outputs whose fingerprint matches (tests/test_book.py);
+    its index must not claim every page was executed for this build."""
+    text = pages["index"]["text"]
+    executed = text.count("Executed when this site was built.")
+    reused = len(re.findall(r"Outputs stored when the notebook was executed on \d{4}-\d\d-\d\d "
+                            r"\d\d:\d\d UTC, reused: their fingerprint matches\.", text))
+    if reused:
+        assert executed + reused == len(NOTEBOOKS), (executed, reused)
+        assert "the outputs stored in their notebook when it was last executed" in text
+    else:
+        assert executed == 0 and "executed top to bottom when this site was built:" in text
 
 
 # --- the fonts a page carries -----------------------------------------------------------------

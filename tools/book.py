@@ -1,9 +1,16 @@
 """Build the offline study site in build/ from the notebooks. Run through tasks.py:
 
-    python3 tasks.py report                  every notebook -> build/index.html + one page each
-    python tools/book.py [--out DIR] [NOTEBOOK ...]
+    python3 tasks.py report [--execute]      every notebook -> build/index.html + one page each
+    python tools/book.py [--out DIR] [--execute] [NOTEBOOK ...]
 
-Every notebook is executed top to bottom (two at a time), then written as one HTML page:
+Every notebook is shown executed top to bottom, one HTML page each. A notebook's stored outputs
+are reused when the fingerprint recorded with them (by tools/notebooks.py, which executes
+notebooks: their code, the recmetrics package, the data, Python's and the libraries' versions)
+equals the fingerprint now; otherwise, or for every notebook with ``--execute`` (``--no-cache``),
+it is executed (two at a time) as ``tasks.py execute`` does. One line per notebook says which,
+and what changed; the index says which pages reused outputs, recorded when. The test command
+checks every stored output against a fresh run (nbval). Then the pages are written (the same
+notebook makes the same page, byte for byte), each so:
 
 * formulas are converted from LaTeX to MathML here, at build time (latex2mathml), so the pages
   typeset them with no network and no script; a formula that does not convert stops the build;
@@ -15,10 +22,10 @@ Every notebook is executed top to bottom (two at a time), then written as one HT
   section, with the code cells that check them) are folded in ``<details>``;
 * an error output shows its one-line message, never a traceback;
 * every figure gets alt text (figure_alt_texts): the cell's ``metadata["alt"]``, else the
-  figure's own description, recorded as the notebook runs here (site_template/figure_alt.py
-  runs in the kernel: title, axes, legend and what a recmetrics plot summarised) and led by the
-  cell's "# Figure: ..." comment or its section heading; notebooks executed elsewhere fall back
-  to the comment or the Markdown above;
+  figure's own description, recorded as the notebook runs (site_template/figure_alt.py runs in
+  the kernel tools/notebooks.py starts: title, axes, legend and what a recmetrics plot
+  summarised) and led by the cell's "# Figure: ..." comment or its section heading; notebooks
+  executed elsewhere fall back to the comment or the Markdown above;
 * the pages follow the notebooks' numbers, except that ``SITE_ORDER`` may move a page before
   another (notebook 14, on evaluation protocol, comes before the capstone, 10);
 * after the notebooks come the user guide, docs/guide/*.md (``GUIDE_ORDER``), one page each
@@ -70,7 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 TEMPLATES = Path(__file__).resolve().parent / "site_template"
 SITE_NAME = "recmetrics"
-JOBS = 2                       # notebooks executed at once (each in its own kernel)
+JOBS = _notebooks.JOBS         # notebooks executed at once (each in its own kernel)
 
 GUIDE = ROOT / "docs" / "guide"
 #: The user guide's pages in reading order (docs/guide/NAME.md -> guide-NAME.html); a page not
@@ -79,21 +86,10 @@ GUIDE_ORDER = ("evaluate", "command-line", "conventions", "api", "engines", "spe
 REFERENCE = "reference"        # the API reference's page: reference.html
 
 HIDE_CELL, HIDE_INPUT, HIDE_OUTPUT = "remove-cell", "remove-input", "remove-output"
-FIGURE_ALT = TEMPLATES / "figure_alt.py"  # run in the kernel: figures describe themselves
+FIGURE_ALT = _notebooks.FIGURE_ALT      # run in the kernel: figures describe themselves
+#: Execute one notebook and record its fingerprint: tools/notebooks.py's run, the one way.
+run = _notebooks.run
 
-
-def run(path: Path) -> nbformat.NotebookNode:
-    """Execute one notebook as tools/notebooks.py does, in a kernel that first runs
-    site_template/figure_alt.py, so that every figure's output carries the figure's own
-    description (``output.metadata["image/png"]["alt"]``)."""
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
-                   extra_arguments=["--IPKernelApp.log_level=ERROR",
-                                    f"--IPKernelApp.exec_files={[str(FIGURE_ALT)]!r}"],
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    return nb
 
 # ---------------------------------------------------------------------------------------------
 # Formulas: LaTeX -> MathML
@@ -315,8 +311,9 @@ def figure_alt_texts(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     In order of preference:
 
     1. the cell's ``metadata["alt"]``: a string, or a list with one string per figure;
-    2. what the figure says of itself, recorded when book.py executed it
-       (``output.metadata["image/png"]["alt"]``, see site_template/figure_alt.py: title,
+    2. what the figure says of itself, recorded when the notebook was executed (by
+       tools/notebooks.py's ``run``, ``output.metadata["image/png"]["alt"]``, see
+       site_template/figure_alt.py: title,
        axis labels and ranges, legend, and the summary a recmetrics plot records), led by
        the cell's "# Figure: ..." comment, else by the heading of its section;
     3. without that record (a notebook executed elsewhere): the "# Figure: ..." comment, else
@@ -362,6 +359,12 @@ def figure_alt_texts(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def _part_of(cell: nbformat.NotebookNode, source: str, part: str) -> nbformat.NotebookNode:
+    """A Markdown cell cut from ``cell``, with an id made from its id (not a random one: the same
+    notebook makes the same page, byte for byte)."""
+    return nbformat.v4.new_markdown_cell(source, id=f"{cell.get('id') or 'cell'}-{part}"[:64])
+
+
 _SOURCE_SECTION = re.compile(r"^(#{1,3})\s.*\bWhere the source goes wrong\b.*$", re.M | re.I)
 
 
@@ -380,8 +383,8 @@ def fold_source_corrections(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     match = _SOURCE_SECTION.search(cell.source)
     level = len(match.group(1))
     before, rest = cell.source[:match.end()], cell.source[match.end():].strip("\n")
-    cells = list(nb.cells[:start]) + [nbformat.v4.new_markdown_cell(before)]
-    body = [nbformat.v4.new_markdown_cell(rest)] if rest.strip() else []
+    cells = list(nb.cells[:start]) + [_part_of(cell, before, "heading")]
+    body = [_part_of(cell, rest, "body")] if rest.strip() else []
     end = start + 1
     ends = re.compile(rf"^#{{1,{level}}}\s", re.M)
     while end < len(nb.cells) and not (nb.cells[end].cell_type == "markdown"
@@ -417,8 +420,8 @@ def fold_answers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 continue
             question, answer = cell.source[:match.start()], cell.source[match.start():]
             if question.strip():
-                cells.append(nbformat.v4.new_markdown_cell(question))
-            answer_cell = nbformat.v4.new_markdown_cell(answer)
+                cells.append(_part_of(cell, question, "question"))
+            answer_cell = _part_of(cell, answer, "answer")
             answer_cell.metadata["site"] = {"answer": True}
             cells.append(answer_cell)
             in_answer = True
@@ -583,7 +586,7 @@ def unlink_external(body: str) -> str:
 
 def markdown_page(markdown: str, title: str, prev, nxt, pages: set[str], folder: Path) -> str:
     """A Markdown document (a guide page, the reference) as a page, like a notebook's."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown, id="page")])
     return unlink_external(embed_images(render_page(nb, title, prev, nxt, pages), folder))
 
 
@@ -600,17 +603,39 @@ def markdown_title_and_summary(markdown: str) -> tuple[str, str]:
 
 
 def index_notebook(entries: list[tuple[str, str, str]],
-                   documents: list[tuple[str, str, str]] = ()) -> nbformat.NotebookNode:
-    """The index as a notebook of Markdown, rendered by the same exporter as every page."""
+                   documents: list[tuple[str, str, str]] = (),
+                   sources: list[Source] | None = None) -> nbformat.NotebookNode:
+    """The index as a notebook of Markdown, rendered by the same exporter as every page.
+    ``sources``: where each entry's outputs come from (default: every one executed)."""
+    sources = sources or [Source(True)] * len(entries)
+    reused = sum(not how.executed for how in sources)
     lines = [f"# {SITE_NAME}: evaluation metrics for recommenders and classifiers, explained\n",
-             "Each page below is a notebook of the kit, executed top to bottom when this site was "
-             "built: every number on it was computed, printed and checked. New here? Open the "
+             "Each page below is a notebook of the kit, executed top to bottom"
+             f"{'' if reused else ' when this site was built'}: every number on it was computed, "
+             "printed and checked. New here? Open the "
              "first page, [Start here](00-start-here.ipynb): it suggests an order, says what each "
              "page needs and holds a glossary of every term (中文 / English).\n"]
-    for href, title, summary in entries:
+    if reused:
+        every = reused == len(entries)
+        which = f"All {reused} pages show" if every else f"{reused} of the {len(entries)} pages (marked so below) show"
+        others = "" if every else "; the others were executed when this site was built"
+        lines.append(f"{which} the outputs stored in their notebook when it was last executed, at "
+                     "the time given under each one: they were reused because everything they "
+                     "depend on is as it was then (the notebook's code, the recmetrics package and its "
+                     "data, and the versions of Python and of the libraries: a fingerprint of them is "
+                     f"stored with the outputs){others}. The test command, `python3 tasks.py test`, "
+                     "executes every notebook again and checks each stored output against the new "
+                     "one (nbval); "
+                     "`python3 tasks.py report --execute` builds the site executing every page.\n")
+    for (href, title, summary), how in zip(entries, sources):
         lines.append(f"### [{title}]({href})\n")
         if summary:
             lines.append(summary + "\n")
+        if reused and how.executed:
+            lines.append("*Executed when this site was built.*\n")
+        elif reused:
+            lines.append(f"*Outputs stored when the notebook was executed on {how.stored_at}, "
+                         "reused: their fingerprint matches.*\n")
     if documents:
         lines.append("## User guide and API reference\n")
         lines.append("How to evaluate your own model, on the command line too, the conventions behind "
@@ -623,7 +648,7 @@ def index_notebook(entries: list[tuple[str, str, str]],
     lines.append("The pages need no network: formulas are typeset in the page (MathML), figures "
                  "are embedded, and so is the font of their Chinese text. Rebuild them with "
                  "`python3 tasks.py report`.")
-    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(lines))])
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(lines), id="index")])
 
 
 def _write(path: Path, text: str) -> None:
@@ -649,30 +674,58 @@ def site_order(paths: list[Path]) -> list[Path]:
     return ordered
 
 
-def _execute_all(paths: list[Path], jobs: int) -> list[nbformat.NotebookNode]:
-    """Execute ``paths`` ``jobs`` at a time, printing one line per notebook as it finishes."""
-    started, done = time.perf_counter(), [0]
-    print(f"executing {len(paths)} notebook(s), {jobs} at a time", flush=True)
+class Source:
+    """Where a page's outputs come from: ``executed`` now, or the notebook's stored outputs
+    (``stored_at``: when they were recorded), reused because their fingerprint matches."""
+
+    def __init__(self, executed: bool, stored_at: str = ""):
+        self.executed, self.stored_at = executed, stored_at
+
+
+def _execute_or_reuse(paths: list[Path], jobs: int, execute: bool = False
+                      ) -> list[tuple[nbformat.NotebookNode, Source]]:
+    """Each notebook of ``paths`` with its outputs: the stored ones when the fingerprint recorded
+    with them equals the one now (tools/notebooks.py), else executed ``jobs`` at a time; with
+    ``execute``, every one executed. One line per notebook says which, and why."""
+    started = time.perf_counter()
+    context = _notebooks.Context()
+    stored = [nbformat.read(path, as_version=4) for path in paths]
+    todo = []
+    for path, nb in zip(paths, stored):
+        changed = ["--execute given"] if execute else _notebooks.changes(nb, context)
+        if changed:
+            print(f"  {path.name}: executing: {'; '.join(changed)}", flush=True)
+            todo.append(path)
+        else:
+            print(f"  {path.name}: reused stored outputs (fingerprint matches; executed "
+                  f"{_notebooks.executed_at(nb)})", flush=True)
+    if todo:
+        print(f"executing {len(todo)} notebook(s), {jobs} at a time", flush=True)
+    done = [0]
 
     def one(path: Path) -> nbformat.NotebookNode:
         began = time.perf_counter()
-        nb = run(path)
+        nb = run(path, context)
         done[0] += 1
-        print(f"  [{done[0]:>2}/{len(paths)}] {path.name} ({time.perf_counter() - began:.0f} s)", flush=True)
+        print(f"  [{done[0]:>2}/{len(todo)}] {path.name} ({time.perf_counter() - began:.0f} s)", flush=True)
         return nb
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        executed = list(pool.map(one, paths))
-    print(f"executed {len(paths)} notebook(s) in {time.perf_counter() - started:.0f} s", flush=True)
-    return executed
+        executed = dict(zip(todo, pool.map(one, todo)))
+    print(f"executed {len(todo)} notebook(s), reused the stored outputs of {len(paths) - len(todo)}, "
+          f"in {time.perf_counter() - started:.0f} s", flush=True)
+    return [(executed[path], Source(True)) if path in executed
+            else (nb, Source(False, _notebooks.executed_at(nb))) for path, nb in zip(paths, stored)]
 
 
-def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS) -> list[Path]:
-    """Execute ``paths`` and write ``out``/index.html plus one page each; return the pages."""
+def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS, execute: bool = False) -> list[Path]:
+    """Write ``out``/index.html plus one page for each of ``paths``, executed or with their stored
+    outputs (``_execute_or_reuse``; ``execute``: every one executed); return the pages."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     paths = site_order(paths)
-    executed = _execute_all(paths, jobs)
+    notebooks = _execute_or_reuse(paths, jobs, execute)
+    executed = [nb for nb, _ in notebooks]
 
     # the guide's pages and the reference, as Markdown, after the notebooks
     documents = [(f"guide-{p.stem}", p.read_text(encoding="utf-8"), p.parent, p.name)
@@ -705,7 +758,7 @@ def build(paths: list[Path], out: Path = BUILD, jobs: int = JOBS) -> list[Path]:
         print(f"wrote {target.relative_to(out.parent) if out.parent in target.parents else target}",
               flush=True)
     first = (info[0][0], plain_text(info[0][1])) if info else None
-    index_nb = index_notebook(info[:len(paths)], info[len(paths):])
+    index_nb = index_notebook(info[:len(paths)], info[len(paths):], [how for _, how in notebooks])
     index = unlink_external(render_page(index_nb, plain_text(title_and_summary(index_nb)[0]),
                                         None, first, stems))
     _write(out / "index.html", index)
@@ -718,8 +771,11 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", help="notebooks to build (default: all)")
     parser.add_argument("--out", type=Path, default=BUILD, help="output folder (default: build/)")
+    parser.add_argument("--execute", "--no-cache", action="store_true",
+                        help="execute every notebook, even one whose stored outputs' fingerprint "
+                             "matches (by default those are reused)")
     args = parser.parse_args(argv)
-    build(notebook_paths(args.notebooks), args.out.resolve())
+    build(notebook_paths(args.notebooks), args.out.resolve(), execute=args.execute)
 
 
 if __name__ == "__main__":

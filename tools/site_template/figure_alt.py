@@ -1,4 +1,4 @@
-"""Run in the kernel that tools/book.py starts (``exec_files``): every figure describes itself.
+"""Run in the kernel that tools/notebooks.py starts (``exec_files``): every figure describes itself.
 
 Before each cell runs, the PNG formatter of matplotlib figures (registered by ``%matplotlib
 inline``) is wrapped so that it also returns metadata ``{"alt": text}``: the figure's
