@@ -460,10 +460,13 @@ def spaced_score_keys(scores: np.ndarray, max_bits: int
     return keys, bits, ordered
 
 
-def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
+def _sorted_key_counts(keys: np.ndarray, bits: int, clash: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, ...]:
     """:func:`group_pair_counts_unsorted`'s counts of packed (group, score key, positive) keys,
     sorted here in place: per group present, its code, wins or ties, ties, positives and
-    negatives."""
+    negatives; then the runs (``group << bits | score key``, ascending) that hold both
+    classes and whose score key is one of ``clash`` (sorted truncated keys that several
+    distinct scores share, :func:`score_truncation`), counted here as all tied."""
     keys.sort()
     n = keys.size
     is_pos = np.bitwise_and(keys, np.uint64(1), out=np.empty(n, dtype=np.uint8),
@@ -490,7 +493,111 @@ def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
     tie_sum = np.zeros(mixed.size + 1, dtype=np.int64)
     np.cumsum(negatives * positives, out=tie_sum[1:])
     ties = np.diff(tie_sum[np.searchsorted(mixed, group_start)], append=tie_sum[-1])
-    return ids, wins_or_ties, ties, n_pos, n_neg
+    runs = keys[mixed] >> np.uint64(1)
+    if clash is None or not clash.size:
+        return ids, wins_or_ties, ties, n_pos, n_neg, runs[:0]
+    score = runs & np.uint64((1 << bits) - 1)
+    at = np.minimum(np.searchsorted(clash, score), clash.size - 1)
+    return ids, wins_or_ties, ties, n_pos, n_neg, runs[clash[at] == score]
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """:func:`score_truncation`'s cut of the scores' keys to a number of bits."""
+    raw: bool             #: no score is negative: the keys are the scores' bits
+    ordered: np.ndarray   #: the scores' keys, sorted: their bits if ``raw``, else their order
+    #:                       keys (:func:`float_order_keys`)
+    shift: int            #: bits cut off each key (less the smallest) to make a score key
+    bits: int             #: bits the score keys then take
+    clash: np.ndarray     #: score keys (sorted) that several distinct scores share
+    clashing_rows: int    #: rows whose score key is one of those
+    n_distinct: int       #: distinct scores
+
+    def keys(self, scores: np.ndarray) -> np.ndarray:
+        """Each score's key less the smallest, shifted right by :attr:`shift` bits."""
+        if not self.bits:                           # one score (or none)
+            return np.zeros(scores.size, dtype=np.uint64)
+        keys = (scores + 0.0).view(np.uint64) if self.raw else float_order_keys(scores)
+        keys -= self.ordered[0]                     # -0.0 + 0.0 = 0.0: one key
+        keys >>= np.uint64(self.shift)
+        return keys
+
+    def order_keys(self) -> np.ndarray:
+        """:attr:`ordered` as order keys, the sorted keys :func:`score_ranks` takes."""
+        return self.ordered | np.uint64(1 << 63) if self.raw else self.ordered
+
+
+def score_truncation(scores: np.ndarray, max_bits: int) -> Truncation:
+    """How the scores' keys, in their order, are cut to at most ``max_bits`` (>= 1) bits:
+    each less the smallest, shifted right by just enough. The cut keeps the order (a
+    smaller key is a smaller score) and equal scores share a key, but distinct scores
+    close together may share one too: those keys and their rows are found here from the
+    distinct keys, sorted (one sort of the floats). When there are none, the keys part
+    the scores exactly (so whenever :func:`spaced_score_keys` fits in ``max_bits``)."""
+    floats = np.sort(scores)
+    floats += 0.0                                   # -0.0 + 0.0 = 0.0, in place
+    raw = not floats.size or bool(floats[0] >= 0)
+    ordered = floats.view(np.uint64) if raw else float_order_keys(floats)
+    new_score = starts(ordered)
+    spread = ordered[new_score]                     # the distinct keys
+    if spread.size < 2:                             # at most one score: no bits
+        return Truncation(raw=raw, ordered=ordered, shift=0, bits=0, clash=spread[:0],
+                          clashing_rows=0, n_distinct=spread.size)
+    top = spread - spread[0]
+    shift = max(int(top[-1]).bit_length() - max_bits, 0)
+    top >>= np.uint64(shift)
+    shared = top[1:] == top[:-1]                    # a score on the key of the one before
+    clash = top[1:][shared]                         # sorted, with repeats
+    clash = clash[starts(clash)]
+    rows = 0
+    if clash.size:                                  # from the first row of each score
+        first = np.append(np.flatnonzero(new_score), ordered.size)
+        rows = int((first[np.searchsorted(top, clash, side="right")]
+                    - first[np.searchsorted(top, clash, side="left")]).sum())
+    return Truncation(raw=raw, ordered=ordered, shift=shift, bits=int(top[-1]).bit_length(),
+                      clash=clash, clashing_rows=rows, n_distinct=spread.size)
+
+
+#: Share of the rows above which :func:`group_pair_counts_unsorted` gives the scores dense
+#: ranks (:func:`score_ranks`: a second sort) rather than truncated keys whose clashing
+#: runs it counts again apart: scores a few ulps apart over a wide range.
+CLASH_SHARE = 0.25
+
+
+def _clashing_run_counts(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
+                         score_keys: np.ndarray, bits: int, runs: np.ndarray
+                         ) -> tuple[np.ndarray, ...] | None:
+    """Exact counts inside runs of rows of one group and one truncated score key that hold
+    both classes (``runs``: ``group << bits | score key``, sorted): per run, its group code,
+    wins or ties, ties, and positives x negatives (the ties the packed sort counted).
+
+    Its rows are found by a table of the runs' score keys' low bits (one gather a row),
+    then checked exactly; they are put in order by (run, dense rank of the score among
+    them, positive) in one packed key and counted as :func:`_sorted_key_counts` counts.
+    None when those keys do not fit in 64 bits (more than 2^31 such rows)."""
+    wanted = np.sort(runs & np.uint64((1 << bits) - 1))
+    size = 1 << max(_bits(16 * wanted.size), 10)
+    low = np.uint64(size - 1)
+    table = np.zeros(size, dtype=bool)
+    table[(wanted & low).astype(np.intp)] = True
+    rows = np.flatnonzero(table[(score_keys & low).astype(np.intp)])
+    run = codes[rows].astype(np.uint64)
+    run <<= np.uint64(bits)
+    run |= score_keys[rows]
+    at = np.minimum(np.searchsorted(runs, run), runs.size - 1)
+    inside = runs[at] == run
+    rows, at = rows[inside], at[inside]
+    exact, rank = np.unique(float_order_keys(scores[rows]), return_inverse=True)
+    rank_bits = _bits(exact.size)
+    if _bits(runs.size) + rank_bits + 1 > 64:
+        return None
+    keys = at.astype(np.uint64)
+    keys <<= np.uint64(rank_bits)
+    keys |= rank.astype(np.uint64)
+    keys <<= np.uint64(1)
+    keys |= positive[rows]
+    ids, wins_or_ties, ties, n_pos, n_neg, _ = _sorted_key_counts(keys, rank_bits)
+    return (runs[ids] >> np.uint64(bits)).astype(np.intp), wins_or_ties, ties, n_pos * n_neg
 
 
 #: Rows from which :func:`group_pair_counts_unsorted` sorts and counts ranges of groups apart,
@@ -499,41 +606,60 @@ GROUP_AUC_SPLIT = 1 << 20
 
 
 def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
-                               n_codes: int, groups: np.ndarray | None = None
+                               n_codes: int, groups: np.ndarray | None = None, *,
+                               score_bits: int | None = None
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """:func:`group_pair_counts` of rows in any order: per group (``codes`` < ``n_codes``)
     wins, wins-or-ties, positives and negatives, exactly, from sorts of uint64 values.
 
-    Each row's key is (group, score key, positive) in one uint64, the score key from
-    :func:`spaced_score_keys` or, when that needs too many bits, the dense rank
-    (:func:`score_ranks`); one sort of the keys puts every group's rows in ascending
-    score, and among equal scores the negatives first. So a positive at place j of its
-    group (0-based) has j rows before it that score at most its score, of which its
-    group's earlier positives are the rest: summed over a group's P positives, the
-    wins or ties are the sum of their places less P(P - 1)/2 (Mann-Whitney). A run of
-    tied rows that holds both classes starts its positives right after a negative whose
-    key is one less; its q negatives and p positives make p * q ties, which the wins
-    leave out.
+    Each row's key is (group, score key, positive) in one uint64; one sort of the keys
+    puts every group's rows in ascending score, and among equal scores the negatives
+    first. So a positive at place j of its group (0-based) has j rows before it that
+    score at most its score, of which its group's earlier positives are the rest: summed
+    over a group's P positives, the wins or ties are the sum of their places less
+    P(P - 1)/2 (Mann-Whitney). A run of tied rows that holds both classes starts its
+    positives right after a negative whose key is one less; its q negatives and p
+    positives make p * q ties, which the wins leave out.
+
+    The score key is the score's order key cut to the bits the group code leaves
+    (:func:`score_truncation`, after one sort of the floats). It keeps the order, and
+    parts distinct scores exactly when they are spaced widely enough for the bits (scores
+    rounded to a few decimals), but it may give distinct scores close together one key
+    (distinct random floats: a few hundred pairs in 5 million). Only a run of one group
+    and such a shared key that holds both classes is then miscounted (as all tied);
+    such runs are rare (the clashing rows times the chance that a row of the same key is
+    in the same group), found among the mixed runs by their key, and counted again
+    exactly apart (:func:`_clashing_run_counts`), their group's counts corrected by the
+    difference. When more than :data:`CLASH_SHARE` of the rows share keys with other
+    scores (scores a few ulps apart over a wide range), the scores' dense ranks
+    (:func:`score_ranks`, a second sort) are the score keys instead, if they fit.
+    ``score_bits`` caps the score key's bits (tests cut it to make clashes).
 
     Returns arrays indexed by code (0 for a code no row has), or, with ``groups`` (codes
-    that rows have), arrays of those groups in that order. None when the group and score
-    bits do not fit in 63.
+    that rows have), arrays of those groups in that order. None when the group code takes
+    more than 61 bits, or the clashing runs hold more than 2^31 rows.
     """
     n = scores.size
     group_bits = _bits(n_codes)
-    score_keys, bits, ordered = spaced_score_keys(scores, 62 - group_bits)
-    if score_keys is None:                               # finely spaced scores: dense ranks
-        score_keys, n_distinct = score_ranks(scores, ordered)
-        bits = _bits(max(n_distinct, 1))
-        if group_bits + bits + 1 > 63:
-            return None
-    del ordered
-    keys = codes.astype(np.uint64)
-    keys <<= np.uint64(bits)
-    keys |= score_keys
-    del score_keys
-    keys <<= np.uint64(1)
+    max_bits = 62 - group_bits if score_bits is None else min(score_bits, 62 - group_bits)
+    if max_bits < 1:
+        return None
+    cut = score_truncation(scores, max_bits)
+    clash = cut.clash
+    if cut.clashing_rows > CLASH_SHARE * n and group_bits + _bits(cut.n_distinct) <= 62:
+        score_keys, n_distinct = score_ranks(scores, cut.order_keys())   # dense ranks
+        bits, clash = _bits(n_distinct), clash[:0]
+    else:
+        score_keys, bits = cut.keys(scores), cut.bits
+    del cut
+    if not clash.size:                         # the score keys are needed no more
+        keys = score_keys
+        keys <<= np.uint64(1)
+        del score_keys
+    else:
+        keys = np.left_shift(score_keys, np.uint64(1))
     keys |= positive
+    keys |= np.left_shift(codes, bits + 1, dtype=np.uint64, casting="unsafe")
     # ranges of groups sorted and counted apart, in threads (numpy releases the GIL)
     n_parts = min(threads(), 4) if n >= GROUP_AUC_SPLIT else 1
     parts = [keys]
@@ -543,9 +669,17 @@ def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: 
         parts[:0] = [rest[below], rest[~below]]
         del rest, below
     del keys
-    counted = _map(lambda p: _sorted_key_counts(parts[p], bits), range(n_parts))
-    ids, wins_or_ties, ties, n_pos, n_neg = (np.concatenate([c[f] for c in counted])
-                                             for f in range(5))
+    counted = _map(lambda p: _sorted_key_counts(parts[p], bits, clash), range(n_parts))
+    ids, wins_or_ties, ties, n_pos, n_neg, runs = (np.concatenate([c[f] for c in counted])
+                                                   for f in range(6))
+    if runs.size:             # runs of distinct scores on one truncated key: counted again
+        exact = _clashing_run_counts(codes, scores, positive, score_keys, bits, runs)
+        if exact is None:
+            return None
+        run_group, run_wins_or_ties, run_ties, counted_ties = exact
+        place = np.searchsorted(ids, run_group)     # ids ascend: parts are ranges of codes
+        np.add.at(wins_or_ties, place, run_wins_or_ties - counted_ties)
+        np.add.at(ties, place, run_ties - counted_ties)
     counts = (wins_or_ties - ties, wins_or_ties, n_pos, n_neg)
     if groups is not None:
         if ids.size < n_codes:           # codes no row has: each group's place among ids

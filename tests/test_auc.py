@@ -491,6 +491,104 @@ def test_group_pair_counts_unsorted_equal_a_literal_pair_count(kind):
         assert np.array_equal(neg, np.bincount(codes[~positive], minlength=n_groups))
 
 
+def ranked_group_counts(codes, scores, positive, n_groups):
+    """The path that ranks the rows (rank_rows, then the linear pass over ranked rows)."""
+    order, _ = _kernels.rank_rows(codes, scores, n_groups)
+    return _kernels.group_pair_counts(codes[order], scores[order], positive[order], n_groups)
+
+
+#: Scores a few ulps apart around values across the range (1e-300 to 1e300, negatives,
+#: -0.0 and 0.0, the smallest subnormal, infinities): many share a cut score key.
+CLOSE_SCORES = np.unique(np.concatenate(
+    [base + np.arange(-3, 4) * np.spacing(base) for base in (1.0, -2.5, 1e-300, 1e300, -1e300,
+                                                            0.1, 3.0)]
+    + [[0.0, -0.0, 5e-324, -5e-324, np.inf, -np.inf, 1e-300, -1e-300]]))
+
+
+@st.composite
+def clashing_rows(draw):
+    """(codes, scores, positive, n_groups): one group or several, scores from CLOSE_SCORES
+    or any float (ties, -0.0 beside 0.0, infinities)."""
+    n = draw(st.integers(1, 60))
+    n_groups = draw(st.sampled_from([1, 2, 5]))
+    score = st.one_of(st.sampled_from(CLOSE_SCORES.tolist() + [-0.0]),
+                      st.floats(allow_nan=False))
+    scores = np.array(draw(st.lists(score, min_size=n, max_size=n)), dtype=np.float64)
+    codes = np.array(draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n)))
+    positive = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    return codes, scores, positive, n_groups
+
+
+@settings(max_examples=300)
+@given(clashing_rows(), st.sampled_from([1, 2, 3, 5, 8, None]), st.sampled_from([0.0, 1.0]))
+def test_group_pair_counts_with_cut_score_keys_equal_pairs_and_the_ranked_path(data, score_bits,
+                                                                              share):
+    # issue 36: score keys cut to a few bits (distinct scores on one key); runs of one group
+    # and such a key holding both classes counted again exactly (share 1.0), or the dense
+    # ranks of the scores (share 0.0, the path before): the same counts as pair by pair
+    codes, scores, positive, n_groups = data
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_kernels, "CLASH_SHARE", share)
+        got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups,
+                                                  score_bits=score_bits)
+    wins, wins_or_ties = literal_group_counts(codes, scores, positive, n_groups)
+    assert np.array_equal(got[0], wins) and np.array_equal(got[1], wins_or_ties)
+    assert np.array_equal(got[2], np.bincount(codes[positive], minlength=n_groups))
+    assert np.array_equal(got[3], np.bincount(codes[~positive], minlength=n_groups))
+    for a, b in zip(got, ranked_group_counts(codes, scores, positive, n_groups)):
+        assert a.dtype == np.int64 and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind, score_bits", [("distinct", 4), ("distinct", 12),
+                                              ("distinct", 20), ("close", 4), ("close", 12),
+                                              ("rounded", 4)])
+def test_clashing_runs_are_counted_again_exactly(kind, score_bits, monkeypatch):
+    # issue 36: many groups, score keys cut to a few bits so that runs of one group and one
+    # key hold distinct scores of both classes; they are found and counted again (the test
+    # checks that they were), and every group's counts are those of the ranked path
+    rng = np.random.default_rng(36)
+    n, n_groups = 20_000, 700
+    scores = scores_of_kind(rng, kind, n)
+    codes = rng.integers(0, n_groups, n)
+    positive = rng.random(n) < 0.4
+    counted = []
+    recount = _kernels._clashing_run_counts
+
+    def spy(*args):
+        counted.append(args[-1].size)
+        return recount(*args)
+
+    monkeypatch.setattr(_kernels, "_clashing_run_counts", spy)
+    monkeypatch.setattr(_kernels, "CLASH_SHARE", 1.0)
+    got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups,
+                                              score_bits=score_bits)
+    assert counted and counted[0] > 0                       # clashing runs were counted again
+    for a, b in zip(got, ranked_group_counts(codes, scores, positive, n_groups)):
+        assert np.array_equal(a, b)
+
+
+def test_score_truncation_finds_every_clash_and_none_when_scores_are_spaced():
+    # keys cut to max_bits: in order, equal for equal scores; the shared keys are those of
+    # several distinct scores, and the clashing rows those with such a key
+    rng = np.random.default_rng(37)
+    for scores, max_bits in ((np.round(rng.random(5000), 3), 40), (rng.random(5000), 20),
+                             (scores_that_share_top_bits(rng, 5000), 30),
+                             (rng.normal(size=5000) * 1e300, 8)):
+        cut = _kernels.score_truncation(scores, max_bits)
+        keys = cut.keys(scores)
+        assert cut.bits <= max_bits and (cut.bits == 64 or int(keys.max()) < 2**cut.bits)
+        values, inverse = np.unique(scores, return_inverse=True)          # -0.0 == 0.0
+        by_value = np.zeros(values.size, dtype=np.uint64)
+        by_value[inverse] = keys
+        assert np.array_equal(keys, by_value[inverse])           # equal scores, equal keys
+        assert (np.diff(by_value.astype(object)) >= 0).all()     # in the scores' order
+        shared, per_key = np.unique(by_value, return_counts=True)
+        assert np.array_equal(cut.clash, shared[per_key > 1])
+        assert cut.clashing_rows == np.isin(keys, cut.clash).sum()
+        assert cut.n_distinct == values.size
+    assert _kernels.score_truncation(np.round(rng.random(5000), 3), 40).clash.size == 0
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_spaced_score_keys_keep_the_order_and_part_distinct_scores(kind):
     rng = np.random.default_rng(15)
@@ -530,12 +628,13 @@ def test_value_offsets_find_the_uniques_of_pandas_factorize(keys):
 
 
 @pytest.mark.parametrize("groups", ["int", "wide", "text"])
-def test_group_auc_details_equal_the_ranked_path_bit_for_bit(groups, monkeypatch):
+@pytest.mark.parametrize("kind", ["rounded", "distinct"])
+def test_group_auc_details_equal_the_ranked_path_bit_for_bit(groups, kind, monkeypatch):
     # issue 36: group AUC from sorts of values; the table and value are those of the path
     # that ranks the rows (kept for more groups and distinct scores than 63 bits hold)
     rng = np.random.default_rng(5)
     n = 20_000
-    scores = np.round(rng.normal(size=n), 2)
+    scores = np.round(rng.normal(size=n), 2) if kind == "rounded" else rng.random(n)
     labels = (rng.random(n) < 0.3).astype(int)
     keys = rng.integers(0, 3000, n)
     keys = {"int": keys, "wide": keys * 2**40, "text": np.char.mod("g%d", keys)}[groups]
