@@ -552,13 +552,13 @@ def test_clashing_runs_are_counted_again_exactly(kind, score_bits, monkeypatch):
     codes = rng.integers(0, n_groups, n)
     positive = rng.random(n) < 0.4
     counted = []
-    recount = _kernels._clashing_run_counts
+    recount = _kernels._recounted_runs
 
     def spy(*args):
         counted.append(args[-1].size)
         return recount(*args)
 
-    monkeypatch.setattr(_kernels, "_clashing_run_counts", spy)
+    monkeypatch.setattr(_kernels, "_recounted_runs", spy)
     monkeypatch.setattr(_kernels, "CLASH_SHARE", 1.0)
     got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups,
                                               score_bits=score_bits)
@@ -567,26 +567,43 @@ def test_clashing_runs_are_counted_again_exactly(kind, score_bits, monkeypatch):
         assert np.array_equal(a, b)
 
 
-def test_score_truncation_finds_every_clash_and_none_when_scores_are_spaced():
+def test_ties_on_a_decimal_grid_are_not_counted_again(monkeypatch):
+    # issue 36: scores rounded to 4 decimals cut to 43 bits stay apart: their runs of both
+    # classes are ties, found so by the sorted scores, and not counted again
+    rng = np.random.default_rng(38)
+    n, n_groups = 50_000, 5000
+    scores, codes = np.round(rng.random(n), 4), rng.integers(0, n_groups, n)
+    positive = rng.random(n) < 0.3
+    monkeypatch.setattr(_kernels, "_recounted_runs", None)            # not called
+    got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups, score_bits=43)
+    assert _kernels.score_cut(scores, 43).shift > 0
+    for a, b in zip(got, ranked_group_counts(codes, scores, positive, n_groups)):
+        assert np.array_equal(a, b)
+    assert (got[1] > got[0]).any()                                   # with ties
+
+
+def test_score_cut_keeps_the_order_and_finds_every_clash():
     # keys cut to max_bits: in order, equal for equal scores; the shared keys are those of
     # several distinct scores, and the clashing rows those with such a key
     rng = np.random.default_rng(37)
     for scores, max_bits in ((np.round(rng.random(5000), 3), 40), (rng.random(5000), 20),
-                             (scores_that_share_top_bits(rng, 5000), 30),
-                             (rng.normal(size=5000) * 1e300, 8)):
-        cut = _kernels.score_truncation(scores, max_bits)
+                             (rng.random(5000), 62), (scores_that_share_top_bits(rng, 5000), 30),
+                             (rng.normal(size=5000) * 1e300, 8), (np.full(50, -0.0), 5),
+                             (rng.choice([0.0, -0.0, 2.0], 500), 1)):
+        cut = _kernels.score_cut(scores, max_bits)
         keys = cut.keys(scores)
-        assert cut.bits <= max_bits and (cut.bits == 64 or int(keys.max()) < 2**cut.bits)
+        assert cut.bits <= max_bits and (cut.bits == 0 or int(keys.max()) < 2**cut.bits)
         values, inverse = np.unique(scores, return_inverse=True)          # -0.0 == 0.0
         by_value = np.zeros(values.size, dtype=np.uint64)
         by_value[inverse] = keys
         assert np.array_equal(keys, by_value[inverse])           # equal scores, equal keys
         assert (np.diff(by_value.astype(object)) >= 0).all()     # in the scores' order
+        clash, clashing_rows = cut.clashes(scores)
         shared, per_key = np.unique(by_value, return_counts=True)
-        assert np.array_equal(cut.clash, shared[per_key > 1])
-        assert cut.clashing_rows == np.isin(keys, cut.clash).sum()
-        assert cut.n_distinct == values.size
-    assert _kernels.score_truncation(np.round(rng.random(5000), 3), 40).clash.size == 0
+        assert np.array_equal(clash, shared[per_key > 1])
+        assert clashing_rows == np.isin(keys, clash).sum()
+        if not cut.shift:                                        # nothing cut: apart
+            assert clash.size == 0
 
 
 @pytest.mark.parametrize("kind", KINDS)
