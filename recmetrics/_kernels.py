@@ -462,10 +462,9 @@ def spaced_score_keys(scores: np.ndarray, max_bits: int
 
 def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
     """:func:`group_pair_counts_unsorted`'s counts of packed (group, score key, positive) keys,
-    sorted here in place: per group present, its code, wins or ties, ties, positives and
-    negatives; then the runs that hold both classes (``group << bits | score key``,
-    ascending), counted as all tied."""
-    keys.sort()
+    sorted: per group present, its code, wins or ties, ties, positives and negatives; then
+    the runs that hold both classes (``group << bits | score key``, ascending), counted as
+    all tied."""
     n = keys.size
     is_pos = np.bitwise_and(keys, np.uint64(1), out=np.empty(n, dtype=np.uint8),
                             casting="unsafe").view(bool)
@@ -604,6 +603,7 @@ def _recounted_runs(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
     keys |= rank
     keys <<= np.uint64(1)
     keys |= positive[rows]
+    keys.sort()
     ids, wins_or_ties, ties, n_pos, n_neg, _ = _sorted_key_counts(keys, rank_bits)
     return (runs[ids] >> np.uint64(cut.bits)).astype(np.intp), wins_or_ties, ties, n_pos * n_neg
 
@@ -613,25 +613,28 @@ def _recounted_runs(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
 GROUP_AUC_SPLIT = 1 << 20
 
 
-def _packed_counts(codes: np.ndarray, score_keys: np.ndarray, bits: int, positive: np.ndarray,
-                   n_codes: int) -> tuple[np.ndarray, ...]:
-    """:func:`_sorted_key_counts` of the rows' (group, score key, positive) keys, ranges of
-    groups sorted and counted apart in threads (numpy releases the GIL) from
-    :data:`GROUP_AUC_SPLIT` rows; ``score_keys`` becomes the keys."""
+def _packed_counts(codes: np.ndarray, score_keys: np.ndarray, bits: int, positive: np.ndarray
+                   ) -> tuple[np.ndarray, ...]:
+    """:func:`_sorted_key_counts` of the rows' (group, score key, positive) keys (``score_keys``
+    becomes them). From :data:`GROUP_AUC_SPLIT` rows, in threads (numpy releases the GIL):
+    the keys are partitioned in place at equal shares (``ndarray.partition``, linear), each
+    share sorted, and the sorted keys counted in ranges cut at group starts."""
     n = score_keys.size
     keys = score_keys
     keys <<= np.uint64(1)
     keys |= positive
     keys |= np.left_shift(codes, bits + 1, dtype=np.uint64, casting="unsafe")
+    del score_keys
     n_parts = min(threads(), 4) if n >= GROUP_AUC_SPLIT else 1
-    parts = [keys]
-    for p in range(n_parts - 1, 0, -1):            # the groups from p / n_parts of the codes on
-        rest = parts.pop(0)
-        below = rest < np.uint64((p * n_codes // n_parts) << (bits + 1))
-        parts[:0] = [rest[below], rest[~below]]
-        del rest, below
-    del keys, score_keys
-    counted = _map(lambda p: _sorted_key_counts(parts[p], bits), range(n_parts))
+    if n_parts < 2:
+        keys.sort()
+        return _sorted_key_counts(keys, bits)
+    cuts = [0] + [n * p // n_parts for p in range(1, n_parts)] + [n]
+    keys.partition(cuts[1:-1])
+    _map(lambda p: keys[cuts[p]:cuts[p + 1]].sort(), range(n_parts))
+    group_bits = np.uint64(bits + 1)              # the ranges: from a group's first row on
+    cuts[1:-1] = np.searchsorted(keys, keys[cuts[1:-1]] >> group_bits << group_bits).tolist()
+    counted = _map(lambda p: _sorted_key_counts(keys[cuts[p]:cuts[p + 1]], bits), range(n_parts))
     return tuple(np.concatenate([c[f] for c in counted]) for f in range(6))
 
 
@@ -677,7 +680,7 @@ def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: 
         return None
     cut = score_cut(scores, max_bits)
     ids, wins_or_ties, ties, n_pos, n_neg, runs = _packed_counts(
-        codes, cut.keys(scores), cut.bits, positive, n_codes)
+        codes, cut.keys(scores), cut.bits, positive)
     if cut.shift and runs.size:        # runs of one key and both classes: ties, or clashes?
         clash, clashing_rows = cut.clashes(scores)
         score = runs & np.uint64((1 << cut.bits) - 1)
@@ -687,7 +690,7 @@ def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: 
             ranks, n_distinct = score_ranks(scores)        # dense ranks: sorted again
             if group_bits + _bits(n_distinct) <= 62:
                 ids, wins_or_ties, ties, n_pos, n_neg, _ = _packed_counts(
-                    codes, ranks, _bits(n_distinct), positive, n_codes)
+                    codes, ranks, _bits(n_distinct), positive)
                 runs = runs[:0]
             del ranks
     if runs.size:                      # counted again exactly; each group's counts corrected

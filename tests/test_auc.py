@@ -567,6 +567,27 @@ def test_clashing_runs_are_counted_again_exactly(kind, score_bits, monkeypatch):
         assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("n_threads", ["2", "3", "4"])
+def test_group_pair_counts_in_threads_equal_the_ranked_path(n_threads, monkeypatch):
+    # issue 36: the keys partitioned in place at equal shares, each share sorted in a
+    # thread, then counted in ranges cut at group starts; one group may span several shares
+    # (ranges left empty), and clashing runs are counted again
+    monkeypatch.setenv("RECMETRICS_NUM_THREADS", n_threads)
+    monkeypatch.setattr(_kernels, "GROUP_AUC_SPLIT", 1)
+    rng = np.random.default_rng(39)
+    n = 30_000
+    for codes, n_groups in ((rng.integers(0, 900, n), 900),
+                            (np.where(rng.random(n) < 0.8, 7, rng.integers(0, 20, n)), 20),
+                            (np.zeros(n, dtype=np.intp), 1)):
+        for scores, score_bits in ((scores_of_kind(rng, "close", n), 12),
+                                   (rng.random(n), 16), (np.round(rng.random(n), 3), None)):
+            positive = rng.random(n) < 0.3
+            got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups,
+                                                      score_bits=score_bits)
+            for a, b in zip(got, ranked_group_counts(codes, scores, positive, n_groups)):
+                assert np.array_equal(a, b)
+
+
 def test_ties_on_a_decimal_grid_are_not_counted_again(monkeypatch):
     # issue 36: scores rounded to 4 decimals cut to 43 bits stay apart: their runs of both
     # classes are ties, found so by the sorted scores, and not counted again
