@@ -475,16 +475,17 @@ def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
     n_pos = np.add.reduceat(is_pos, group_start, dtype=np.int64) if n else group_start
     first_pos = np.cumsum(n_pos) - n_pos
     pos_rows = np.flatnonzero(is_pos)
+    after_negative = np.flatnonzero(is_pos[1:] > is_pos[:-1]) + 1    # positives after negatives
     del is_pos
     n_neg = np.diff(group_start, append=n) - n_pos
     place_sum = np.zeros(pos_rows.size + 1, dtype=np.int64)
     np.cumsum(pos_rows, out=place_sum[1:])
+    del pos_rows
     wins_or_ties = np.diff(place_sum[first_pos], append=place_sum[-1])
     wins_or_ties -= n_pos * group_start + n_pos * (n_pos - 1) // 2
     del place_sum
-    after_negative = pos_rows[pos_rows > 0]
-    mixed = after_negative[keys[after_negative - 1] == keys[after_negative] - np.uint64(1)]
-    del pos_rows, after_negative
+    mixed = after_negative[keys[after_negative] - keys[after_negative - 1] == np.uint64(1)]
+    del after_negative
     negatives = mixed - np.searchsorted(keys, keys[mixed - 1], side="left")
     positives = np.searchsorted(keys, keys[mixed], side="right") - mixed
     tie_sum = np.zeros(mixed.size + 1, dtype=np.int64)
