@@ -516,12 +516,12 @@ class ScoreCut:
 
     def clashes(self, scores: np.ndarray) -> tuple[np.ndarray, int]:
         """The score keys (sorted) that several distinct scores share, and the rows whose
-        key is one of those, from one sort of the floats (then passes in place; the
-        distinct keys apart when there are many ties)."""
+        key is one of those, from one sort of the floats (:func:`sort_in_threads`; then
+        passes in place, the distinct keys apart when there are many ties)."""
         if not self.shift:                          # nothing cut: the keys part the scores
             return np.zeros(0, dtype=np.uint64), 0
-        floats = np.sort(scores)
-        floats += 0.0                               # -0.0 + 0.0 = 0.0, in place
+        floats = scores + 0.0                       # a copy; -0.0 + 0.0 = 0.0
+        sort_in_threads(floats)
         keys = floats.view(np.uint64) if self.raw else float_order_keys(floats)
         new_score = starts(keys)
         first = None
@@ -614,25 +614,35 @@ def _recounted_runs(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
 GROUP_AUC_SPLIT = 1 << 20
 
 
+def sort_in_threads(values: np.ndarray) -> list[int]:
+    """Sort ``values`` in place; from :data:`GROUP_AUC_SPLIT` values, in threads (numpy
+    releases the GIL): partitioned in place at equal shares (``ndarray.partition``, linear),
+    then each share sorted in a thread. Returns the shares' bounds ([0, n] for one)."""
+    n = values.size
+    n_parts = min(threads(), 4) if n >= GROUP_AUC_SPLIT else 1
+    cuts = [0] + [n * p // n_parts for p in range(1, n_parts)] + [n]
+    if n_parts < 2:
+        values.sort()
+        return cuts
+    values.partition(cuts[1:-1])
+    _map(lambda p: values[cuts[p]:cuts[p + 1]].sort(), range(n_parts))
+    return cuts
+
+
 def _packed_counts(codes: np.ndarray, score_keys: np.ndarray, bits: int, positive: np.ndarray
                    ) -> tuple[np.ndarray, ...]:
     """:func:`_sorted_key_counts` of the rows' (group, score key, positive) keys (``score_keys``
-    becomes them). From :data:`GROUP_AUC_SPLIT` rows, in threads (numpy releases the GIL):
-    the keys are partitioned in place at equal shares (``ndarray.partition``, linear), each
-    share sorted, and the sorted keys counted in ranges cut at group starts."""
-    n = score_keys.size
+    becomes them), sorted by :func:`sort_in_threads`, then counted in threads in ranges cut
+    at group starts."""
     keys = score_keys
     keys <<= np.uint64(1)
     keys |= positive
     keys |= np.left_shift(codes, bits + 1, dtype=np.uint64, casting="unsafe")
     del score_keys
-    n_parts = min(threads(), 4) if n >= GROUP_AUC_SPLIT else 1
-    if n_parts < 2:
-        keys.sort()
+    cuts = sort_in_threads(keys)
+    if len(cuts) < 3:
         return _sorted_key_counts(keys, bits)
-    cuts = [0] + [n * p // n_parts for p in range(1, n_parts)] + [n]
-    keys.partition(cuts[1:-1])
-    _map(lambda p: keys[cuts[p]:cuts[p + 1]].sort(), range(n_parts))
+    n_parts = len(cuts) - 1
     group_bits = np.uint64(bits + 1)              # the ranges: from a group's first row on
     cuts[1:-1] = np.searchsorted(keys, keys[cuts[1:-1]] >> group_bits << group_bits).tolist()
     counted = _map(lambda p: _sorted_key_counts(keys[cuts[p]:cuts[p + 1]], bits), range(n_parts))
