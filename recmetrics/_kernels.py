@@ -516,12 +516,12 @@ class ScoreCut:
 
     def clashes(self, scores: np.ndarray) -> tuple[np.ndarray, int]:
         """The score keys (sorted) that several distinct scores share, and the rows whose
-        key is one of those, from one sort of the floats (:func:`sort_in_threads`; then
-        passes in place, the distinct keys apart when there are many ties)."""
+        key is one of those, from one sort of the floats (then passes in place; the
+        distinct keys apart when there are many ties)."""
         if not self.shift:                          # nothing cut: the keys part the scores
             return np.zeros(0, dtype=np.uint64), 0
-        floats = scores + 0.0                       # a copy; -0.0 + 0.0 = 0.0
-        sort_in_threads(floats)
+        floats = np.sort(scores)                    # (numpy sorts floats faster than
+        floats += 0.0                               # it partitions them); -0.0 + 0.0 = 0.0
         keys = floats.view(np.uint64) if self.raw else float_order_keys(floats)
         new_score = starts(keys)
         first = None
