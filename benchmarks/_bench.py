@@ -19,20 +19,27 @@ def best_time(fn, *args, repeat: int = 3, **kwargs) -> float:
     return best
 
 
-def interleaved_times(calls: dict, rounds: int = 5) -> dict[str, list[float]]:
+def interleaved_times(calls: dict, rounds: int = 5,
+                      cpu: dict[str, list[float]] | None = None) -> dict[str, list[float]]:
     """Wall-clock times of each of ``calls`` (name -> function), ``rounds`` times each,
     one call of each per round in a rotating order (after a garbage collection each), so
     that a slow stretch of a shared machine falls on every call alike rather than on
-    whichever ran then. The first round is a warm-up, not counted."""
+    whichever ran then. The first round is a warm-up, not counted. With ``cpu`` (a dict),
+    the CPU time of the process in each call (all its threads: ``time.process_time``,
+    less sensitive to other processes' load) is put there too, name -> list."""
     names = list(calls)
     times: dict[str, list[float]] = {name: [] for name in names}
+    if cpu is not None:
+        cpu.update({name: [] for name in names})
     for r in range(rounds + 1):
         for name in names[r % len(names):] + names[:r % len(names)]:
             gc.collect()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             calls[name]()
             if r:
                 times[name].append(time.perf_counter() - start)
+                if cpu is not None:
+                    cpu[name].append(time.process_time() - start_cpu)
     return times
 
 

@@ -17,6 +17,7 @@ Timings are the best of several runs (time.perf_counter) on the same data.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
 import tracemalloc
@@ -48,22 +49,28 @@ def per_user_loop_gauc(labels, scores, users):
 def group_auc_rounds(rows, row, rng, scores, labels, scale: int, rounds: int) -> None:
     """Issue 36's rows: group_auc on 5*10^6 rows in 5*10^5 groups against one np.argsort of
     the same scores, in interleaved rounds (with a np.sort beside them), with 10^4 distinct
-    scores and with distinct ones; the ratios of the medians and each round's ratio."""
+    scores and with distinct ones; the ratios of the medians, each round's ratio, the ratio
+    of the median CPU times of the process (all threads) and the load average."""
     m = 5_000_000 // scale
     half_groups = rng.integers(0, 500_000 // scale, m)
     distinct = rng.random(m)
     for name, s in (("10^4 distinct scores", scores[:m]), ("distinct scores", distinct)):
+        load = os.getloadavg()[0]
+        cpu: dict[str, list[float]] = {}
         times = interleaved_times({"argsort": lambda s=s: np.argsort(s),
                                    "sort": lambda s=s: np.sort(s),
                                    "group_auc": lambda s=s: rm.group_auc(labels[:m], s,
                                                                          half_groups)},
-                                  rounds=rounds)
+                                  rounds=rounds, cpu=cpu)
         each = ", ".join(f"{g / a:.2f}" for g, a in zip(times["group_auc"], times["argsort"]))
         row(f"group_auc, n={m:.0e}, {500_000 // scale:.0e} groups, {name} "
             f"(median of {rounds} interleaved)", median(times["group_auc"]),
             "np.argsort(scores)", median(times["argsort"]),
             f"<= 1x (rounds: {each}; np.sort of the scores: "
-            f"{median(times['sort']) / median(times['argsort']):.2f}x)")
+            f"{median(times['sort']) / median(times['argsort']):.2f}x; CPU time, all threads: "
+            f"{median(cpu['group_auc']):.3f} s vs {median(cpu['argsort']):.3f} s = "
+            f"{median(cpu['group_auc']) / median(cpu['argsort']):.2f}x; load average "
+            f"{load:.1f}-{os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
 
 
 def main() -> None:

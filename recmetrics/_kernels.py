@@ -458,9 +458,9 @@ def spaced_score_keys(scores: np.ndarray, max_bits: int
 
 def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
     """:func:`group_pair_counts_unsorted`'s counts of packed (group, score key, positive) keys,
-    sorted here in place: per group present, its code, wins or ties, ties, positives and
-    negatives."""
-    keys.sort()
+    sorted: per group present, its code, wins or ties, ties, positives and negatives; then
+    the runs that hold both classes (``group << bits | score key``, ascending), counted as
+    all tied."""
     n = keys.size
     is_pos = np.bitwise_and(keys, np.uint64(1), out=np.empty(n, dtype=np.uint8),
                             casting="unsafe").view(bool)
@@ -471,22 +471,138 @@ def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
     n_pos = np.add.reduceat(is_pos, group_start, dtype=np.int64) if n else group_start
     first_pos = np.cumsum(n_pos) - n_pos
     pos_rows = np.flatnonzero(is_pos)
+    after_negative = np.flatnonzero(is_pos[1:] > is_pos[:-1]) + 1    # positives after negatives
     del is_pos
     n_neg = np.diff(group_start, append=n) - n_pos
     place_sum = np.zeros(pos_rows.size + 1, dtype=np.int64)
     np.cumsum(pos_rows, out=place_sum[1:])
+    del pos_rows
     wins_or_ties = np.diff(place_sum[first_pos], append=place_sum[-1])
     wins_or_ties -= n_pos * group_start + n_pos * (n_pos - 1) // 2
     del place_sum
-    after_negative = pos_rows[pos_rows > 0]
-    mixed = after_negative[keys[after_negative - 1] == keys[after_negative] - np.uint64(1)]
-    del pos_rows, after_negative
+    mixed = after_negative[keys[after_negative] - keys[after_negative - 1] == np.uint64(1)]
+    del after_negative
     negatives = mixed - np.searchsorted(keys, keys[mixed - 1], side="left")
     positives = np.searchsorted(keys, keys[mixed], side="right") - mixed
     tie_sum = np.zeros(mixed.size + 1, dtype=np.int64)
     np.cumsum(negatives * positives, out=tie_sum[1:])
     ties = np.diff(tie_sum[np.searchsorted(mixed, group_start)], append=tie_sum[-1])
-    return ids, wins_or_ties, ties, n_pos, n_neg
+    return ids, wins_or_ties, ties, n_pos, n_neg, keys[mixed] >> np.uint64(1)
+
+
+@dataclass(frozen=True)
+class ScoreCut:
+    """The scores' keys in their order (:func:`float_order_keys`, or their bits when no score is
+    negative), less the smallest and cut to a number of bits (:func:`score_cut`)."""
+    raw: bool             #: no score is negative: the keys are the scores' bits
+    smallest: np.uint64   #: the smallest score's key
+    shift: int            #: bits cut off each key (less the smallest) to make a score key
+    bits: int             #: bits the score keys then take
+
+    def keys(self, scores: np.ndarray) -> np.ndarray:
+        """Each score's key less the smallest, shifted right by :attr:`shift` bits: in the
+        scores' order, equal for equal scores (-0.0 and 0.0 too), and for distinct scores
+        whose keys differ in the cut bits alone."""
+        if not self.bits:                           # one score (or none)
+            return np.zeros(scores.size, dtype=np.uint64)
+        keys = (scores + 0.0).view(np.uint64) if self.raw else float_order_keys(scores)
+        keys -= self.smallest                       # -0.0 + 0.0 = 0.0: one key
+        keys >>= np.uint64(self.shift)
+        return keys
+
+    def clashes(self, scores: np.ndarray) -> tuple[np.ndarray, int]:
+        """The score keys (sorted) that several distinct scores share, and the rows whose
+        key is one of those, from one sort of the floats (then passes in place; the
+        distinct keys apart when there are many ties)."""
+        if not self.shift:                          # nothing cut: the keys part the scores
+            return np.zeros(0, dtype=np.uint64), 0
+        floats = np.sort(scores)                    # (numpy sorts floats faster than
+        floats += 0.0                               # it partitions them); -0.0 + 0.0 = 0.0
+        keys = floats.view(np.uint64) if self.raw else float_order_keys(floats)
+        new_score = starts(keys)
+        first = None
+        if 2 * np.count_nonzero(new_score) <= keys.size:   # ties: distinct keys, first rows
+            first = np.flatnonzero(new_score)
+            keys = keys[first]
+            first = np.append(first, floats.size)
+        top = keys                                  # in place: the sorted copy is ours
+        top -= self.smallest
+        top >>= np.uint64(self.shift)
+        shared = top[1:] == top[:-1]
+        if first is None:                           # ... a new score on the key before
+            shared &= new_score[1:]
+        del new_score
+        clash = top[1:][shared]                     # sorted, with repeats
+        clash = clash[starts(clash)]
+        lo, hi = np.searchsorted(top, clash, side="left"), np.searchsorted(top, clash, side="right")
+        return clash, int((hi - lo if first is None else first[hi] - first[lo]).sum())
+
+
+def score_cut(scores: np.ndarray, max_bits: int) -> ScoreCut:
+    """The scores' keys cut to at most ``max_bits`` bits (>= 1): each less the smallest,
+    shifted right by just enough (from the smallest and largest score alone). The cut keeps
+    the order (a smaller key is a smaller score) and equal scores share a key, but distinct
+    scores closer than about 2^-max_bits of the keys' span may share one too
+    (:meth:`ScoreCut.clashes`). Scores spaced widely enough for the bits (rounded to a few
+    decimals, as :func:`spaced_score_keys` finds) never do."""
+    if not scores.size:
+        return ScoreCut(raw=True, smallest=np.uint64(0), shift=0, bits=0)
+    ends = np.array([scores.min(), scores.max()]) + 0.0      # -0.0 + 0.0 = 0.0
+    raw = bool(ends[0] >= 0)
+    keys = ends.view(np.uint64) if raw else float_order_keys(ends)
+    span = int(keys[1] - keys[0])
+    shift = max(span.bit_length() - max_bits, 0)
+    return ScoreCut(raw=raw, smallest=keys[0], shift=shift, bits=(span >> shift).bit_length())
+
+
+#: Share of the rows above which :func:`group_pair_counts_unsorted` gives the scores dense
+#: ranks (:func:`score_ranks`, a second sort) rather than count runs again, when the rows
+#: whose cut score key distinct scores share hold more: scores a few ulps apart over a
+#: wide range.
+CLASH_SHARE = 0.25
+
+#: Fibonacci hashing's multiplier (2^64 / the golden ratio): keys times it, top bits kept,
+#: spread keys whose low bits are alike (scores on a decimal grid) over a table.
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _recounted_runs(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
+                    cut: ScoreCut, runs: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """Exact counts inside runs of rows of one group and one cut score key that hold both
+    classes (``runs``: ``group << bits | score key``, sorted): per run, its group code,
+    wins or ties, ties, and positives x negatives (the ties the packed sort counted).
+
+    Its rows are found by a table of the runs' score keys, hashed (one gather a row), then
+    checked exactly; they are put in order by (run, dense rank of the score among them,
+    positive) in one packed key and counted as :func:`_sorted_key_counts` counts. None
+    when those keys do not fit in 64 bits (more than 2^31 such rows)."""
+    score_keys = cut.keys(scores)
+    table_bits = min(max(_bits(64 * runs.size), 12), 26)
+    top = np.uint64(64 - table_bits)
+    table = np.zeros(1 << table_bits, dtype=bool)
+    table[((runs & np.uint64((1 << cut.bits) - 1)) * _FIBONACCI >> top).astype(np.intp)] = True
+    hashed = score_keys * _FIBONACCI
+    hashed >>= top
+    rows = np.flatnonzero(table[hashed.astype(np.intp)])
+    del hashed
+    run = np.left_shift(codes[rows], cut.bits, dtype=np.uint64, casting="unsafe")
+    run |= score_keys[rows]
+    del score_keys
+    at = np.minimum(np.searchsorted(runs, run), runs.size - 1)
+    inside = runs[at] == run
+    rows, at = rows[inside], at[inside]
+    rank, n_distinct = score_ranks(scores[rows])
+    rank_bits = _bits(n_distinct)
+    if _bits(runs.size) + rank_bits + 1 > 64:
+        return None
+    keys = at.astype(np.uint64)
+    keys <<= np.uint64(rank_bits)
+    keys |= rank
+    keys <<= np.uint64(1)
+    keys |= positive[rows]
+    keys.sort()
+    ids, wins_or_ties, ties, n_pos, n_neg, _ = _sorted_key_counts(keys, rank_bits)
+    return (runs[ids] >> np.uint64(cut.bits)).astype(np.intp), wins_or_ties, ties, n_pos * n_neg
 
 
 #: Rows from which :func:`group_pair_counts_unsorted` sorts and counts ranges of groups apart,
@@ -494,54 +610,104 @@ def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
 GROUP_AUC_SPLIT = 1 << 20
 
 
+def sort_in_threads(values: np.ndarray) -> list[int]:
+    """Sort ``values`` in place; from :data:`GROUP_AUC_SPLIT` values, in threads (numpy
+    releases the GIL): partitioned in place at equal shares (``ndarray.partition``, linear),
+    then each share sorted in a thread. Returns the shares' bounds ([0, n] for one)."""
+    n = values.size
+    n_parts = min(threads(), 4) if n >= GROUP_AUC_SPLIT else 1
+    cuts = [0] + [n * p // n_parts for p in range(1, n_parts)] + [n]
+    if n_parts < 2:
+        values.sort()
+        return cuts
+    values.partition(cuts[1:-1])
+    _map(lambda p: values[cuts[p]:cuts[p + 1]].sort(), range(n_parts))
+    return cuts
+
+
+def _packed_counts(codes: np.ndarray, score_keys: np.ndarray, bits: int, positive: np.ndarray
+                   ) -> tuple[np.ndarray, ...]:
+    """:func:`_sorted_key_counts` of the rows' (group, score key, positive) keys (``score_keys``
+    becomes them), sorted by :func:`sort_in_threads`, then counted in threads in ranges cut
+    at group starts."""
+    keys = score_keys
+    keys <<= np.uint64(1)
+    keys |= positive
+    keys |= np.left_shift(codes, bits + 1, dtype=np.uint64, casting="unsafe")
+    del score_keys
+    cuts = sort_in_threads(keys)
+    if len(cuts) < 3:
+        return _sorted_key_counts(keys, bits)
+    n_parts = len(cuts) - 1
+    group_bits = np.uint64(bits + 1)              # the ranges: from a group's first row on
+    cuts[1:-1] = np.searchsorted(keys, keys[cuts[1:-1]] >> group_bits << group_bits).tolist()
+    counted = _map(lambda p: _sorted_key_counts(keys[cuts[p]:cuts[p + 1]], bits), range(n_parts))
+    return tuple(np.concatenate([c[f] for c in counted]) for f in range(6))
+
+
 def group_pair_counts_unsorted(codes: np.ndarray, scores: np.ndarray, positive: np.ndarray,
-                               n_codes: int, groups: np.ndarray | None = None
+                               n_codes: int, groups: np.ndarray | None = None, *,
+                               score_bits: int | None = None
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """:func:`group_pair_counts` of rows in any order: per group (``codes`` < ``n_codes``)
-    wins, wins-or-ties, positives and negatives, exactly, from sorts of uint64 values.
+    wins, wins-or-ties, positives and negatives, exactly, from one sort of uint64 values.
 
-    Each row's key is (group, score key, positive) in one uint64, the score key from
-    :func:`spaced_score_keys` or, when that needs too many bits, the dense rank
-    (:func:`score_ranks`); one sort of the keys puts every group's rows in ascending
-    score, and among equal scores the negatives first. So a positive at place j of its
-    group (0-based) has j rows before it that score at most its score, of which its
-    group's earlier positives are the rest: summed over a group's P positives, the
-    wins or ties are the sum of their places less P(P - 1)/2 (Mann-Whitney). A run of
-    tied rows that holds both classes starts its positives right after a negative whose
-    key is one less; its q negatives and p positives make p * q ties, which the wins
-    leave out.
+    Each row's key is (group, score key, positive) in one uint64; one sort of the keys
+    puts every group's rows in ascending score, and among equal scores the negatives
+    first. So a positive at place j of its group (0-based) has j rows before it that
+    score at most its score, of which its group's earlier positives are the rest: summed
+    over a group's P positives, the wins or ties are the sum of their places less
+    P(P - 1)/2 (Mann-Whitney). A run of tied rows that holds both classes starts its
+    positives right after a negative whose key is one less; its q negatives and p
+    positives make p * q ties, which the wins leave out.
+
+    The score key is the score's order key cut to the bits the group code leaves
+    (:func:`score_cut`). It keeps the order, and parts distinct scores spaced widely enough
+    for the bits (scores rounded to a few decimals), but distinct scores close together
+    may share a key (distinct random floats: a few hundred pairs in 5 million). Only a run
+    of one group and one key that holds both classes may then be miscounted (as all
+    tied), so nothing more is done when there is none (distinct random floats in many
+    groups: almost surely none). Else the scores are sorted to find the keys that
+    distinct scores share (:meth:`ScoreCut.clashes`); runs on other keys are ties,
+    counted right; those on a shared key are counted again exactly apart
+    (:func:`_recounted_runs`) and each group's counts corrected by the difference. When
+    more than :data:`CLASH_SHARE` of the rows have a shared key (scores a few ulps apart
+    over a wide range), the scores' dense ranks (:func:`score_ranks`) are the score keys
+    instead, if they fit. ``score_bits`` caps the score key's bits (tests cut it to make
+    clashes).
 
     Returns arrays indexed by code (0 for a code no row has), or, with ``groups`` (codes
-    that rows have), arrays of those groups in that order. None when the group and score
-    bits do not fit in 63.
+    that rows have), arrays of those groups in that order. None when the group code takes
+    more than 61 bits, or the runs counted again hold more than 2^31 rows.
     """
     n = scores.size
     group_bits = _bits(n_codes)
-    score_keys, bits, ordered = spaced_score_keys(scores, 62 - group_bits)
-    if score_keys is None:                               # finely spaced scores: dense ranks
-        score_keys, n_distinct = score_ranks(scores, ordered)
-        bits = _bits(max(n_distinct, 1))
-        if group_bits + bits + 1 > 63:
+    max_bits = 62 - group_bits if score_bits is None else min(score_bits, 62 - group_bits)
+    if max_bits < 1:
+        return None
+    cut = score_cut(scores, max_bits)
+    ids, wins_or_ties, ties, n_pos, n_neg, runs = _packed_counts(
+        codes, cut.keys(scores), cut.bits, positive)
+    if cut.shift and runs.size:        # runs of one key and both classes: ties, or clashes?
+        clash, clashing_rows = cut.clashes(scores)
+        score = runs & np.uint64((1 << cut.bits) - 1)
+        at = np.minimum(np.searchsorted(clash, score), max(clash.size - 1, 0))
+        runs = runs[clash[at] == score] if clash.size else runs[:0]
+        if runs.size and clashing_rows > CLASH_SHARE * n:
+            ranks, n_distinct = score_ranks(scores)        # dense ranks: sorted again
+            if group_bits + _bits(n_distinct) <= 62:
+                ids, wins_or_ties, ties, n_pos, n_neg, _ = _packed_counts(
+                    codes, ranks, _bits(n_distinct), positive)
+                runs = runs[:0]
+            del ranks
+    if runs.size:                      # counted again exactly; each group's counts corrected
+        exact = _recounted_runs(codes, scores, positive, cut, runs)
+        if exact is None:
             return None
-    del ordered
-    keys = codes.astype(np.uint64)
-    keys <<= np.uint64(bits)
-    keys |= score_keys
-    del score_keys
-    keys <<= np.uint64(1)
-    keys |= positive
-    # ranges of groups sorted and counted apart, in threads (numpy releases the GIL)
-    n_parts = min(threads(), 4) if n >= GROUP_AUC_SPLIT else 1
-    parts = [keys]
-    for p in range(n_parts - 1, 0, -1):            # the groups from p / n_parts of the codes on
-        rest = parts.pop(0)
-        below = rest < np.uint64((p * n_codes // n_parts) << (bits + 1))
-        parts[:0] = [rest[below], rest[~below]]
-        del rest, below
-    del keys
-    counted = _map(lambda p: _sorted_key_counts(parts[p], bits), range(n_parts))
-    ids, wins_or_ties, ties, n_pos, n_neg = (np.concatenate([c[f] for c in counted])
-                                             for f in range(5))
+        run_group, run_wins_or_ties, run_ties, counted_ties = exact
+        place = np.searchsorted(ids, run_group)     # ids ascend: parts are ranges of codes
+        np.add.at(wins_or_ties, place, run_wins_or_ties - counted_ties)
+        np.add.at(ties, place, run_ties - counted_ties)
     counts = (wins_or_ties - ties, wins_or_ties, n_pos, n_neg)
     if groups is not None:
         if ids.size < n_codes:           # codes no row has: each group's place among ids

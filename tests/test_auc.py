@@ -491,6 +491,142 @@ def test_group_pair_counts_unsorted_equal_a_literal_pair_count(kind):
         assert np.array_equal(neg, np.bincount(codes[~positive], minlength=n_groups))
 
 
+def ranked_group_counts(codes, scores, positive, n_groups):
+    """The path that ranks the rows (rank_rows, then the linear pass over ranked rows)."""
+    order, _ = _kernels.rank_rows(codes, scores, n_groups)
+    return _kernels.group_pair_counts(codes[order], scores[order], positive[order], n_groups)
+
+
+#: Scores a few ulps apart around values across the range (1e-300 to 1e300, negatives,
+#: -0.0 and 0.0, the smallest subnormal, infinities): many share a cut score key.
+CLOSE_SCORES = np.unique(np.concatenate(
+    [base + np.arange(-3, 4) * np.spacing(base) for base in (1.0, -2.5, 1e-300, 1e300, -1e300,
+                                                            0.1, 3.0)]
+    + [[0.0, -0.0, 5e-324, -5e-324, np.inf, -np.inf, 1e-300, -1e-300]]))
+
+
+@st.composite
+def clashing_rows(draw):
+    """(codes, scores, positive, n_groups): one group or several, scores from CLOSE_SCORES
+    or any float (ties, -0.0 beside 0.0, infinities)."""
+    n = draw(st.integers(1, 60))
+    n_groups = draw(st.sampled_from([1, 2, 5]))
+    score = st.one_of(st.sampled_from(CLOSE_SCORES.tolist() + [-0.0]),
+                      st.floats(allow_nan=False))
+    scores = np.array(draw(st.lists(score, min_size=n, max_size=n)), dtype=np.float64)
+    codes = np.array(draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n)))
+    positive = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    return codes, scores, positive, n_groups
+
+
+@settings(max_examples=300)
+@given(clashing_rows(), st.sampled_from([1, 2, 3, 5, 8, None]), st.sampled_from([0.0, 1.0]))
+def test_group_pair_counts_with_cut_score_keys_equal_pairs_and_the_ranked_path(data, score_bits,
+                                                                              share):
+    # issue 36: score keys cut to a few bits (distinct scores on one key); runs of one group
+    # and such a key holding both classes counted again exactly (share 1.0), or the dense
+    # ranks of the scores (share 0.0, the path before): the same counts as pair by pair
+    codes, scores, positive, n_groups = data
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_kernels, "CLASH_SHARE", share)
+        got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups,
+                                                  score_bits=score_bits)
+    wins, wins_or_ties = literal_group_counts(codes, scores, positive, n_groups)
+    assert np.array_equal(got[0], wins) and np.array_equal(got[1], wins_or_ties)
+    assert np.array_equal(got[2], np.bincount(codes[positive], minlength=n_groups))
+    assert np.array_equal(got[3], np.bincount(codes[~positive], minlength=n_groups))
+    for a, b in zip(got, ranked_group_counts(codes, scores, positive, n_groups)):
+        assert a.dtype == np.int64 and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind, score_bits", [("distinct", 4), ("distinct", 12),
+                                              ("distinct", 20), ("close", 4), ("close", 12),
+                                              ("rounded", 4)])
+def test_clashing_runs_are_counted_again_exactly(kind, score_bits, monkeypatch):
+    # issue 36: many groups, score keys cut to a few bits so that runs of one group and one
+    # key hold distinct scores of both classes; they are found and counted again (the test
+    # checks that they were), and every group's counts are those of the ranked path
+    rng = np.random.default_rng(36)
+    n, n_groups = 20_000, 700
+    scores = scores_of_kind(rng, kind, n)
+    codes = rng.integers(0, n_groups, n)
+    positive = rng.random(n) < 0.4
+    counted = []
+    recount = _kernels._recounted_runs
+
+    def spy(*args):
+        counted.append(args[-1].size)
+        return recount(*args)
+
+    monkeypatch.setattr(_kernels, "_recounted_runs", spy)
+    monkeypatch.setattr(_kernels, "CLASH_SHARE", 1.0)
+    got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups,
+                                              score_bits=score_bits)
+    assert counted and counted[0] > 0                       # clashing runs were counted again
+    for a, b in zip(got, ranked_group_counts(codes, scores, positive, n_groups)):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_threads", ["2", "3", "4"])
+def test_group_pair_counts_in_threads_equal_the_ranked_path(n_threads, monkeypatch):
+    # issue 36: the keys partitioned in place at equal shares, each share sorted in a
+    # thread, then counted in ranges cut at group starts; one group may span several shares
+    # (ranges left empty), and clashing runs are counted again
+    monkeypatch.setenv("RECMETRICS_NUM_THREADS", n_threads)
+    monkeypatch.setattr(_kernels, "GROUP_AUC_SPLIT", 1)
+    rng = np.random.default_rng(39)
+    n = 30_000
+    for codes, n_groups in ((rng.integers(0, 900, n), 900),
+                            (np.where(rng.random(n) < 0.8, 7, rng.integers(0, 20, n)), 20),
+                            (np.zeros(n, dtype=np.intp), 1)):
+        for scores, score_bits in ((scores_of_kind(rng, "close", n), 12),
+                                   (rng.random(n), 16), (np.round(rng.random(n), 3), None)):
+            positive = rng.random(n) < 0.3
+            got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups,
+                                                      score_bits=score_bits)
+            for a, b in zip(got, ranked_group_counts(codes, scores, positive, n_groups)):
+                assert np.array_equal(a, b)
+
+
+def test_ties_on_a_decimal_grid_are_not_counted_again(monkeypatch):
+    # issue 36: scores rounded to 4 decimals cut to 43 bits stay apart: their runs of both
+    # classes are ties, found so by the sorted scores, and not counted again
+    rng = np.random.default_rng(38)
+    n, n_groups = 50_000, 5000
+    scores, codes = np.round(rng.random(n), 4), rng.integers(0, n_groups, n)
+    positive = rng.random(n) < 0.3
+    monkeypatch.setattr(_kernels, "_recounted_runs", None)            # not called
+    got = _kernels.group_pair_counts_unsorted(codes, scores, positive, n_groups, score_bits=43)
+    assert _kernels.score_cut(scores, 43).shift > 0
+    for a, b in zip(got, ranked_group_counts(codes, scores, positive, n_groups)):
+        assert np.array_equal(a, b)
+    assert (got[1] > got[0]).any()                                   # with ties
+
+
+def test_score_cut_keeps_the_order_and_finds_every_clash():
+    # keys cut to max_bits: in order, equal for equal scores; the shared keys are those of
+    # several distinct scores, and the clashing rows those with such a key
+    rng = np.random.default_rng(37)
+    for scores, max_bits in ((np.round(rng.random(5000), 3), 40), (rng.random(5000), 20),
+                             (rng.random(5000), 62), (scores_that_share_top_bits(rng, 5000), 30),
+                             (rng.normal(size=5000) * 1e300, 8), (np.full(50, -0.0), 5),
+                             (rng.choice([0.0, -0.0, 2.0], 500), 1)):
+        cut = _kernels.score_cut(scores, max_bits)
+        keys = cut.keys(scores)
+        assert cut.bits <= max_bits and (cut.bits == 0 or int(keys.max()) < 2**cut.bits)
+        values, inverse = np.unique(scores, return_inverse=True)          # -0.0 == 0.0
+        by_value = np.zeros(values.size, dtype=np.uint64)
+        by_value[inverse] = keys
+        assert np.array_equal(keys, by_value[inverse])           # equal scores, equal keys
+        assert (np.diff(by_value.astype(object)) >= 0).all()     # in the scores' order
+        clash, clashing_rows = cut.clashes(scores)
+        shared, per_key = np.unique(by_value, return_counts=True)
+        assert np.array_equal(clash, shared[per_key > 1])
+        assert clashing_rows == np.isin(keys, clash).sum()
+        if not cut.shift:                                        # nothing cut: apart
+            assert clash.size == 0
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_spaced_score_keys_keep_the_order_and_part_distinct_scores(kind):
     rng = np.random.default_rng(15)
@@ -530,12 +666,13 @@ def test_value_offsets_find_the_uniques_of_pandas_factorize(keys):
 
 
 @pytest.mark.parametrize("groups", ["int", "wide", "text"])
-def test_group_auc_details_equal_the_ranked_path_bit_for_bit(groups, monkeypatch):
+@pytest.mark.parametrize("kind", ["rounded", "distinct"])
+def test_group_auc_details_equal_the_ranked_path_bit_for_bit(groups, kind, monkeypatch):
     # issue 36: group AUC from sorts of values; the table and value are those of the path
     # that ranks the rows (kept for more groups and distinct scores than 63 bits hold)
     rng = np.random.default_rng(5)
     n = 20_000
-    scores = np.round(rng.normal(size=n), 2)
+    scores = np.round(rng.normal(size=n), 2) if kind == "rounded" else rng.random(n)
     labels = (rng.random(n) < 0.3).astype(int)
     keys = rng.integers(0, 3000, n)
     keys = {"int": keys, "wide": keys * 2**40, "text": np.char.mod("g%d", keys)}[groups]
