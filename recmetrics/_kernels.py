@@ -419,43 +419,6 @@ def score_ranks(scores: np.ndarray, ordered: np.ndarray | None = None) -> tuple[
     return ranks, int(dense[-1]) + 1
 
 
-def spaced_score_keys(scores: np.ndarray, max_bits: int
-                      ) -> tuple[np.ndarray | None, int, np.ndarray]:
-    """uint64 keys in the order of the scores, equal exactly for equal scores, in as few bits
-    as the scores' spacing allows: (keys, the bits they take, the sorted scores).
-
-    With the scores' bits in order (:func:`float_order_keys`; the raw bits when no score
-    is negative) and sorted, ``g`` the smallest gap between two distinct ones and
-    ``s = floor(log2 g)``, the key ``(bits - smallest) >> s`` keeps the order, and two
-    distinct scores, at least ``2**s`` apart, fall on distinct keys. Scores rounded to a
-    few decimals need about 25 bits this way, so a group code fits beside them in one
-    uint64 without the dense ranks (:func:`score_ranks`). When the keys would take more
-    than ``max_bits`` bits, returns (None, bits, ``np.sort(float_order_keys(scores))``),
-    the sorted order keys :func:`score_ranks` takes. ``-0.0`` counts as ``0.0``.
-    """
-    values = scores + 0.0                                 # a copy; -0.0 + 0.0 = 0.0
-    floats = np.sort(values)
-    raw = bool(floats.size) and bool(floats[0] >= 0)      # non-negative floats: bits in order
-    keys: np.ndarray
-    ordered: np.ndarray
-    if raw:
-        keys, ordered = values.view(np.uint64), floats.view(np.uint64)
-    else:
-        keys, ordered = float_order_keys(values), float_order_keys(floats)
-    spread = ordered[starts(ordered)]
-    if spread.size < 2:                                   # one score: no bits
-        return np.zeros(scores.size, dtype=np.uint64), 0, ordered
-    shift = np.uint64(int(np.diff(spread).min()).bit_length() - 1)
-    bits = _bits(int((ordered[-1] - ordered[0]) >> shift) + 1)
-    if bits > max_bits:
-        if raw:                                           # float_order_keys of those scores
-            ordered |= np.uint64(1 << 63)
-        return None, bits, ordered
-    keys -= ordered[0]
-    keys >>= shift
-    return keys, bits, ordered
-
-
 def _sorted_key_counts(keys: np.ndarray, bits: int) -> tuple[np.ndarray, ...]:
     """:func:`group_pair_counts_unsorted`'s counts of packed (group, score key, positive) keys,
     sorted: per group present, its code, wins or ties, ties, positives and negatives; then
@@ -544,7 +507,7 @@ def score_cut(scores: np.ndarray, max_bits: int) -> ScoreCut:
     the order (a smaller key is a smaller score) and equal scores share a key, but distinct
     scores closer than about 2^-max_bits of the keys' span may share one too
     (:meth:`ScoreCut.clashes`). Scores spaced widely enough for the bits (rounded to a few
-    decimals, as :func:`spaced_score_keys` finds) never do."""
+    decimals: their smallest gap is at least 2^-max_bits of the span) never do."""
     if not scores.size:
         return ScoreCut(raw=True, smallest=np.uint64(0), shift=0, bits=0)
     ends = np.array([scores.min(), scores.max()]) + 0.0      # -0.0 + 0.0 = 0.0

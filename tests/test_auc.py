@@ -627,24 +627,6 @@ def test_score_cut_keeps_the_order_and_finds_every_clash():
             assert clash.size == 0
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_spaced_score_keys_keep_the_order_and_part_distinct_scores(kind):
-    rng = np.random.default_rng(15)
-    for n in (1, 2, 30, 5000):
-        scores = scores_of_kind(rng, kind, n)
-        keys, bits, _ = _kernels.spaced_score_keys(scores, 64)
-        values, inverse = np.unique(scores, return_inverse=True)     # -0.0 == 0.0
-        assert keys is not None and (bits == 0 or int(keys.max()) < 2**bits)
-        first = np.zeros(values.size, dtype=np.intp)
-        first[inverse] = np.arange(n)
-        assert np.array_equal(np.unique(keys), keys[first])  # one key a score, in their order
-        assert np.array_equal(keys, keys[first][inverse])
-        if bits:          # beyond max_bits: None and the sorted order keys score_ranks takes
-            too_few, _, order_keys = _kernels.spaced_score_keys(scores, bits - 1)
-            assert too_few is None
-            assert np.array_equal(order_keys, np.sort(_kernels.float_order_keys(scores)))
-
-
 @pytest.mark.parametrize("keys", [
     np.array([5, 3, 5, 9, 3, 3, -2]), np.array([5, 3, 5], dtype=np.int8),
     np.array([2**40, 2**40 + 3, 2**40], dtype=np.int64), np.array([7, 7, 1], dtype=np.uint64),
