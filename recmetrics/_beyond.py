@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from . import _kernels, _metrics, _pipeline
+from . import _kernels, _metrics, _pipeline, _threads
 from ._ids import codes, locate, user_hash
 from ._metrics import (AVERAGED_BEYOND, BEYOND_METRICS, COMPARES_LISTS, PER_USER_BEYOND,
                        READS_POPULARITY, READS_SIMILARITY)
@@ -597,9 +597,9 @@ def similarity_in_background(b: BeyondOptions, *, user: str, item: str, pred=Non
     whole: Future | None = None
     if b.baselines and "diversity" in b.metrics and ties == "average" and pred is not None:
         whole = Future()
-    built = _kernels.in_background(_history_similarity, b.history, user, item, whole)
+    built = _threads.in_background(_history_similarity, b.history, user, item, whole)
     if whole is not None:
-        _kernels.in_background(_whole_lists, whole, built, pred, b.history, user, item)
+        _threads.in_background(_whole_lists, whole, built, pred, b.history, user, item)
     return built
 
 
@@ -703,7 +703,7 @@ def compute_rows(prep: _pipeline.Prepared, pred, truth, o, b: BeyondOptions, *, 
         top = data.top_k(cut, o.ties)
         data.check_top(top, b.unseen)
         # the sums over pairs of items in threads of their own, beside the other values
-        aside = {m: _kernels.in_background(_metrics.beyond_per_user, top, data.context, [m])
+        aside = {m: _threads.in_background(_metrics.beyond_per_user, top, data.context, [m])
                  for m in per_user if m in READS_SIMILARITY}
         values = _metrics.beyond_per_user(top, data.context,
                                           [m for m in per_user if m not in aside])
@@ -723,7 +723,7 @@ def rows_in_background(prep: _pipeline.Prepared, pred, truth, o, b: BeyondOption
     """:func:`compute_rows` in a thread of its own, for :func:`evaluate_rows`' ``computed``:
     the engine's own metrics of the same ``prep`` are computed meanwhile (both only read it),
     and warnings stay in the caller's thread."""
-    return _kernels.in_background(lambda: compute_rows(
+    return _threads.in_background(lambda: compute_rows(
         prep, pred, truth, o, b, user=user, item=item, label=label, rows=rows, inputs=inputs,
         similarity=similarity))
 

@@ -39,13 +39,12 @@ from __future__ import annotations
 import functools
 import math
 
-import os
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import Callable, TypeVar
 
 import numpy as np
+
+from ._threads import thread_map, threads
 
 #: Default clip of probabilities for the log loss: the float64 machine epsilon.
 DEFAULT_EPS = float(np.finfo(np.float64).eps)
@@ -81,59 +80,6 @@ def group_order(keys: np.ndarray, n_keys: int) -> np.ndarray:
         order = order[np.argsort(digit, kind="stable")]
         rest, top = rest >> 16, top >> 16
     return order
-
-
-def threads() -> int:
-    """Threads the ranking may use: the ``RECMETRICS_NUM_THREADS`` environment variable, or
-    the cores this process may run on."""
-    wanted = os.environ.get("RECMETRICS_NUM_THREADS", "").strip()
-    if wanted.isdigit() and int(wanted) > 0:
-        return int(wanted)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-_POOL: tuple[int, int, ThreadPoolExecutor] | None = None
-
-
-def _map(fn, items: range) -> list:
-    """``fn`` over ``items``, on a thread pool when there is more than one core and item.
-
-    numpy releases the GIL in sorts, gathers and ufuncs, so chunks of rows
-    ranked in threads run side by side. The pool is made again in a forked
-    child (its threads do not survive the fork) and when the thread count changes.
-    """
-    global _POOL
-    n = threads()
-    if n < 2 or len(items) < 2:
-        return [fn(i) for i in items]
-    if _POOL is None or _POOL[:2] != (os.getpid(), n):
-        _POOL = (os.getpid(), n, ThreadPoolExecutor(n, thread_name_prefix="recmetrics"))
-    return list(_POOL[2].map(fn, items))
-
-
-def in_background(fn, *args) -> Future:
-    """``fn(*args)`` in a thread of its own while the caller goes on; its result (or its
-    exception) from the returned future. Work that does not need the caller's results
-    fills the cores the caller leaves idle (its stretches of pandas and Python run on one
-    core). With one thread allowed (:func:`threads`) it runs at once, in the caller. The
-    thread is a daemon: a caller that fails and exits does not wait for it."""
-    future: Future = Future()
-
-    def run() -> None:
-        if future.set_running_or_notify_cancel():
-            try:
-                future.set_result(fn(*args))
-            except BaseException as exc:  # handed to whoever reads the result
-                future.set_exception(exc)
-
-    if threads() < 2:
-        run()
-    else:
-        threading.Thread(target=run, daemon=True, name="recmetrics-background").start()
-    return future
 
 
 def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
@@ -198,7 +144,7 @@ def rank_rows(lists: np.ndarray, scores: np.ndarray, n_lists: int, *,
         order[lo:hi] = rows[ranked]
         return counts
 
-    counts = _map(rank_chunk, range(n_chunks))
+    counts = thread_map(rank_chunk, range(n_chunks))
     if positive is None:
         return order, None
     return order, (sum(c[0] for c in counts), sum(c[1] for c in counts))
@@ -584,7 +530,7 @@ def sort_in_threads(values: np.ndarray) -> list[int]:
         values.sort()
         return cuts
     values.partition(cuts[1:-1])
-    _map(lambda p: values[cuts[p]:cuts[p + 1]].sort(), range(n_parts))
+    thread_map(lambda p: values[cuts[p]:cuts[p + 1]].sort(), range(n_parts))
     return cuts
 
 
@@ -604,7 +550,7 @@ def _packed_counts(codes: np.ndarray, score_keys: np.ndarray, bits: int, positiv
     n_parts = len(cuts) - 1
     group_bits = np.uint64(bits + 1)              # the ranges: from a group's first row on
     cuts[1:-1] = np.searchsorted(keys, keys[cuts[1:-1]] >> group_bits << group_bits).tolist()
-    counted = _map(lambda p: _sorted_key_counts(keys[cuts[p]:cuts[p + 1]], bits), range(n_parts))
+    counted = thread_map(lambda p: _sorted_key_counts(keys[cuts[p]:cuts[p + 1]], bits), range(n_parts))
     return tuple(np.concatenate([c[f] for c in counted]) for f in range(6))
 
 
@@ -850,7 +796,7 @@ class WeightedPairs:
                 done(size)
             return sums
 
-        blocks = _map(run, range(-(-n_resamples // step)))
+        blocks = thread_map(run, range(-(-n_resamples // step)))
         return np.concatenate(blocks) if blocks else np.zeros((0, 4))
 
 
@@ -1871,7 +1817,7 @@ def _map_chunks(fn, counts: np.ndarray, cuts: np.ndarray | None = None) -> list:
         ends = sorted({int(cuts[at]) if at < cuts.size else counts.size
                        for at in np.searchsorted(cuts, ends)} - {0})
     ranges = list(zip([0] + ends[:-1], ends))
-    return _map(lambda n: fn(*ranges[n]), range(len(ranges)))
+    return thread_map(lambda n: fn(*ranges[n]), range(len(ranges)))
 
 
 def diversity(top: TopK, similarity,
@@ -2024,7 +1970,7 @@ def group_products(vectors, labels: np.ndarray, items: np.ndarray, other_labels:
 
     ranges = range(-(-present.size // step))
     if parallel:
-        _map(label_range, ranges)
+        thread_map(label_range, ranges)
     else:
         for c in ranges:
             label_range(c)
@@ -2193,7 +2139,7 @@ class CooccurrenceSimilarity:
 
         #: per block: its keys (ascending) and their counts, or (None, every count of the
         #: block by key - base_b) for a dense block
-        self.blocks = _map(block, range(height.size)) if parallel \
+        self.blocks = thread_map(block, range(height.size)) if parallel \
             else [block(b) for b in range(height.size)]
         #: the caller's item codes -> these (None: the same codes); see :meth:`recoded`
         self.item_map: np.ndarray | None = None

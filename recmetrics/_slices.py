@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import _pipeline, _kernels, _progress
+from . import _pipeline, _kernels, _progress, _threads
 from ._pipeline import Prepared, Summary
 from ._ids import canonical_ids, user_hash
 from ._ids import codes as id_codes
@@ -350,7 +350,7 @@ def slice_pairs(prep: Prepared, rows: np.ndarray, bounds: np.ndarray
         positives = np.sort(sc[pos])
         return (*pair_counts(positives, sc[~pos]), positives.size)
 
-    counted = _kernels._map(count, range(n))
+    counted = _threads.thread_map(count, range(n))
     return [c[:2] for c in counted], np.array([c[2] for c in counted], dtype=np.int64)
 
 

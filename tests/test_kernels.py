@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from recmetrics import _kernels
+from recmetrics import _kernels, _threads
 
 
 def test_harmonic_numbers_match_a_literal_sum_on_both_sides_of_the_exact_table():
@@ -104,10 +104,10 @@ def test_rank_rows_gives_the_same_order_on_one_thread_and_on_several(monkeypatch
     lists, scores, positive = _ranked()
     monkeypatch.setattr(_kernels, "RANK_CHUNK", 1000)            # 20 chunks
     monkeypatch.setenv("RECMETRICS_NUM_THREADS", "1")
-    assert _kernels.threads() == 1
+    assert _threads.threads() == 1
     alone = _kernels.rank_rows(lists, scores, 500, positive=positive)
     monkeypatch.setenv("RECMETRICS_NUM_THREADS", "3")
-    assert _kernels.threads() == 3
+    assert _threads.threads() == 3
     threaded = _kernels.rank_rows(lists, scores, 500, positive=positive)
     np.testing.assert_array_equal(alone[0], threaded[0])
     assert alone[1] == threaded[1]

@@ -17,8 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "recmetrics"
 
 #: Each module's layer, lowest first. A module may import its own layer and those below.
 LAYERS: dict[str, int] = {
-    # 0: checks, option types, warnings; progress bars and memory estimates
-    "_validation": 0, "_progress": 0, "_memory": 0, "_present": 0, "_output": 0,
+    # 0: checks, option types, warnings; progress bars, memory estimates, threads
+    "_validation": 0, "_progress": 0, "_memory": 0, "_present": 0, "_output": 0, "_threads": 0,
     # 1: numpy kernels and the id policy
     "_kernels": 1, "_ids": 1, "_frames": 1, "_delong": 1,
     # 2: the metric registry and the public topic modules
