@@ -578,7 +578,7 @@ def _first_appearance_codes(keys: np.ndarray, space: int) -> tuple[np.ndarray, n
     each code first appears: the first row of each key by one ``minimum.at`` into a table
     of the key space, which then maps each key to its code (no hash, no sort of the rows)."""
     n = keys.size
-    kind = np.int32 if n < 2**31 - 1 else np.int64
+    kind: type[np.signedinteger] = np.int32 if n < 2**31 - 1 else np.int64
     table = np.full(space, n, dtype=kind)
     np.minimum.at(table, keys, np.arange(n, dtype=kind))
     first_rows = np.sort(table[table < n])
