@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._kernels import _map
 from ._validation import all_distinct, check_id_codes, is_real_number
 
 # The id policy, the same for CSV, Parquet and DataFrames: ids are compared as
@@ -367,15 +368,16 @@ def keyed_users(values: pd.Series, *, name: str, column: str, integral: bool
 def arrow_frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
     """An Arrow table as pandas without copying what need not be copied.
 
-    The text columns named in ``ids`` are hashed in Arrow into Categoricals of
+    The text columns named in ``ids`` are coded in Arrow into Categoricals of
     their distinct ids (:func:`arrow_distinct_ids`): the strings never become
-    pandas objects, and each column is hashed once.
+    pandas objects, and each column is coded once, the columns side by side in
+    threads (numpy releases the GIL in the passes over the rows).
     """
-    hashed = {}
-    for name in ids:
-        series = arrow_distinct_ids(table.column(name))
-        if series is not None:
-            hashed[name] = series
+    names = sorted(ids)
+    columns = [table.column(name) for name in names]
+    coded = _map(lambda j: arrow_distinct_ids(columns[j]), range(len(names)))
+    columns.clear()  # the text columns freed with the table below
+    hashed = {name: series for name, series in zip(names, coded) if series is not None}
     rest = table.drop_columns(list(hashed))
     del table
     frame = rest.to_pandas(split_blocks=True, self_destruct=True)

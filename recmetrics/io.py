@@ -60,9 +60,11 @@ import numpy as np
 import pandas as pd
 
 from . import _ids
+from ._kernels import in_background
 from ._output import (COMPRESSIONS, OUTPUT_FORMATS, FileProblem, Output, _Counting,
                       _first_line, atomic_file, bom_encoding, open_input, plan_output,
                       refuse_inputs, split_suffix, stream_errors, write_output)
+from ._provenance import sha256
 from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
                           numeric_column)
 
@@ -741,6 +743,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         columns = {role: column for role, column in columns.items() if role not in absent}
         numbers = tuple(role for role in numbers if role not in absent)
         grades = tuple(role for role in grades if role not in absent)
+    hashing = None
     if kind == "csv":
         try:
             try:
@@ -754,7 +757,8 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         except stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
             raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
                               "its format") from None
-    else:
+    else:  # the file hashed for the provenance record in a thread while it is read and checked
+        hashing = in_background(sha256, path)
         frame, where = _read_parquet(path, columns, hints, report, texts)
     if len(frame) == 0:
         raise FileProblem(f"{path} has no data rows; it needs at least one row of "
@@ -780,6 +784,8 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
     except ValueError as error:
         raise FileProblem(str(error)) from None
     _release_arrow_memory()
+    if hashing is not None:
+        digest = hashing.result()
     if digest is not None:  # the SHA-256 of the bytes read, for the provenance record
         frame.attrs["sha256"] = digest
     return frame
