@@ -306,8 +306,11 @@ def n_distinct(values: pd.Series) -> int:
     codes (missing ids left out), not a hash of every row."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         codes_ = values.array.codes
-        return int(np.count_nonzero(np.bincount(codes_[codes_ >= 0],
-                                                minlength=len(values.cat.categories))))
+        if codes_.size and codes_.min() < 0:
+            codes_ = codes_[codes_ >= 0]
+        seen = np.zeros(len(values.cat.categories), dtype=bool)
+        seen[codes_] = True
+        return int(np.count_nonzero(seen))
     return int(values.nunique())
 
 
