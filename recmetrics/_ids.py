@@ -112,8 +112,8 @@ def canonical_ids(*columns, integral: bool | None = None):
 
 
 
-def codes(column: str, *frames, integral: bool | None = None, ordered: bool = True
-          ) -> tuple[list[np.ndarray], pd.Index]:
+def codes(column: str, *frames, integral: bool | None = None, ordered: bool = True,
+          compact: bool = False) -> tuple[list[np.ndarray], pd.Index]:
     """Joint integer codes of one id column of several named frames, and the distinct ids.
 
     ``frames`` are (name, DataFrame) pairs. Each column is factorized as it is
@@ -128,6 +128,9 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
     span at most a few times as many values as there are rows, the code is
     the value less the smallest one: no hash at all, and the distinct ids are
     the whole span (a RangeIndex).
+
+    The codes are intp; with ``compact``, int32 when the distinct ids fit (half the
+    memory, for a caller that only indexes and counts with them, never multiplies).
     """
     if not ordered and integral is not False:
         values = [frame[column] for _, frame in frames]
@@ -137,7 +140,8 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
             hi = max((int(v.max()) for v in values if v.size), default=0)
             if hi < 2**63 and hi - lo < 4 * sum(v.size for v in values) + 65536:
                 # widened first: int8 values less their minimum overflow int8
-                return ([(v.astype(np.int64) - lo).astype(np.intp) for v in values],
+                kind = np.int32 if compact and hi - lo < 2**31 - 1 else np.intp
+                return ([(v.astype(np.int64) - lo).astype(kind) for v in values],
                         pd.RangeIndex(lo, hi + 1))
     parts = []
     for name, frame in frames:
@@ -148,6 +152,8 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
     joined = np.concatenate(canonical) if isinstance(canonical[0], np.ndarray) else pd.concat(
         canonical, ignore_index=True)
     joint, uniques = pd.factorize(joined)
+    if compact and len(uniques) < 2**31 - 1:
+        joint = joint.astype(np.int32)
     offsets = np.cumsum([0] + [len(u) for _, u in parts])
     return ([joint[offset:offset + len(u)][c] for offset, (c, u) in zip(offsets, parts)],
             pd.Index(uniques))
