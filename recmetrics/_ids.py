@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._threads import thread_map
 from ._validation import all_distinct, check_id_codes, is_real_number
 
 # The id policy, the same for CSV, Parquet and DataFrames: ids are compared as
@@ -111,8 +112,8 @@ def canonical_ids(*columns, integral: bool | None = None):
 
 
 
-def codes(column: str, *frames, integral: bool | None = None, ordered: bool = True
-          ) -> tuple[list[np.ndarray], pd.Index]:
+def codes(column: str, *frames, integral: bool | None = None, ordered: bool = True,
+          compact: bool = False) -> tuple[list[np.ndarray], pd.Index]:
     """Joint integer codes of one id column of several named frames, and the distinct ids.
 
     ``frames`` are (name, DataFrame) pairs. Each column is factorized as it is
@@ -127,6 +128,9 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
     span at most a few times as many values as there are rows, the code is
     the value less the smallest one: no hash at all, and the distinct ids are
     the whole span (a RangeIndex).
+
+    The codes are intp; with ``compact``, int32 when the distinct ids fit (half the
+    memory, for a caller that only indexes and counts with them, never multiplies).
     """
     if not ordered and integral is not False:
         values = [frame[column] for _, frame in frames]
@@ -136,7 +140,8 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
             hi = max((int(v.max()) for v in values if v.size), default=0)
             if hi < 2**63 and hi - lo < 4 * sum(v.size for v in values) + 65536:
                 # widened first: int8 values less their minimum overflow int8
-                return ([(v.astype(np.int64) - lo).astype(np.intp) for v in values],
+                kind = np.int32 if compact and hi - lo < 2**31 - 1 else np.intp
+                return ([(v.astype(np.int64) - lo).astype(kind) for v in values],
                         pd.RangeIndex(lo, hi + 1))
     parts = []
     for name, frame in frames:
@@ -147,6 +152,8 @@ def codes(column: str, *frames, integral: bool | None = None, ordered: bool = Tr
     joined = np.concatenate(canonical) if isinstance(canonical[0], np.ndarray) else pd.concat(
         canonical, ignore_index=True)
     joint, uniques = pd.factorize(joined)
+    if compact and len(uniques) < 2**31 - 1:
+        joint = joint.astype(np.int32)
     offsets = np.cumsum([0] + [len(u) for _, u in parts])
     return ([joint[offset:offset + len(u)][c] for offset, (c, u) in zip(offsets, parts)],
             pd.Index(uniques))
@@ -209,8 +216,8 @@ class Joined:
     truth_distinct: bool
 
 
-#: Sorted keys :func:`join` walks at a time (a few MB of temporaries, not 16 bytes a row).
-JOIN_BLOCK = 1 << 20
+#: Rows :func:`join` packs and sorted keys it walks at a time (in a core's cache).
+JOIN_BLOCK = 1 << 16
 
 
 def join(users: np.ndarray, items: np.ndarray, truth_users: np.ndarray, truth_items: np.ndarray,
@@ -222,9 +229,11 @@ def join(users: np.ndarray, items: np.ndarray, truth_users: np.ndarray, truth_it
     When the key space is small next to the rows, a bitmap of it checks each side and a
     direct table joins them (:func:`locate`); otherwise both sides' keys are sorted together,
     each with its side and row in the low bits of one uint64 (a sort of values: no hash
-    table, no argsort). In the sorted keys, equal neighbours from one side are a duplicate,
-    and a scored key followed by the same key from truth is a match. The sorted keys are
-    walked a block at a time, so the only arrays of a row's size are the keys and ``where``.
+    table, no argsort): above the row, ``2 key + side`` (0 scored, 1 truth). In the sorted
+    values, a neighbour with the same ``2 key + side`` is a duplicate of that side, and a
+    scored key followed by the same key from truth (``2 key`` then ``2 key + 1``) is a
+    match. Keys are packed and walked a block of rows at a time, in cache, so the only
+    arrays of a row's size are the sorted values and ``where``.
     """
     n, m = users.size, truth_users.size
     space = n_users * n_items
@@ -237,26 +246,32 @@ def join(users: np.ndarray, items: np.ndarray, truth_users: np.ndarray, truth_it
         where = locate(keys, truth_keys, space) if all(distinct) else np.zeros(0, np.int64)
         return Joined(where, *distinct)
     packed = np.empty(n + m, dtype=np.uint64)
-    for part, (u, i) in ((packed[:n], (users, items)), (packed[n:], (truth_users, truth_items))):
-        part[:] = u
-        part *= np.uint64(n_items)
-        part += i.astype(np.uint64)
-        part <<= np.uint64(low)
-    packed[:n] |= np.arange(n, dtype=np.uint64)
-    packed[n:] |= np.arange(m, dtype=np.uint64) | np.uint64(1 << row_bits)
+    for offset, (u, i), side in ((0, (users, items), 0), (n, (truth_users, truth_items), 1)):
+        tag = np.uint64(side << row_bits)
+        for lo in range(0, u.size, JOIN_BLOCK):
+            hi = min(lo + JOIN_BLOCK, u.size)
+            part = packed[offset + lo:offset + hi]
+            part[:] = u[lo:hi]
+            part *= np.uint64(n_items)
+            part += i[lo:hi].astype(np.uint64, copy=False)
+            part <<= np.uint64(low)
+            part |= np.arange(lo, hi, dtype=np.uint64)
+            part |= tag
     packed.sort()
     where = np.full(n, -1, dtype=np.int32 if m < 2**31 - 1 else np.int64)
     pred_distinct = truth_distinct = True
-    side_bit, row_mask = np.uint64(1 << row_bits), np.uint64((1 << row_bits) - 1)
+    row_mask = np.uint64((1 << row_bits) - 1)
     for start in range(0, n + m - 1, JOIN_BLOCK):
-        block = packed[start:start + JOIN_BLOCK + 1]  # one key past the block: its neighbour
-        same = (block[1:] >> np.uint64(low)) == (block[:-1] >> np.uint64(low))
-        truth_side = (block & side_bit).astype(bool)  # within a key the scored rows come first
-        pred_distinct &= not (same & ~truth_side[1:]).any()
-        truth_distinct &= not (same & truth_side[:-1]).any()
-        at = np.flatnonzero(same & truth_side[1:] & ~truth_side[:-1])
-        rows = (block & row_mask).view(np.int64)
-        where[rows[at]] = rows[at + 1]
+        block = packed[start:start + JOIN_BLOCK + 1]  # one value past the block: its neighbour
+        keyed = block >> np.uint64(row_bits)  # 2 key + side
+        before, after = keyed[:-1], keyed[1:]
+        if not np.not_equal(before, after).all():  # a duplicate (rare): on which side?
+            side = before[before == after] & np.uint64(1)
+            pred_distinct &= bool(side.all())
+            truth_distinct &= not side.any()
+        # 2 key then 2 key + 1 (they differ in the side bit only): a match
+        at = np.flatnonzero((before ^ after) == np.uint64(1))
+        where[(block[at] & row_mask).view(np.int64)] = (block[at + 1] & row_mask).view(np.int64)
     return Joined(where, pred_distinct, truth_distinct)
 
 
@@ -297,8 +312,11 @@ def n_distinct(values: pd.Series) -> int:
     codes (missing ids left out), not a hash of every row."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         codes_ = values.array.codes
-        return int(np.count_nonzero(np.bincount(codes_[codes_ >= 0],
-                                                minlength=len(values.cat.categories))))
+        if codes_.size and codes_.min() < 0:
+            codes_ = codes_[codes_ >= 0]
+        seen = np.zeros(len(values.cat.categories), dtype=bool)
+        seen[codes_] = True
+        return int(np.count_nonzero(seen))
     return int(values.nunique())
 
 
@@ -359,15 +377,16 @@ def keyed_users(values: pd.Series, *, name: str, column: str, integral: bool
 def arrow_frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
     """An Arrow table as pandas without copying what need not be copied.
 
-    The text columns named in ``ids`` are hashed in Arrow into Categoricals of
+    The text columns named in ``ids`` are coded in Arrow into Categoricals of
     their distinct ids (:func:`arrow_distinct_ids`): the strings never become
-    pandas objects, and each column is hashed once.
+    pandas objects, and each column is coded once, the columns side by side in
+    threads (numpy releases the GIL in the passes over the rows).
     """
-    hashed = {}
-    for name in ids:
-        series = arrow_distinct_ids(table.column(name))
-        if series is not None:
-            hashed[name] = series
+    names = sorted(ids)
+    columns = [table.column(name) for name in names]
+    coded = thread_map(lambda j: arrow_distinct_ids(columns[j]), range(len(names)))
+    columns.clear()  # the text columns freed with the table below
+    hashed = {name: series for name, series in zip(names, coded) if series is not None}
     rest = table.drop_columns(list(hashed))
     del table
     frame = rest.to_pandas(split_blocks=True, self_destruct=True)
@@ -375,16 +394,19 @@ def arrow_frame(table, ids: set[str] | frozenset[str] = frozenset()) -> pd.DataF
 
 
 def arrow_distinct_ids(column) -> pd.Series | None:
-    """A text column as pyarrow read it, as :func:`distinct_ids` gives it, hashed in Arrow.
+    """A text column as pyarrow read it, as :func:`distinct_ids` gives it, coded in Arrow.
 
     The same Categorical (distinct ids in order of first appearance) without
-    turning the strings into pandas first. When every id has the same length of
-    at most 8 bytes (zero-padded ids, short codes), each id's bytes are read as
-    one 64-bit integer and the integers are hashed: equal lengths make that one
-    to one. A dictionary-encoded column (Parquet's dictionary pages, read as
-    they are) has its chunks' dictionaries coded once, not its rows. Returns
-    None for a column with missing values or of another type, which the pandas
-    path checks and reports.
+    turning the strings into pandas first. Ids of at most :data:`BIT_KEY_BYTES`
+    bytes whose differing bits are few (zero-padded numbers, short codes: the
+    usual ids) are coded without hashing (:func:`_bit_keys`, then a direct table
+    of the keys). Otherwise, when every id has the same length of at most 8
+    bytes, each id's bytes are read as one 64-bit integer and the integers are
+    hashed: equal lengths make that one to one; else the strings are hashed. A
+    dictionary-encoded column (Parquet's dictionary pages, read as they are) has
+    its chunks' dictionaries coded once, not its rows. Returns None for a column
+    with missing values or of another type, which the pandas path checks and
+    reports.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -395,23 +417,184 @@ def arrow_distinct_ids(column) -> pd.Series | None:
         return _dictionary_ids(column)
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return None
-    keys = _fixed_width_keys(column)
-    if keys is not None:
-        packed, width = keys
-        encoded = pc.dictionary_encode(pa.array(packed))
-        distinct = encoded.dictionary.to_numpy()
-        text = np.ascontiguousarray(distinct.view(np.uint8).reshape(-1, 8)[:, :width])
-        offsets = np.arange(distinct.size + 1, dtype=np.int64) * width
-        dictionary = pa.Array.from_buffers(pa.large_string(), distinct.size,
-                                           [None, pa.py_buffer(offsets), pa.py_buffer(text)])
-        indices = encoded.indices
+    keyed = _bit_keys(column)
+    if keyed is not None:
+        indices, first_rows = _first_appearance_codes(*keyed)
+        dictionary = _rows_of(column, first_rows)
     else:
-        encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(
-            column, pa.ChunkedArray) else column)
-        dictionary, indices = encoded.dictionary, encoded.indices
+        keys = _fixed_width_keys(column)
+        if keys is not None:
+            packed, width = keys
+            encoded = pc.dictionary_encode(pa.array(packed))
+            distinct = encoded.dictionary.to_numpy()
+            text = np.ascontiguousarray(distinct.view(np.uint8).reshape(-1, 8)[:, :width])
+            offsets = np.arange(distinct.size + 1, dtype=np.int64) * width
+            dictionary = pa.Array.from_buffers(pa.large_string(), distinct.size,
+                                               [None, pa.py_buffer(offsets), pa.py_buffer(text)])
+        else:
+            encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(
+                column, pa.ChunkedArray) else column)
+            dictionary = encoded.dictionary
+        indices = encoded.indices.to_numpy()
     categories = pd.Index(dictionary.to_pandas(), dtype="str")
-    return pd.Series(pd.Categorical.from_codes(indices.to_numpy(), categories=categories,
-                                               validate=False), copy=False)
+    return pd.Series(pd.Categorical.from_codes(indices, categories=categories, validate=False),
+                     copy=False)
+
+
+def _rows_of(column, rows: np.ndarray):
+    """``column.take(rows)`` for ascending ``rows``, chunk by chunk (a take across chunks
+    looks each row's chunk up)."""
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    ends = np.cumsum([len(chunk) for chunk in chunks])
+    cuts = np.searchsorted(rows, ends)
+    taken, lo, start = [], 0, 0
+    for chunk, end, hi in zip(chunks, ends, cuts):
+        if hi > lo:
+            taken.append(chunk.take(pa.array(rows[lo:hi] - start)))
+        lo, start = hi, end
+    return pa.chunked_array(taken, type=column.type)
+
+
+#: Text ids longer than this (in UTF-8 bytes) are hashed, not coded by :func:`_bit_keys`.
+BIT_KEY_BYTES = 32
+
+#: ``_BYTE_MASKS[b]``: the low ``b`` bytes of a 64-bit word set (b = 0..8).
+_BYTE_MASKS = np.array([(1 << (8 * b)) - 1 for b in range(9)], dtype=np.uint64)
+
+
+def _bit_keys(column) -> tuple[np.ndarray, int] | None:
+    """Each id of a text column (no missing values) as an integer key in [0, space), one to
+    one, without hashing; and ``space``. None when the keys would span more than about two
+    values a row (``2 n + 65536``) or an id is longer than :data:`BIT_KEY_BYTES` bytes.
+
+    Each id's bytes, zero-padded, are read as up to four little-endian 64-bit words (a view
+    at the stride of the ids when they all have one length, else one gather per word). A bit
+    that is the same in every id tells nothing apart, so only the bits that differ (OR of all
+    the words and not AND) are kept, and packed into one key with the length's differing
+    bits when the lengths differ. Padding is filled with the bits common to the ids that
+    have that byte, which adds no differing bit: ids of digits (``"7"``, ``"1234"``) keep
+    four bits a digit. Ids that differ differ in a kept bit, so equal keys are equal ids.
+    Two passes over the ids, a block of :data:`KEY_BLOCK` rows at a time (in cache): the
+    differing bits, then the keys.
+    """
+    import pyarrow as pa
+
+    chunks = [chunk for chunk in (column.chunks if isinstance(column, pa.ChunkedArray)
+                                  else [column]) if len(chunk)]
+    n = sum(len(chunk) for chunk in chunks)
+    if n == 0:
+        return None
+    parts = []  # each chunk's (offsets from its first byte, bytes)
+    longest, shortest = 0, BIT_KEY_BYTES + 1
+    for chunk in chunks:
+        kind = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        _, offset_buffer, data_buffer = chunk.buffers()
+        offsets = np.frombuffer(offset_buffer, dtype=kind)[chunk.offset:chunk.offset + len(chunk)
+                                                           + 1]
+        lengths = np.diff(offsets)
+        longest, shortest = max(longest, int(lengths.max())), min(shortest, int(lengths.min()))
+        if longest > BIT_KEY_BYTES:
+            return None
+        data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else \
+            np.zeros(0, dtype=np.uint8)
+        parts.append((offsets - offsets[0], data[int(offsets[0]):int(offsets[-1])]))
+    width = longest if longest == shortest else None
+    n_words = max(1, -(-longest // 8))
+    scratch = np.zeros(KEY_BLOCK * longest + 8 * n_words + 8, dtype=np.uint8)
+
+    def blocks():
+        """(rows, [word k of each row], lengths or None) a block at a time; bytes past an
+        id's end are 0 in its words."""
+        for offsets, data in parts:
+            for lo in range(0, offsets.size - 1, KEY_BLOCK):
+                hi = min(lo + KEY_BLOCK, offsets.size - 1)
+                first, last = int(offsets[lo]), int(offsets[hi])
+                scratch[:last - first] = data[first:last]
+                scratch[last - first:last - first + 8 * n_words] = 0
+                if width is not None:
+                    yield hi - lo, [np.ndarray((hi - lo,), dtype="<u8", buffer=scratch,
+                                               offset=8 * k, strides=(width,))
+                                    & _BYTE_MASKS[min(8, max(0, width - 8 * k))]
+                                    for k in range(n_words)], None
+                else:
+                    starts = offsets[lo:hi] - first
+                    lengths = (offsets[lo + 1:hi + 1] - offsets[lo:hi]).astype(np.int64)
+                    every_byte = np.ndarray((scratch.size - 7,), dtype="<u8", buffer=scratch,
+                                            strides=(1,))
+                    yield hi - lo, [every_byte[starts + 8 * k]
+                                    & _BYTE_MASKS[np.clip(lengths - 8 * k, 0, 8)]
+                                    for k in range(n_words)], lengths
+
+    def present(lengths, k):
+        return _BYTE_MASKS[np.clip(lengths - 8 * k, 0, 8)]
+
+    every = np.uint64(2**64 - 1)
+    common, anywhere = [every] * n_words, [np.uint64(0)] * n_words
+    for _, words, lengths in blocks():
+        for k, word in enumerate(words):
+            # a byte past an id's end is neither 0 nor 1 here: it is filled below with the
+            # bits common to the ids that have it
+            kept = word if lengths is None else word | ~present(lengths, k)
+            common[k] &= np.bitwise_and.reduce(kept)
+            anywhere[k] |= np.bitwise_or.reduce(word)
+    fields = [_bit_runs(int(a) & ~int(c)) for a, c in zip(anywhere, common)]
+    if width is None:  # the length, where ids differ in length
+        fields.append(_bit_runs((1 << (longest ^ shortest).bit_length()) - 1))
+    bits = sum(w for runs in fields for _, w in runs)
+    if (1 << bits) > 2 * n + 65536:
+        return None
+    keys = np.empty(n, dtype=np.uint64)
+    start = 0
+    for m, words, lengths in blocks():
+        out = keys[start:start + m]
+        out[:] = 0
+        if lengths is not None:
+            words = [word | (common[k] & ~present(lengths, k)) for k, word in enumerate(words)]
+            words.append(lengths.view(np.uint64))
+        at = 0
+        for word, runs in zip(words, fields):
+            for shift, w in runs:
+                part = word >> np.uint64(shift)
+                part &= np.uint64((1 << w) - 1)
+                part <<= np.uint64(at)
+                out |= part
+                at += w
+        start += m
+    return keys.view(np.int64), 1 << bits
+
+
+#: Rows :func:`_bit_keys` reads at a time (their words fit in a core's cache).
+KEY_BLOCK = 1 << 15
+
+
+def _bit_runs(mask: int) -> list[tuple[int, int]]:
+    """The runs of consecutive set bits of ``mask``, as (lowest bit, width)."""
+    runs = []
+    shift = 0
+    while mask:
+        skip = (mask & -mask).bit_length() - 1
+        mask >>= skip
+        shift += skip
+        width = (~mask & (mask + 1)).bit_length() - 1
+        runs.append((shift, width))
+        mask >>= width
+        shift += width
+    return runs
+
+
+def _first_appearance_codes(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of integer keys in [0, space) in order of first appearance, and the row where
+    each code first appears: the first row of each key by one ``minimum.at`` into a table
+    of the key space, which then maps each key to its code (no hash, no sort of the rows)."""
+    n = keys.size
+    kind: type[np.signedinteger] = np.int32 if n < 2**31 - 1 else np.int64
+    table = np.full(space, n, dtype=kind)
+    np.minimum.at(table, keys, np.arange(n, dtype=kind))
+    first_rows = np.sort(table[table < n])
+    table[keys[first_rows]] = np.arange(first_rows.size, dtype=kind)
+    return table[keys], first_rows
 
 
 def _dictionary_ids(column) -> pd.Series | None:

@@ -142,10 +142,12 @@ class Prepared:
                 warn_rating_scale("truth", label, truth_grades)
             truth_grades = _threshold(truth_grades, min_grade)
             self.top_grade = float(truth_grades.max(initial=0.0))
+            # int32 codes (half the memory of intp, where the join's arrays peak); each
+            # user's rows, items and truth rows made intp again where they are kept
             (users, truth_users), user_ids = codes(user, ("pred", pred), ("truth", truth),
-                                                   integral=integral_ids)
+                                                   integral=integral_ids, compact=True)
             (items, truth_items), item_ids = codes(item, ("pred", pred), ("truth", truth),
-                                                   ordered=False)
+                                                   ordered=False, compact=True)
             width = len(item_ids)
             # one sort joins the pairs and checks both sides for duplicates
             joined = join(users, items, truth_users, truth_items, n_users=len(user_ids),
@@ -213,7 +215,8 @@ class Prepared:
         self.item_ids = item_ids
         # with keep_row_users: each row's user (an index into ``users``; -1 for truth's users
         # left out), in the rows' own order, for attributes read from the rows (slices)
-        self.row_users = (users, truth_rows) if keep_row_users else None
+        self.row_users = (users.astype(np.intp, copy=False), None if truth_rows is None else
+                          truth_rows.astype(np.intp, copy=False)) if keep_row_users else None
         self.score_column = score if rank is None else rank
         self.n_users = len(user_ids)
         self.n_rows = n
@@ -238,7 +241,8 @@ class Prepared:
         self.lists = np.repeat(np.arange(self.n_users), np.bincount(users, minlength=self.n_users))
         del users
         # each ranked row's item code (into item_ids), kept only for the beyond-accuracy metrics
-        self.items: np.ndarray | None = items[order] if keep_items else None
+        self.items: np.ndarray | None = items[order].astype(np.intp, copy=False) \
+            if keep_items else None
         self.judged = judged[order] if not judged.all() else judged
         # judged non-relevant items (grade 0) of each user, scored or not: bpref's N
         self.n_nonrelevant = n_nonrelevant

@@ -779,9 +779,16 @@ def pairs_distinct(users: np.ndarray, items: np.ndarray, n_items: int) -> bool:
     return np.count_nonzero(seen) == n
 
 
+class DuplicatePairs(ValueError):
+    """Two rows of one (user, item) pair in a frame (:func:`check_unique_keys`): the command
+    line, which leaves that check of the files it reads to the join, then names the file
+    and line (``recmetrics.io.check_pairs``)."""
+
+
 def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, *,
                       where=_row) -> None:
-    """One row per (user, item): ``keys`` are the pairs as int64 codes."""
+    """One row per (user, item): ``keys`` are the pairs as int64 codes (else DuplicatePairs,
+    a ValueError)."""
     import pandas as pd
 
     if all_distinct(keys):
@@ -790,10 +797,10 @@ def check_unique_keys(name: str, keys: np.ndarray, frame, user: str, item: str, 
     if duplicated.any():
         first = int(np.flatnonzero(duplicated)[0])
         row = {c: frame[c].iloc[first] for c in (user, item)}  # each column keeps its type
-        raise ValueError(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) row(s) "
-                         f"(first: {user}={plain(row[user])!r}, {item}={plain(row[item])!r} in "
-                         f"{where(first)}; ids are compared as text, so 7, 7.0 and ' 7' are one "
-                         "id); keep one row per pair")
+        raise DuplicatePairs(f"{name} has {int(duplicated.sum())} duplicate ({user}, {item}) "
+                             f"row(s) (first: {user}={plain(row[user])!r}, "
+                             f"{item}={plain(row[item])!r} in {where(first)}; ids are compared "
+                             "as text, so 7, 7.0 and ' 7' are one id); keep one row per pair")
 
 
 def warn_unmatched(what: str, n_missing: int, n_total: int, missing_examples, other_examples,

@@ -62,7 +62,7 @@ from . import io as rio
 from ._ids import n_distinct
 from ._options import CONVENTIONS
 from ._progress import Progress
-from ._validation import MAX_K, check_n_resamples
+from ._validation import MAX_K, DuplicatePairs, check_n_resamples
 from ._metrics import BEYOND_METRICS, DEFAULT_METRICS, METRICS, PROBABILITY_METRICS
 from .evaluation import compare, evaluate
 
@@ -133,8 +133,10 @@ def _input_plan(args, *, by_activity: bool = True, roles=None) -> list[rio.Input
                            models=_model_names(scores) if len(scores) > 1 else None)
 
 
-def _read_inputs(plan: list[rio.Input], progress: Progress) -> list[pd.DataFrame]:
-    """Every input of the plan read by recmetrics.io (a progress stage for scores and truth)."""
+def _read_inputs(plan: list[rio.Input], progress: Progress, pairs_later: tuple[str, ...] = ()
+                 ) -> list[pd.DataFrame]:
+    """Every input of the plan read by recmetrics.io (a progress stage for scores and truth);
+    ``pairs_later`` as rio.read_inputs takes it."""
     def stage(spec: rio.Input):
         if spec.role not in ("scores", "truth"):
             return None
@@ -143,7 +145,7 @@ def _read_inputs(plan: list[rio.Input], progress: Progress) -> list[pd.DataFrame
                        else None, unit="B")
         return progress.bytes_read
 
-    return rio.read_inputs(plan, progress=stage)
+    return rio.read_inputs(plan, progress=stage, pairs_later=pairs_later)
 
 
 def _frame_of(plan: list[rio.Input], frames: list[pd.DataFrame], role: str):
@@ -851,7 +853,10 @@ def cmd_evaluate(args) -> None:
     progress = _progress.for_command(args, 3 + bool(args.truth))
     try:
         plan = _input_plan(args)
-        frames = _read_inputs(plan, progress)
+        # without --by, evaluate's join checks scores and truth for a repeated pair (one sort
+        # for both): not checked again while reading; check_pairs names the line of one
+        later = () if args.by else ("scores", "truth")
+        frames = _read_inputs(plan, progress, later)
         pred, truth = frames[0], _frame_of(plan, frames, "truth")
         inputs = {"pred": _describe_input(args.pred, pred, args)}
         if truth is not None:
@@ -863,7 +868,11 @@ def cmd_evaluate(args) -> None:
         arguments = dict(pred=pred, truth=truth, ci=args.ci, n_resamples=args.n_resamples,
                          seed=args.seed, bootstrap=args.bootstrap,
                          **_slicing(args, plan, frames), **_options(args), **beyond)
-        table = evaluate(**arguments)
+        try:
+            table = evaluate(**arguments)
+        except DuplicatePairs:
+            rio.check_pairs(plan, frames)  # a pair written twice: its file and line
+            raise
         provenance = _provenance_of(args, plan, frames, call=("evaluate", arguments))
         del pred, truth, frames, arguments
         progress.stage("writing")

@@ -60,17 +60,20 @@ import numpy as np
 import pandas as pd
 
 from . import _ids
+from ._threads import in_background
 from ._output import (COMPRESSIONS, OUTPUT_FORMATS, FileProblem, Output, _Counting,
                       _first_line, atomic_file, bom_encoding, open_input, plan_output,
                       refuse_inputs, single_byte, split_suffix, stream_errors,
                       utf8_read_as, write_output)
+from ._provenance import sha256
 from ._validation import (check_unique_pairs, id_column, likely_column, missing_columns,
                           numeric_column)
 
 __all__ = ["FileProblem", "read_scores", "parquet_dataset", "input_kind", "Output", "plan_output", "write_output",
            "refuse_inputs", "atomic_file",
            "CSV_SUFFIXES", "PARQUET_SUFFIXES", "OUTPUT_FORMATS", "INPUT_ROLES", "INPUT_FORMATS",
-           "TREC_SUFFIXES", "Input", "plan_inputs", "read_input", "read_inputs", "input_columns"]
+           "TREC_SUFFIXES", "Input", "plan_inputs", "read_input", "read_inputs", "input_columns",
+           "check_pairs"]
 
 
 # --------------------------------------------------------------------------- file kinds
@@ -637,7 +640,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                 texts: tuple[str, ...] = (), hints: dict[str, str] | None = None,
                 sep: str | None = None, encoding: str | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                unique: str | None = None) -> pd.DataFrame:
+                unique: str | None = None, pairs: bool = True) -> pd.DataFrame:
     """Read a CSV or Parquet file of (user, item, ...) rows and check it, naming file and line.
 
     Parameters
@@ -670,6 +673,10 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         The id role (``"user"``, ``"item"``) of a file of one row per id (user attributes,
         item features): a repeated id is refused naming its line. Without it, a file with
         both ids holds one row per (user, item).
+    pairs : bool, default True
+        Check that one row per (user, item) here, naming the line of a repeated pair. False
+        leaves it to a join that checks them anyway (``recmetrics.evaluate`` does, in the
+        sort that joins scores and truth), after which :func:`check_pairs` names the line.
 
     Returns
     -------
@@ -724,6 +731,7 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         columns = {role: column for role, column in columns.items() if role not in absent}
         numbers = tuple(role for role in numbers if role not in absent)
         grades = tuple(role for role in grades if role not in absent)
+    hashing = None
     if kind == "csv":
         try:
             try:
@@ -737,7 +745,8 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
         except stream_errors() as error:  # a truncated .gz, a .zip member failing its CRC
             raise FileProblem(f"{path} is not a readable CSV file ({_first_line(error)}); check "
                               "its format") from None
-    else:
+    else:  # the file hashed for the provenance record in a thread while it is read and checked
+        hashing = in_background(sha256, path)
         frame, where = _read_parquet(path, columns, hints, report, texts)
     if len(frame) == 0:
         raise FileProblem(f"{path} has no data rows; it needs at least one row of "
@@ -756,13 +765,15 @@ def read_scores(path, *, columns: dict[str, str], numbers: tuple[str, ...] = (),
                              copy=False)
         if unique is not None:
             _check_unique(path, frame, columns[unique], unique, where)
-        elif "user" in columns and "item" in columns:
+        elif pairs and "user" in columns and "item" in columns:
             check_unique_pairs(str(path), frame, columns["user"], columns["item"], where=where)
     except FileProblem:
         raise
     except ValueError as error:
         raise FileProblem(str(error)) from None
     _release_arrow_memory()
+    if hashing is not None:
+        digest = hashing.result()
     if digest is not None:  # the SHA-256 of the bytes read, for the provenance record
         frame.attrs["sha256"] = digest
     return frame
@@ -970,7 +981,8 @@ def input_columns(spec) -> list[str]:
                              spec.sep if spec.sep is not None else default_sep).header)
 
 
-def read_input(spec, *, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+def read_input(spec, *, progress: Callable[[int, int], None] | None = None,
+               pairs: bool = True) -> pd.DataFrame:
     """Read one input file as its role and per-file options say.
 
     Parameters
@@ -980,6 +992,9 @@ def read_input(spec, *, progress: Callable[[int, int], None] | None = None) -> p
         carry it).
     progress : callable, optional
         Called as ``progress(bytes_read, file_size)`` while a CSV or Parquet file is read.
+    pairs : bool, default True
+        As :func:`read_scores`: False leaves the check of one row per (user, item) to the
+        join that follows (then :func:`check_pairs`).
 
     Returns
     -------
@@ -1031,7 +1046,8 @@ def read_input(spec, *, progress: Callable[[int, int], None] | None = None) -> p
     return read_scores(spec.path, columns=columns, numbers=numbers, grades=grades,
                        optional=optional, texts=texts, hints=hints, sep=spec.sep,
                        encoding=spec.encoding, progress=progress,
-                       unique=role.ids[0] if role.rest in ("text", "numbers") else None)
+                       unique=role.ids[0] if role.rest in ("text", "numbers") else None,
+                       pairs=pairs)
 
 
 def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
@@ -1074,16 +1090,41 @@ def _read_trec(spec: Input, role: InputRole) -> pd.DataFrame:
     return frame
 
 
-def read_inputs(plan, *, progress: Callable[[Input], Callable | None] | None = None
-                ) -> list[pd.DataFrame]:
+def read_inputs(plan, *, progress: Callable[[Input], Callable | None] | None = None,
+                pairs_later: tuple[str, ...] = ()) -> list[pd.DataFrame]:
     """Read every input of a run (:func:`plan_inputs`), checking what spans files: ids of TREC
     files, which are text (trec_eval compares them as strings), must not meet under the id
     policy of CSV files ("7.0" read as "7"). ``progress(spec)`` returns the byte callback of
-    each file, or None."""
+    each file, or None. The roles in ``pairs_later`` (``"scores"``, ``"truth"``) leave the
+    check of one row per (user, item) to the join that follows (:func:`read_scores`'
+    ``pairs``), which sorts the pairs anyway; :func:`check_pairs` then names the line."""
     plan = [Input.of(spec) for spec in plan]
-    frames = [read_input(spec, progress=progress(spec) if progress else None) for spec in plan]
+    frames = [read_input(spec, progress=progress(spec) if progress else None,
+                         pairs=spec.role not in pairs_later) for spec in plan]
     _check_trec_ids(plan, frames)
     return frames
+
+
+def check_pairs(plan, frames: list[pd.DataFrame]) -> None:
+    """The check of one row per (user, item) that :func:`read_inputs` left to the join, made
+    on the files' frames as :func:`read_scores` makes it (the file's own ids, before the id
+    policy), once the join has found a repeated pair: the FileProblem names the file and the
+    line, as it would have at reading. Returns when the files hold no pair twice as written
+    (the join's pair is one under the id policy: ``7`` and ``7.0``)."""
+    for spec, frame in zip((Input.of(s) for s in plan), frames):
+        columns = spec.columns
+        if spec.format == "trec" or not {"user", "item"} <= set(columns) or \
+                INPUT_ROLES[spec.role].rest in ("text", "numbers"):
+            continue
+        path = Path(spec.path)
+        kind, compression, default_sep = input_kind(path)
+        where = _read_header(path, compression, spec.encoding, spec.sep if spec.sep is not None
+                             else default_sep).where if kind == "csv" else \
+            (lambda row: f"row {row + 1}")
+        try:
+            check_unique_pairs(str(path), frame, columns["user"], columns["item"], where=where)
+        except ValueError as error:
+            raise FileProblem(str(error)) from None
 
 
 def _check_trec_ids(plan: list[Input], frames: list[pd.DataFrame]) -> None:

@@ -276,6 +276,12 @@ def _write(path: Path, text: str | bytes) -> Path:
     return path
 
 
+def _parquet(path: Path, text: str) -> Path:
+    """The CSV text as a Parquet file (ids as strings)."""
+    pd.read_csv(io.StringIO(text), dtype={"user": str, "item": str}).to_parquet(path)
+    return path
+
+
 GOOD = "user,item,score\nu1,a,0.9\nu1,b,0.2\nu2,a,0.4\n"
 TRUTH_TEXT = "user,item,label\nu1,a,1\nu2,a,0\n"
 
@@ -320,6 +326,23 @@ BAD = [  # (id, argv builder, message regex); every case also writes -o to a fol
                                    _write(t / "t.csv", TRUTH_TEXT)],
      r"p\.csv has 1 duplicate \(user, item\) row\(s\) \(first: user='u1', item='b' in line 5\); keep one "
      r"row per pair"),
+    # issue 36: evaluate leaves the check of the files' pairs to its join (one sort), then
+    # names the file and line as the reader did, the first file first
+    ("duplicate truth pairs", lambda t: ["evaluate", _write(t / "p.csv", GOOD), "--truth",
+                                         _write(t / "t.csv", TRUTH_TEXT + "\nu1,a,0\n")],
+     r"t\.csv has 1 duplicate \(user, item\) row\(s\) \(first: user='u1', item='a' in line 5\); "
+     r"keep one row per pair"),
+    ("duplicate pairs in both", lambda t: ["evaluate", _write(t / "p.csv", GOOD + "u2,a,0.1\n"),
+                                           "--truth", _write(t / "t.csv", TRUTH_TEXT + "u1,a,0\n")],
+     r"p\.csv has 1 duplicate \(user, item\) row\(s\) \(first: user='u2', item='a' in line 5\)"),
+    ("duplicate pairs in Parquet", lambda t: ["evaluate", _parquet(t / "p.parquet", GOOD + "u1,a,0.3\n"),
+                                              "--truth", _write(t / "t.csv", TRUTH_TEXT)],
+     r"p\.parquet has 1 duplicate \(user, item\) row\(s\) \(first: user='u1', item='a' in row 4\); "
+     r"keep one row per pair"),
+    ("duplicate pairs under the id policy", lambda t: ["evaluate", _write(t / "p.csv", GOOD + "u1, a,0.3\n"),
+                                                       "--truth", _write(t / "t.csv", TRUTH_TEXT)],
+     r"pred has 1 duplicate \(user, item\) row\(s\) \(first: user='u1', item=' a' in row 3; ids are "
+     r"compared as text, so 7, 7\.0 and ' 7' are one id\); keep one row per pair"),
     ("NaN score", lambda t: ["evaluate", _write(t / "p.csv", GOOD + "u3,a,\n"), "--truth",
                              _write(t / "t.csv", TRUTH_TEXT)],
      r"p\.csv column 'score' has 1 missing or NaN value\(s\) \(first in line 5\); drop or fill them"),

@@ -253,6 +253,54 @@ def test_arrow_distinct_ids_are_the_codes_of_first_appearance(values, cut, large
     assert got.dtype == _ids.distinct_ids(pd.Series(values, dtype="str")).dtype
 
 
+@settings(max_examples=150, deadline=None)
+@given(values=st.one_of(
+           st.lists(st.one_of(st.integers(0, 10**6).map(str),     # digits of any length
+                              st.integers(0, 999).map(lambda i: f"u{i:05d}"),  # zero-padded
+                              st.sampled_from(["", "1", "10", "1\x00", "1\x00\x00", "\x00"])),
+                    min_size=1, max_size=50),
+           st.lists(st.sampled_from(["", "a", "a\x00", "\x00", "ab", "é", "€x", "x" * 8,
+                                     "x" * 9, "y" * 16, "y" * 17, "z" * 32, "z" * 31 + "y"]),
+                    min_size=1, max_size=50)),
+       cut=st.integers(0, 50), large=st.booleans())
+def test_bit_keys_are_one_to_one(values, cut, large):
+    """issue 36: text ids coded by the bits in which they differ (no hash): equal keys for
+    equal ids only, whatever the lengths (padding bytes and NUL bytes told apart by the
+    length) and chunks; the Categorical is the literal rule's."""
+    import pyarrow as pa
+
+    kind = pa.large_string() if large else pa.string()
+    cut = min(cut, len(values))
+    column = pa.chunked_array([pa.array(values[:cut], kind), pa.array(values[cut:], kind)])
+    keyed = _ids._bit_keys(column)
+    if keyed is not None:       # None: ids differing in too many bits ('131', '€x'), hashed
+        keys, space = keyed
+        assert keys.min() >= 0 and keys.max() < space <= 2 * len(values) + 65536
+        by_id = dict(zip(values, keys.tolist()))
+        assert [by_id[v] for v in values] == keys.tolist()          # one key per id ...
+        assert len(set(by_id.values())) == len(by_id)               # ... and one id per key
+    got = _ids.arrow_distinct_ids(column)
+    codes, categories = literal_distinct(values)
+    assert got.cat.codes.tolist() == codes and got.cat.categories.tolist() == categories
+
+
+def test_bit_keys_keep_four_bits_a_digit_and_give_way_to_a_hash():
+    """Zero-padded ids keep the bits that differ: 1000 ids of 3 digits take 12 bits, where
+    their 6 bytes would take 48; ids too long or too varied for a table are hashed (None)."""
+    import pyarrow as pa
+
+    padded = pa.chunked_array([pa.array([f"u{i:05d}" for i in range(1000)])])
+    assert _ids._bit_keys(padded)[1] == 2**12
+    plain = pa.chunked_array([pa.array([str(i) for i in range(1, 1000)])])
+    assert _ids._bit_keys(plain)[1] == 2**14                 # 3 digits and 2 bits of length
+    assert _ids._bit_keys(pa.chunked_array([pa.array(["x" * 33])])) is None
+    rng = np.random.default_rng(0)
+    hexes = [bytes(rng.integers(0, 256, 8, dtype=np.uint8)).hex() for _ in range(1000)]
+    assert _ids._bit_keys(pa.chunked_array([pa.array(hexes)])) is None
+    got = _ids.arrow_distinct_ids(pa.chunked_array([pa.array(hexes)]))    # hashed instead
+    assert got.cat.categories.tolist() == list(dict.fromkeys(hexes))
+
+
 def test_arrow_distinct_ids_leave_missing_ids_and_numbers_to_pandas():
     import pyarrow as pa
 

@@ -135,8 +135,8 @@ def test_the_command_line_interval_of_recall_at_10_is_the_same_for_any_other_cut
 @pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".parquet"])
 def test_the_recorded_sha256_is_of_the_bytes_read(suffix, tmp_path, capsys, monkeypatch):
     """A plain CSV file is hashed while pyarrow reads it (so the file is not read again for
-    its digest); compressed and Parquet files are hashed after. Either way the digest is
-    hashlib's of the whole file."""
+    its digest), a Parquet file in a thread while it is read and its ids coded (issue 36);
+    compressed files are hashed after. Either way the digest is hashlib's of the whole file."""
     from recmetrics import _provenance
 
     frame = pd.read_csv(PRED_A)
@@ -153,5 +153,5 @@ def test_the_recorded_sha256_is_of_the_bytes_read(suffix, tmp_path, capsys, monk
     described = {d["role"]: d for d in json.loads(out)["provenance"]["inputs"]}
     assert described["pred"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert described["truth"]["sha256"] == hashlib.sha256(open(TRUTH, "rb").read()).hexdigest()
-    # the plain CSV files (scores and truth) were hashed while read, the others after
-    assert [p.name for p in hashed_after] == ([] if suffix == ".csv" else [path.name])
+    # the plain CSV files (scores and truth) and the Parquet file were hashed while read
+    assert [p.name for p in hashed_after] == ([path.name] if suffix == ".csv.gz" else [])
