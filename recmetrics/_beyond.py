@@ -980,29 +980,19 @@ class SharedBeyond:
                     item_features=item_features, item=item, head_share=b.head_share,
                     unseen=b.unseen)
         self.data = data
-        self.user, self.item = user, item
-
-    def _codes(self, ids: pd.Index, shared: pd.Index, column: str) -> np.ndarray:
-        """Position of each of ``ids`` among ``shared`` (-1 where absent), by the id policy."""
-        (mine, theirs), joint = codes(column, ("partition", pd.DataFrame({column: np.asarray(ids)})),
-                                      ("shared", pd.DataFrame({column: np.asarray(shared)})),
-                                      ordered=False)
-        position = np.full(len(joint), -1, dtype=np.int64)
-        position[theirs] = np.arange(theirs.size)
-        return position[mine]
 
     def partition_sums(self, prep: _pipeline.Prepared, *, ks, ties: str, unseen: str,
                        seed: int | None, n_resamples: int) -> PartitionSums:
         """The beyond-accuracy sums of one partition's prepared users."""
         data = self.data
-        items = self._codes(prep.item_ids, data.item_ids, self.item)[ranked_items(prep)]
+        items = _positions(prep.item_ids, data.item_ids)[ranked_items(prep)]
         if items.size and items.min() < 0:
             raise RuntimeError("an item of pred is missing from the shared items")
         ctx = data.context
         if ctx.history is not None:
             # the partition's users' own history items, by their place in the shared index
             start, count, history_items = ctx.history
-            where = self._codes(prep.users, data.user_ids, self.user)
+            where = _positions(prep.users, data.user_ids)
             found = where >= 0
             own_start = np.where(found, start[np.maximum(where, 0)], 0)
             own_count = np.where(found, count[np.maximum(where, 0)], 0)
