@@ -7,6 +7,7 @@ public module (sessions, the ALS adapter and the Spark forms of the functions).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import functools
 import urllib.parse
 import pickle
@@ -89,10 +90,27 @@ def _worker_errors():
     try:
         yield
     except (PythonException, Py4JJavaError) as error:   # collect() / toLocalIterator()
-        found = re.findall(r"^ValueError: (.*)$", str(error), flags=re.M)
+        found = [message for name, message in re.findall(r"^([\w.]+): (.*)$", str(error),
+                                                         flags=re.M)
+                 if _value_error(name)]
         if found:
             raise ValueError(found[-1]) from None
         raise
+
+
+def _value_error(name: str) -> bool:
+    """Whether the exception class a worker's traceback names is ValueError or one of
+    recmetrics' ValueErrors (``recmetrics._validation.DuplicatePairs``, ``FileProblem``)."""
+    if name == "ValueError":
+        return True
+    module, _, attribute = name.rpartition(".")
+    if module != "recmetrics" and not module.startswith("recmetrics."):
+        return False
+    try:
+        found = getattr(importlib.import_module(module), attribute, None)
+    except ImportError:
+        return False
+    return isinstance(found, type) and issubclass(found, ValueError)
 
 
 def _as_spark(frame, spark: SparkSession):
